@@ -1,0 +1,342 @@
+// Local-mode evaluation commands (eval_command.h).
+#include "eval_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "cli.h"
+#include "compile.h"
+#include "evaluate.h"
+#include "task.h"
+
+ABSL_FLAG(std::string, task, "", "task folder (holding task.json)");
+ABSL_FLAG(std::string, target, "", "sm_90a, sm_100a or host (default: the task's first target)");
+ABSL_FLAG(std::string, scenarios, "", "scenario names (comma-separated) or a scenario file");
+ABSL_FLAG(uint64_t, seed, 0, "fixed input seed (default: a fresh secret seed)");
+ABSL_FLAG(bool, json, false, "print one JSON object instead of the table");
+ABSL_FLAG(bool, timing, true, "time candidate and baseline (--notiming: correctness only)");
+ABSL_FLAG(int, max_samples, 300, "most timing samples per scenario and kernel");
+ABSL_FLAG(double, max_seconds, 2.0, "timing budget per scenario and kernel, seconds");
+ABSL_FLAG(double, scenario_timeout, 0, "per-scenario time limit in seconds (default: the task's)");
+ABSL_FLAG(int, gpu, 0, "CUDA device ordinal");
+ABSL_FLAG(std::string, cache_dir, "", "compile cache folder (default: ~/.cache/kernelseek/compile)");
+ABSL_FLAG(std::string, kernels, "kernels", "folder of task folders (eval-shipped)");
+ABSL_FLAG(std::string, targets, "", "targets to try, comma-separated (eval-shipped; default: all)");
+
+namespace kseek::cli {
+
+namespace {
+
+const char kEvalUsage[] =
+    "usage: kseek eval --task DIR [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
+    "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
+    "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] KERNEL\n"
+    "\n"
+    "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
+    "the task's baseline on the same device, and prints the verdict.\n"
+    "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input.\n";
+
+const char kCompileUsage[] =
+    "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache_dir DIR] KERNEL\n"
+    "\n"
+    "Compiles KERNEL with the harness's exact flags (through the compile cache) and prints\n"
+    "the shared library's path and the resource report.\n";
+
+const char kShippedUsage[] =
+    "usage: kseek eval-shipped [--kernels DIR] [--targets T,...] [--json] [--max_seconds S]\n"
+    "\n"
+    "Evaluates the shipped kernels of every task under DIR on every target this machine\n"
+    "can run (host always; sm_90a / sm_100a when a matching GPU is present).\n";
+
+std::string Ms(double ms) {
+  if (ms >= 100) return absl::StrFormat("%.1f ms", ms);
+  if (ms >= 1) return absl::StrFormat("%.3f ms", ms);
+  return absl::StrFormat("%.2f us", ms * 1e3);
+}
+
+std::string Fit(std::string s, size_t width) {
+  if (s.size() > width) s = s.substr(0, width - 1) + "~";
+  return s;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path);
+  if (!in) return false;
+  std::stringstream buf;
+  buf << in.rdbuf();
+  *out = buf.str();
+  return true;
+}
+
+TimingOptions TimingFromFlags() {
+  TimingOptions t;
+  t.enabled = absl::GetFlag(FLAGS_timing);
+  t.max_samples = absl::GetFlag(FLAGS_max_samples);
+  t.min_samples = std::min(t.min_samples, t.max_samples);
+  t.max_seconds = absl::GetFlag(FLAGS_max_seconds);
+  return t;
+}
+
+// One progress line on a terminal, rewritten in place.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() { Clear(); }
+  void Update(const EvalProgress& p) {
+    if (!enabled_) return;
+    std::string text;
+    switch (p.stage) {
+      case EvalProgress::kPolicy: text = "checking policy"; break;
+      case EvalProgress::kCompiling: text = "compiling"; break;
+      case EvalProgress::kRunning: text = absl::StrCat("running 0/", p.total); break;
+      case EvalProgress::kScenarioDone:
+        text = absl::StrCat("running ", p.done, "/", p.total, "  last: ", p.last->name, " ",
+                            StatusName(p.last->status));
+        if (p.last->speedup) absl::StrAppend(&text, absl::StrFormat(" %.2fx", *p.last->speedup));
+        break;
+      case EvalProgress::kDone: Clear(); return;
+    }
+    fprintf(stderr, "\r\033[K%s", Fit(text, 100).c_str());
+    fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (shown_) fprintf(stderr, "\r\033[K");
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+};
+
+int ExitFor(const Verdict& v) { return v.all_correct ? kExitOk : kExitFailed; }
+
+}  // namespace
+
+std::string FormatVerdict(const Verdict& v) {
+  std::string out = absl::StrFormat("task %s  target %s  device %s\n", v.task, v.target,
+                                    v.device.name.empty() ? "-" : v.device.name);
+  if (v.compile.ok) {
+    std::string how = v.compile.cached ? "cached" : absl::StrFormat("%.1f s", v.compile.seconds);
+    if (v.target == "host")
+      absl::StrAppendFormat(&out, "compile: %s\n", how);
+    else
+      absl::StrAppendFormat(&out, "compile: %s, %d registers, %d B smem, %d B stack, %d B spills\n", how,
+                            v.compile.registers, v.compile.smem_bytes, v.compile.stack_bytes,
+                            v.compile.spill_bytes);
+  }
+  absl::StrAppendFormat(&out, "%-34s %-16s %-22s %-11s %-8s %-12s %s\n", "scenario", "status", "time",
+                        "baseline", "speedup", "rate", "error");
+  for (const auto& s : v.scenarios) {
+    std::string time = s.time ? absl::StrFormat("%s ± %.2f%%", Ms(s.time->median),
+                                                s.time->mean > 0 ? 100 * s.time->stderr_ms / s.time->mean : 0)
+                              : "-";
+    std::string base = s.baseline ? Ms(s.baseline->median) : "-";
+    std::string speed = s.speedup ? absl::StrFormat("%.2fx", *s.speedup) : "-";
+    std::string rate = s.tflops && *s.tflops >= 0.1 ? absl::StrFormat("%.1f TFLOP/s", *s.tflops)
+                       : s.gbps                     ? absl::StrFormat("%.1f GB/s", *s.gbps)
+                       : s.tflops                   ? absl::StrFormat("%.3f TFLOP/s", *s.tflops)
+                                                    : "-";
+    std::string error = s.error;
+    if (size_t nl = error.find('\n'); nl != std::string::npos) error = error.substr(0, nl) + " ...";
+    if (!s.flag.empty()) error = "FLAG: " + s.flag + (error.empty() ? "" : "; " + error);
+    absl::StrAppendFormat(&out, "%-34s %-16s %-22s %-11s %-8s %-12s %s\n", Fit(s.name, 34),
+                          StatusName(s.status), time, base, speed, rate, Fit(error, 120));
+  }
+  int ok = 0;
+  for (const auto& s : v.scenarios) ok += s.status == ScenarioStatus::kOk;
+  absl::StrAppendFormat(&out, "%d/%d correct; geomean speedup %s; goal %.2fx %s\n", ok, v.scenarios.size(),
+                        v.geomean_speedup ? absl::StrFormat("%.3fx", *v.geomean_speedup) : "n/a",
+                        v.goal_speedup, v.goal_met ? "met" : "not met");
+  if (!v.error.empty() && v.scenarios.size() > 0 && v.scenarios[0].error == v.error)
+    absl::StrAppend(&out, v.error, "\n");
+  if (!v.compile.ok && !v.compile.log.empty()) absl::StrAppend(&out, "compile log:\n", v.compile.log);
+  return out;
+}
+
+int EvalCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args,
+                  {"task", "target", "scenarios", "seed", "json", "timing", "max_samples", "max_seconds",
+                   "scenario_timeout", "gpu", "cache_dir"},
+                  kEvalUsage, &positional, &help))
+    return help ? kExitOk : kExitUsage;
+  auto usage_error = [](const std::string& what) {
+    fprintf(stderr, "kseek eval: %s\n", what.c_str());
+    return kExitUsage;
+  };
+  if (positional.size() != 1) return usage_error(positional.empty() ? "no KERNEL given (see --help)"
+                                                                    : "exactly one KERNEL expected");
+  if (absl::GetFlag(FLAGS_task).empty()) return usage_error("--task is required");
+  auto task = LoadTask(absl::GetFlag(FLAGS_task));
+  if (!task.ok()) return usage_error(std::string(task.status().message()));
+
+  EvalRequest req;
+  if (absl::GetFlag(FLAGS_target).empty()) {
+    req.target = task->targets.front();
+  } else {
+    auto t = ParseTarget(absl::GetFlag(FLAGS_target));
+    if (!t.ok()) return usage_error(absl::StrCat("--target: ", t.status().message()));
+    req.target = *t;
+  }
+  if (!task->Supports(req.target))
+    return usage_error(absl::StrCat("task '", task->name, "' does not support target ", TargetName(req.target)));
+  if (!absl::GetFlag(FLAGS_scenarios).empty()) {
+    auto s = SelectScenarios(*task, req.target, absl::GetFlag(FLAGS_scenarios));
+    if (!s.ok()) return usage_error(std::string(s.status().message()));
+    req.scenarios = std::move(*s);
+  }
+  const std::string& kernel = positional[0];
+  if (!ReadFile(kernel, &req.kernel_source)) return usage_error(kernel + ": cannot read");
+  req.kernel_name = std::filesystem::path(kernel).filename().string();
+  if (absl::GetFlag(FLAGS_seed) != 0) req.seed = absl::GetFlag(FLAGS_seed);
+  req.timing = TimingFromFlags();
+  if (req.timing.max_samples < 1) return usage_error("--max_samples must be at least 1");
+  if (absl::GetFlag(FLAGS_scenario_timeout) > 0) req.scenario_timeout_s = absl::GetFlag(FLAGS_scenario_timeout);
+  req.gpu = absl::GetFlag(FLAGS_gpu);
+  req.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+
+  bool json = absl::GetFlag(FLAGS_json);
+  ProgressLine line(!json && StderrIsTerminal());
+  auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
+  line.Clear();
+  if (!verdict.ok()) return usage_error(std::string(verdict.status().message()));
+  if (json)
+    std::cout << ToJson(*verdict).dump(2) << "\n";
+  else
+    std::cout << FormatVerdict(*verdict);
+  return ExitFor(*verdict);
+}
+
+int CompileCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args, {"target", "task", "json", "cache_dir"}, kCompileUsage, &positional, &help))
+    return help ? kExitOk : kExitUsage;
+  if (positional.size() != 1) {
+    fprintf(stderr, "kseek compile: exactly one KERNEL expected\n");
+    return kExitUsage;
+  }
+  auto target = ParseTarget(absl::GetFlag(FLAGS_target));
+  if (!target.ok()) {
+    fprintf(stderr, "kseek compile: --target: %s\n", std::string(target.status().message()).c_str());
+    return kExitUsage;
+  }
+  CompileRequest req;
+  req.target = *target;
+  if (!ReadFile(positional[0], &req.source)) {
+    fprintf(stderr, "kseek compile: %s: cannot read\n", positional[0].c_str());
+    return kExitUsage;
+  }
+  req.source_name = std::filesystem::path(positional[0]).filename().string();
+  req.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : absl::GetFlag(FLAGS_cache_dir);
+  if (!absl::GetFlag(FLAGS_task).empty()) req.include_dirs.push_back(absl::GetFlag(FLAGS_task));
+  auto out = Compile(req);
+  if (!out.ok()) {
+    fprintf(stderr, "kseek compile: %s\n", std::string(out.status().message()).c_str());
+    return kExitUsage;
+  }
+  const CompileInfo& i = out->info;
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json j = {{"ok", i.ok},           {"library", out->library},  {"cached", i.cached},
+                        {"registers", i.registers}, {"smem_bytes", i.smem_bytes}, {"spill_bytes", i.spill_bytes},
+                        {"stack_bytes", i.stack_bytes}, {"command", i.command}, {"log", i.log}};
+    std::cout << j.dump(2) << "\n";
+  } else if (i.ok) {
+    std::cout << out->library << "\n"
+              << absl::StrFormat("%d registers, %d B smem, %d B stack, %d B spills%s\n", i.registers, i.smem_bytes,
+                                 i.stack_bytes, i.spill_bytes, i.cached ? " (cached)" : "");
+  } else {
+    std::cout << i.log;
+  }
+  return i.ok ? kExitOk : kExitFailed;
+}
+
+int EvalShippedCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args, {"kernels", "targets", "json", "max_seconds", "max_samples", "cache_dir", "gpu"},
+                  kShippedUsage, &positional, &help))
+    return help ? kExitOk : kExitUsage;
+  std::vector<Target> wanted;
+  if (absl::GetFlag(FLAGS_targets).empty()) {
+    wanted = {Target::kHost, Target::kSm90a, Target::kSm100a};
+  } else {
+    for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_targets), ',', absl::SkipEmpty())) {
+      auto t = ParseTarget(std::string(name));
+      if (!t.ok()) {
+        fprintf(stderr, "kseek eval-shipped: --targets: %s\n", std::string(t.status().message()).c_str());
+        return kExitUsage;
+      }
+      wanted.push_back(*t);
+    }
+  }
+  std::vector<std::string> task_dirs;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(absl::GetFlag(FLAGS_kernels), ec))
+    if (std::filesystem::exists(entry.path() / "task.json")) task_dirs.push_back(entry.path().string());
+  if (ec || task_dirs.empty()) {
+    fprintf(stderr, "kseek eval-shipped: no task folders under %s\n", absl::GetFlag(FLAGS_kernels).c_str());
+    return kExitUsage;
+  }
+  std::sort(task_dirs.begin(), task_dirs.end());
+  bool json = absl::GetFlag(FLAGS_json);
+  nlohmann::json all = nlohmann::json::array();
+  bool all_ok = true;
+  for (const auto& dir : task_dirs) {
+    auto task = LoadTask(dir);
+    if (!task.ok()) {
+      fprintf(stderr, "kseek eval-shipped: %s\n", std::string(task.status().message()).c_str());
+      return kExitUsage;
+    }
+    for (Target target : wanted) {
+      if (!task->Supports(target)) continue;
+      auto it = task->sources.find(TargetFamily(target));
+      if (it == task->sources.end()) continue;
+      for (const auto& kernel : it->second.kernels) {
+        EvalRequest req;
+        req.target = target;
+        req.kernel_name = std::filesystem::path(kernel).filename().string();
+        ReadFile(kernel, &req.kernel_source);
+        req.timing = TimingFromFlags();
+        req.gpu = absl::GetFlag(FLAGS_gpu);
+        req.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+        if (!json)
+          std::cout << "== " << task->name << " / " << TargetName(target) << " / " << req.kernel_name << "\n"
+                    << std::flush;
+        ProgressLine line(!json && StderrIsTerminal());
+        auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
+        line.Clear();
+        if (!verdict.ok()) {
+          // A GPU target this machine cannot run is skipped, visibly.
+          std::string why(verdict.status().message());
+          if (!json) std::cout << "skipped: " << why << "\n\n";
+          all.push_back({{"task", task->name}, {"target", TargetName(target)}, {"kernel", req.kernel_name},
+                         {"skipped", why}});
+          continue;
+        }
+        all_ok &= verdict->all_correct;
+        if (json) {
+          nlohmann::json j = ToJson(*verdict);
+          j["kernel"] = req.kernel_name;
+          all.push_back(j);
+        } else {
+          std::cout << FormatVerdict(*verdict) << "\n";
+        }
+      }
+    }
+  }
+  if (json) std::cout << all.dump(2) << "\n";
+  return all_ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace kseek::cli

@@ -1,0 +1,767 @@
+// The parent side of the runner (runner.h): writes a job file, starts a
+// kseek-runner child with a private result pipe, reads its messages, enforces
+// the time limits and starts a fresh child after a crash or a hang. Also the
+// job-file and device JSON shared with the child (runner_protocol.h).
+#include "runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <random>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "runner_protocol.h"
+
+namespace kseek {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------
+// Job file and device JSON (runner_protocol.h).
+
+json JobFileToJson(const JobFile& job) {
+  json scenarios = json::array();
+  for (const JobScenario& s : job.scenarios) {
+    json params = json::object();
+    for (const auto& [name, value] : s.scenario.params) params[name] = value;
+    scenarios.push_back(
+        {{"index", s.index}, {"name", s.scenario.name}, {"params", params}});
+  }
+  const TimingOptions& t = job.timing;
+  return json{{"task_dir", job.task_dir},
+              {"target", TargetName(job.target)},
+              {"reference", job.reference_lib},
+              {"baseline", job.baseline_lib},
+              {"candidate", job.candidate_lib},
+              {"scenarios", scenarios},
+              {"seed", job.seed},
+              {"timing",
+               {{"enabled", t.enabled},
+                {"warmup", t.warmup},
+                {"min_samples", t.min_samples},
+                {"max_samples", t.max_samples},
+                {"target_rse", t.target_rse},
+                {"max_seconds", t.max_seconds}}},
+              {"gpu", job.gpu},
+              {"token", job.token}};
+}
+
+namespace {
+
+// Reads j[key] as T; the error names `origin` and the field.
+template <typename T>
+absl::Status GetField(const json& j, const std::string& key,
+                      const std::string& origin, const std::string& path,
+                      T* out) {
+  const std::string field = path.empty() ? key : path + "." + key;
+  if (!j.is_object() || !j.contains(key)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": field '", field, "' is missing"));
+  }
+  try {
+    *out = j.at(key).get<T>();
+  } catch (const json::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": field '", field, "' has the wrong type"));
+  }
+  return absl::OkStatus();
+}
+
+#define KSEEK_RUNNER_RETURN_IF_ERROR(expr) \
+  do {                                     \
+    absl::Status status_ = (expr);         \
+    if (!status_.ok()) return status_;     \
+  } while (0)
+
+}  // namespace
+
+absl::StatusOr<JobFile> JobFileFromJson(const json& j,
+                                        const std::string& origin) {
+  JobFile job;
+  std::string target;
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "task_dir", origin, "", &job.task_dir));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "target", origin, "", &target));
+  absl::StatusOr<Target> parsed = ParseTarget(target);
+  if (!parsed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": field 'target': ", parsed.status().message()));
+  }
+  job.target = *parsed;
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "reference", origin, "", &job.reference_lib));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "baseline", origin, "", &job.baseline_lib));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "candidate", origin, "", &job.candidate_lib));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seed", origin, "", &job.seed));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "gpu", origin, "", &job.gpu));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "token", origin, "", &job.token));
+
+  json timing;
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "timing", origin, "", &timing));
+  TimingOptions& t = job.timing;
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "enabled", origin, "timing", &t.enabled));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "warmup", origin, "timing", &t.warmup));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "min_samples", origin, "timing", &t.min_samples));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "max_samples", origin, "timing", &t.max_samples));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "target_rse", origin, "timing", &t.target_rse));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "max_seconds", origin, "timing", &t.max_seconds));
+
+  json scenarios;
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "scenarios", origin, "", &scenarios));
+  if (!scenarios.is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(origin, ": field 'scenarios' must be an array"));
+  }
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    const std::string path = absl::StrCat("scenarios[", i, "]");
+    JobScenario s;
+    std::map<std::string, int64_t> params;
+    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "index", origin, path, &s.index));
+    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "name", origin, path, &s.scenario.name));
+    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "params", origin, path, &params));
+    s.scenario.params = std::move(params);
+    job.scenarios.push_back(std::move(s));
+  }
+  return job;
+}
+
+json DeviceInfoToJson(const DeviceInfo& d) {
+  return json{{"name", d.name},
+              {"cc_major", d.cc_major},
+              {"cc_minor", d.cc_minor},
+              {"sm_count", d.sm_count},
+              {"memory_bytes", d.memory_bytes},
+              {"l2_bytes", d.l2_bytes},
+              {"sm_clock_mhz", d.sm_clock_mhz},
+              {"mem_bandwidth_gbps", d.mem_bandwidth_gbps},
+              {"driver", d.driver}};
+}
+
+absl::StatusOr<DeviceInfo> DeviceInfoFromJson(const json& j) {
+  DeviceInfo d;
+  const std::string origin = "runner hello message";
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "name", origin, "device", &d.name));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "cc_major", origin, "device", &d.cc_major));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "cc_minor", origin, "device", &d.cc_minor));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "sm_count", origin, "device", &d.sm_count));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "memory_bytes", origin, "device", &d.memory_bytes));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "l2_bytes", origin, "device", &d.l2_bytes));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "sm_clock_mhz", origin, "device", &d.sm_clock_mhz));
+  KSEEK_RUNNER_RETURN_IF_ERROR(
+      GetField(j, "mem_bandwidth_gbps", origin, "device", &d.mem_bandwidth_gbps));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "driver", origin, "device", &d.driver));
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// Child processes.
+
+namespace {
+
+// How long a child may go without a message while no scenario is running
+// (start-up, CUDA initialisation, freeing between scenarios): the larger of
+// this and the scenario limit.
+constexpr absl::Duration kMinIdleLimit = absl::Seconds(60);
+// How long a child that said `done` (or closed its pipe) gets to exit.
+constexpr absl::Duration kExitGrace = absl::Seconds(5);
+// Longest message line accepted; longer is a broken channel.
+constexpr size_t kMaxLineBytes = size_t{16} << 20;
+// How much of each child's log RunResult.log keeps (the end of it).
+constexpr size_t kMaxLogBytes = size_t{1} << 20;
+// Lines of the child's log quoted in a crash message.
+constexpr int kTailLines = 12;
+constexpr size_t kMaxTailBytes = 3000;
+
+std::string Seconds(double s) { return absl::StrFormat("%g", s); }
+
+std::string RandomToken() {
+  std::random_device rd;
+  std::string token;
+  for (int i = 0; i < 4; ++i) absl::StrAppend(&token, absl::Hex(rd(), absl::kZeroPad8));
+  return token;
+}
+
+// A random descriptor number for the result pipe in the child, so that a
+// kernel cannot simply write to a well-known descriptor.
+int PickResultFd() {
+  rlimit lim{};
+  rlim_t high = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY) {
+    high = std::min<rlim_t>(high, lim.rlim_cur);
+  }
+  const int hi = static_cast<int>(high) - 1;
+  const int lo = hi > 200 ? 100 : 10;
+  std::random_device rd;
+  std::uniform_int_distribution<int> pick(lo, std::max(lo, hi));
+  return pick(rd);
+}
+
+absl::Status WritePrivateFile(const std::string& path, const std::string& text) {
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path, ": ", strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      close(fd);
+      return absl::InternalError(
+          absl::StrCat("cannot write ", path, ": ", strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (close(fd) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot write ", path, ": ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+// The last `max_bytes` of a file (empty when it cannot be read).
+std::string ReadTail(const std::string& path, size_t max_bytes) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  struct stat st {};
+  std::string text;
+  if (fstat(fd, &st) == 0) {
+    off_t start = st.st_size > static_cast<off_t>(max_bytes)
+                      ? st.st_size - static_cast<off_t>(max_bytes)
+                      : 0;
+    if (lseek(fd, start, SEEK_SET) == start) {
+      char buf[65536];
+      ssize_t n;
+      while ((n = read(fd, buf, sizeof(buf))) > 0 && text.size() < max_bytes) {
+        text.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  close(fd);
+  return text;
+}
+
+// The last `n` non-empty lines of `text`, at most kMaxTailBytes.
+std::string LastLines(const std::string& text, int n) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  size_t first = lines.size() > static_cast<size_t>(n) ? lines.size() - n : 0;
+  std::string out;
+  for (size_t i = first; i < lines.size(); ++i) absl::StrAppend(&out, lines[i], "\n");
+  if (out.size() > kMaxTailBytes) out = "..." + out.substr(out.size() - kMaxTailBytes);
+  return out;
+}
+
+std::string DescribeWaitStatus(int status) {
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = strsignal(sig);
+    return absl::StrCat("was killed by signal ", sig, " (",
+                        name != nullptr ? name : "unknown", ")");
+  }
+  if (WIFEXITED(status)) {
+    return absl::StrCat("exited with status ", WEXITSTATUS(status));
+  }
+  return "ended";
+}
+
+void KillGroup(pid_t pid) {
+  kill(-pid, SIGKILL);
+  kill(pid, SIGKILL);
+}
+
+// Waits for `pid`; after `grace` kills its group and waits for good.
+int WaitChild(pid_t pid, absl::Duration grace) {
+  const absl::Time deadline = absl::Now() + grace;
+  int status = 0;
+  while (true) {
+    pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) return status;
+    if (w < 0 && errno != EINTR) return status;
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  KillGroup(pid);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+struct ChildProcess {
+  pid_t pid = -1;
+  int result_fd = -1;  // our (read) end of the result pipe, non-blocking
+};
+
+// Starts `runner --job JOB --result-fd N` in its own process group with
+// stdin from /dev/null, stdout and stderr to `log_path`, and no other
+// descriptor than the write end of the result pipe (number N).
+absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
+                                        const std::string& job_path,
+                                        const std::string& log_path) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
+  }
+  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (log_fd < 0) {
+    int err = errno;
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    return absl::InternalError(
+        absl::StrCat("cannot create ", log_path, ": ", strerror(err)));
+  }
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int result_fd = PickResultFd();
+  const std::string fd_text = std::to_string(result_fd);
+  // Everything the child needs is prepared before fork: after it, only
+  // async-signal-safe calls.
+  std::vector<char*> argv = {const_cast<char*>(runner.c_str()),
+                             const_cast<char*>("--job"),
+                             const_cast<char*>(job_path.c_str()),
+                             const_cast<char*>("--result-fd"),
+                             const_cast<char*>(fd_text.c_str()), nullptr};
+  static const char kExecFailed[] = "kseek-runner: exec failed\n";
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
+    dup2(log_fd, STDOUT_FILENO);
+    dup2(log_fd, STDERR_FILENO);
+    if (pipe_fds[1] == result_fd) {
+      fcntl(result_fd, F_SETFD, 0);
+    } else {
+      dup2(pipe_fds[1], result_fd);
+    }
+    // Close everything else (close_range, with a loop where the kernel
+    // lacks it).
+    if (syscall(SYS_close_range, 3u, static_cast<unsigned>(result_fd - 1), 0u) != 0) {
+      for (int fd = 3; fd < result_fd; ++fd) close(fd);
+    }
+    if (syscall(SYS_close_range, static_cast<unsigned>(result_fd + 1), ~0u, 0u) != 0) {
+      for (int fd = result_fd + 1; fd < 65536; ++fd) close(fd);
+    }
+    execv(argv[0], argv.data());
+    (void)!write(STDERR_FILENO, kExecFailed, sizeof(kExecFailed) - 1);
+    _exit(127);
+  }
+  int fork_errno = errno;
+  close(pipe_fds[1]);
+  close(log_fd);
+  if (null_fd >= 0) close(null_fd);
+  if (pid < 0) {
+    close(pipe_fds[0]);
+    return absl::InternalError(absl::StrCat("fork: ", strerror(fork_errno)));
+  }
+  setpgid(pid, pid);  // also here, so that a kill never races the child's own call
+  fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
+  return ChildProcess{pid, pipe_fds[0]};
+}
+
+// ---------------------------------------------------------------------------
+// The job: children one after another until every scenario has a result.
+
+class JobRunner {
+ public:
+  JobRunner(const RunJob& job, const ScenarioCallback& on_scenario)
+      : job_(job), on_scenario_(on_scenario) {}
+
+  absl::StatusOr<RunResult> Run();
+
+ private:
+  // What one child did.
+  struct ChildOutcome {
+    bool ready = false;   // it said hello
+    int finished = 0;     // scenarios that got a result while it ran
+    std::string failure;  // why it ended early, when it ended without `done`
+  };
+
+  // How a child's message loop ended.
+  enum class Ending {
+    kNone,
+    kDone,             // it said `done`
+    kClosed,           // the pipe reached end of file
+    kExited,           // it exited (a descendant may hold the pipe)
+    kBadMessage,       // a line that is not a valid message
+    kScenarioTimeout,  // the running scenario passed its limit
+    kJobTimeout,       // the job passed its limit
+    kIdleTimeout,      // no message for too long outside a scenario
+  };
+
+  absl::StatusOr<ChildOutcome> RunChild(int generation);
+  // Handles one line; returns an error describing a bad message.
+  absl::Status HandleLine(const std::string& line, const std::string& token,
+                          ChildOutcome* out, int* in_flight, Ending* ending);
+
+  ScenarioResult Blank(int index) const;
+  // Records a result (its index names the scenario) and reports it.
+  void Finish(ScenarioResult r);
+  void FinishWith(int index, ScenarioStatus status, const std::string& error);
+  void FinishRemaining(ScenarioStatus status, const std::string& error);
+  bool IsRemaining(int index) const;
+
+  absl::Duration ScenarioLimit() const {
+    return absl::Seconds(job_.task->scenario_timeout_s);
+  }
+  absl::Duration IdleLimit() const {
+    return std::max(kMinIdleLimit, ScenarioLimit());
+  }
+  std::string JobLimitText() const {
+    return absl::StrCat("job time limit of ", Seconds(job_.task->job_timeout_s),
+                        " s reached");
+  }
+
+  const RunJob& job_;
+  const ScenarioCallback& on_scenario_;
+  RunResult result_;
+  std::deque<int> remaining_;  // indices without a result, in order
+  absl::Time job_deadline_;
+  absl::Time scenario_deadline_;
+  absl::Time idle_deadline_;
+  bool ever_ready_ = false;
+};
+
+ScenarioResult JobRunner::Blank(int index) const {
+  ScenarioResult r;
+  r.index = index;
+  r.name = job_.scenarios[index].name;
+  r.params = ScenarioParamsJson(*job_.task, job_.scenarios[index]);
+  return r;
+}
+
+bool JobRunner::IsRemaining(int index) const {
+  return std::find(remaining_.begin(), remaining_.end(), index) !=
+         remaining_.end();
+}
+
+void JobRunner::Finish(ScenarioResult r) {
+  const int index = r.index;
+  auto it = std::find(remaining_.begin(), remaining_.end(), index);
+  if (it == remaining_.end()) return;
+  remaining_.erase(it);
+  // The name and parameters are the job's, whatever the child said.
+  r.name = job_.scenarios[index].name;
+  r.params = ScenarioParamsJson(*job_.task, job_.scenarios[index]);
+  result_.scenarios[index] = std::move(r);
+  if (on_scenario_) on_scenario_(result_.scenarios[index]);
+}
+
+void JobRunner::FinishWith(int index, ScenarioStatus status,
+                           const std::string& error) {
+  ScenarioResult r = Blank(index);
+  r.status = status;
+  r.error = error;
+  Finish(std::move(r));
+}
+
+void JobRunner::FinishRemaining(ScenarioStatus status,
+                                const std::string& error) {
+  const std::deque<int> left = remaining_;
+  for (int index : left) FinishWith(index, status, error);
+}
+
+absl::StatusOr<RunResult> JobRunner::Run() {
+  if (job_.task == nullptr) {
+    return absl::InvalidArgumentError("RunJob.task is not set");
+  }
+  if (access(job_.runner_path.c_str(), X_OK) != 0) {
+    return absl::NotFoundError(absl::StrCat("runner binary '", job_.runner_path,
+                                            "' cannot be executed: ",
+                                            strerror(errno)));
+  }
+  struct stat st {};
+  if (stat(job_.work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("RunJob.work_dir '", job_.work_dir, "' is not a folder"));
+  }
+  const int n = static_cast<int>(job_.scenarios.size());
+  result_.scenarios.reserve(n);
+  for (int i = 0; i < n; ++i) {
+    result_.scenarios.push_back(Blank(i));
+    remaining_.push_back(i);
+  }
+  job_deadline_ = absl::Now() + absl::Seconds(job_.task->job_timeout_s);
+
+  int fruitless = 0;  // children in a row that finished no scenario
+  for (int generation = 1; !remaining_.empty(); ++generation) {
+    if (absl::Now() >= job_deadline_) {
+      FinishRemaining(ScenarioStatus::kTimeout, JobLimitText());
+      break;
+    }
+    absl::StatusOr<ChildOutcome> out = RunChild(generation);
+    if (!out.ok()) return out.status();
+    ever_ready_ |= out->ready;
+    if (out->finished > 0 || remaining_.empty()) {
+      fruitless = 0;
+      continue;
+    }
+    if (++fruitless < 2) continue;
+    if (!ever_ready_) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("kseek-runner could not start: ", out->failure));
+    }
+    FinishRemaining(ScenarioStatus::kCrash,
+                    absl::StrCat("the runner could not be restarted: ", out->failure));
+  }
+  return std::move(result_);
+}
+
+absl::Status JobRunner::HandleLine(const std::string& line,
+                                   const std::string& token, ChildOutcome* out,
+                                   int* in_flight, Ending* ending) {
+  json m = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded() || !m.is_object()) {
+    return absl::DataLossError(
+        absl::StrCat("not a JSON object: ", line.substr(0, 200)));
+  }
+  try {
+    if (!m.contains("token") || !m["token"].is_string() ||
+        m["token"].get<std::string>() != token) {
+      return absl::DataLossError(
+          absl::StrCat("a message without the job's token: ", line.substr(0, 200)));
+    }
+    const std::string type = m.at("type").get<std::string>();
+    const absl::Time now = absl::Now();
+    if (type == "hello") {
+      if (out->ready) return absl::DataLossError("a second hello");
+      absl::StatusOr<DeviceInfo> device = DeviceInfoFromJson(m.at("device"));
+      if (!device.ok()) return device.status();
+      result_.device = *device;
+      out->ready = true;
+      idle_deadline_ = now + IdleLimit();
+      return absl::OkStatus();
+    }
+    if (type == "fatal") {
+      out->failure = m.at("error").get<std::string>();
+      return absl::OkStatus();
+    }
+    if (type == "scenario_start") {
+      const int index = m.at("index").get<int>();
+      if (!out->ready || *in_flight >= 0 || !IsRemaining(index)) {
+        return absl::DataLossError(
+            absl::StrCat("an unexpected start of scenario ", index));
+      }
+      *in_flight = index;
+      scenario_deadline_ = now + ScenarioLimit();
+      return absl::OkStatus();
+    }
+    if (type == "scenario") {
+      const int index = m.at("index").get<int>();
+      if (index != *in_flight) {
+        return absl::DataLossError(
+            absl::StrCat("a result for scenario ", index, " that is not running"));
+      }
+      absl::StatusOr<ScenarioResult> r = ScenarioResultFromJson(m.at("result"));
+      if (!r.ok()) return r.status();
+      r->index = index;
+      Finish(std::move(*r));
+      ++out->finished;
+      *in_flight = -1;
+      idle_deadline_ = now + IdleLimit();
+      return absl::OkStatus();
+    }
+    if (type == "done") {
+      *ending = Ending::kDone;
+      return absl::OkStatus();
+    }
+    return absl::DataLossError(absl::StrCat("unknown message type '", type, "'"));
+  } catch (const json::exception& e) {
+    return absl::DataLossError(
+        absl::StrCat("malformed message (", e.what(), "): ", line.substr(0, 200)));
+  }
+}
+
+absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
+  ChildOutcome out;
+  JobFile file;
+  file.task_dir = job_.task->dir;
+  file.target = job_.target;
+  file.reference_lib = job_.reference_lib;
+  file.baseline_lib = job_.baseline_lib;
+  file.candidate_lib = job_.candidate_lib;
+  for (int index : remaining_) {
+    file.scenarios.push_back(JobScenario{index, job_.scenarios[index]});
+  }
+  file.seed = job_.seed;
+  file.timing = job_.timing;
+  file.gpu = job_.gpu;
+  file.token = RandomToken();
+  const std::vector<int> assigned(remaining_.begin(), remaining_.end());
+
+  const std::string job_path =
+      absl::StrCat(job_.work_dir, "/runner-job-", generation, ".json");
+  const std::string log_path =
+      absl::StrCat(job_.work_dir, "/runner-", generation, ".log");
+  absl::Status written = WritePrivateFile(job_path, JobFileToJson(file).dump());
+  if (!written.ok()) return written;
+  absl::StatusOr<ChildProcess> child = StartChild(job_.runner_path, job_path, log_path);
+  if (!child.ok()) return child.status();
+
+  int in_flight = -1;
+  Ending ending = Ending::kNone;
+  std::string bad_message;
+  bool exited = false;
+  int wait_status = 0;
+  std::string buffer;
+  idle_deadline_ = absl::Now() + IdleLimit();
+
+  // Reads what is available and handles every complete line; returns false
+  // at end of file.
+  auto consume = [&]() -> bool {
+    char chunk[65536];
+    bool open = true;
+    while (true) {
+      ssize_t n = read(child->result_fd, chunk, sizeof(chunk));
+      if (n > 0) {
+        buffer.append(chunk, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) open = false;
+      break;
+    }
+    size_t start = 0;
+    size_t end;
+    while (ending == Ending::kNone &&
+           (end = buffer.find('\n', start)) != std::string::npos) {
+      absl::Status st = HandleLine(buffer.substr(start, end - start),
+                                   file.token, &out, &in_flight, &ending);
+      start = end + 1;
+      if (!st.ok()) {
+        ending = Ending::kBadMessage;
+        bad_message = std::string(st.message());
+      }
+    }
+    buffer.erase(0, start);
+    if (ending == Ending::kNone && buffer.size() > kMaxLineBytes) {
+      ending = Ending::kBadMessage;
+      bad_message = "a message line longer than 16 MiB";
+    }
+    return open;
+  };
+
+  while (ending == Ending::kNone) {
+    const absl::Time now = absl::Now();
+    if (now >= job_deadline_) {
+      ending = Ending::kJobTimeout;
+      break;
+    }
+    const absl::Time limit = in_flight >= 0 ? scenario_deadline_ : idle_deadline_;
+    if (now >= limit) {
+      ending = in_flight >= 0 ? Ending::kScenarioTimeout : Ending::kIdleTimeout;
+      break;
+    }
+    const absl::Duration wait = std::min({job_deadline_ - now, limit - now,
+                                          absl::Milliseconds(100)});
+    pollfd p{child->result_fd, POLLIN, 0};
+    int rc = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1);
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc != 0) {
+      if (!consume() && ending == Ending::kNone) ending = Ending::kClosed;
+      continue;
+    }
+    // Quiet: the child may have exited while a descendant holds the pipe.
+    if (waitpid(child->pid, &wait_status, WNOHANG) == child->pid) {
+      exited = true;
+      consume();
+      if (ending == Ending::kNone) ending = Ending::kExited;
+    }
+  }
+
+  if (!exited) {
+    const bool orderly = ending == Ending::kDone || ending == Ending::kClosed;
+    wait_status = WaitChild(child->pid, orderly ? kExitGrace : absl::ZeroDuration());
+  }
+  kill(-child->pid, SIGKILL);  // whatever it left behind in its group
+  close(child->result_fd);
+
+  const std::string log = ReadTail(log_path, kMaxLogBytes);
+  if (!log.empty()) {
+    absl::StrAppend(&result_.log, "--- kseek-runner #", generation, " (pid ",
+                    child->pid, ") ---\n", log);
+    if (log.back() != '\n') result_.log += '\n';
+  }
+  std::string tail = LastLines(log, kTailLines);
+  if (!tail.empty()) tail = "; its last output:\n" + tail;
+  const std::string death = DescribeWaitStatus(wait_status);
+  const int before = static_cast<int>(remaining_.size());
+
+  switch (ending) {
+    case Ending::kNone:
+    case Ending::kDone:
+      break;
+    case Ending::kScenarioTimeout:
+      FinishWith(in_flight, ScenarioStatus::kTimeout,
+                 absl::StrCat("scenario time limit of ",
+                              Seconds(job_.task->scenario_timeout_s), " s reached"));
+      break;
+    case Ending::kJobTimeout:
+      FinishRemaining(ScenarioStatus::kTimeout, JobLimitText());
+      break;
+    case Ending::kIdleTimeout:
+      out.failure = absl::StrCat(
+          out.ready ? "the runner sent nothing for " : "the runner did not start within ",
+          Seconds(absl::ToDoubleSeconds(IdleLimit())), " s", tail);
+      break;
+    case Ending::kBadMessage:
+      if (in_flight >= 0) {
+        FinishWith(in_flight, ScenarioStatus::kCrash,
+                   absl::StrCat("the runner's result channel broke during the "
+                                "scenario: ", bad_message));
+      } else {
+        out.failure = absl::StrCat("the runner sent a bad message: ", bad_message);
+      }
+      break;
+    case Ending::kClosed:
+    case Ending::kExited:
+      if (in_flight >= 0) {
+        const bool clean_exit = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+        FinishWith(in_flight, ScenarioStatus::kCrash,
+                   absl::StrCat("the runner ", death, " during the scenario",
+                                clean_exit ? " (the kernel ended the process)" : "",
+                                tail));
+      } else if (out.failure.empty()) {
+        out.failure = absl::StrCat("the runner ", death,
+                                   out.ready ? " between scenarios" : " before it was ready",
+                                   tail);
+      }
+      break;
+  }
+  if (ending == Ending::kDone) {
+    for (int index : assigned) {
+      if (IsRemaining(index)) {
+        FinishWith(index, ScenarioStatus::kCrash,
+                   "the runner finished without reporting this scenario");
+      }
+    }
+  }
+  out.finished = before - static_cast<int>(remaining_.size()) + out.finished;
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<RunResult> RunScenarios(const RunJob& job,
+                                       const ScenarioCallback& on_scenario) {
+  JobRunner runner(job, on_scenario);
+  return runner.Run();
+}
+
+}  // namespace kseek

@@ -1,0 +1,67 @@
+// Tensor data for kseek-runner: the random generator behind every input,
+// conversions between doubles and the ABI's element types, and the
+// comparison of an output against the reference.
+//
+// Inputs are a pure function of (seed, stream): the same job seed gives the
+// same tensors whatever the thread count or the order of scenarios.
+// Everything here is thread-compatible.
+#ifndef KERNELSEEK_HARNESS_RUNNER_DATA_H_
+#define KERNELSEEK_HARNESS_RUNNER_DATA_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernelseek/abi.h"
+#include "task.h"
+#include "verdict.h"
+
+namespace kseek {
+
+// splitmix64 of a ^ splitmix64(b): a seed for a sub-stream `b` of `a`.
+uint64_t MixSeed(uint64_t a, uint64_t b);
+
+// xoshiro256** seeded through splitmix64.
+class Rng {
+ public:
+  explicit Rng(uint64_t seed);
+  uint64_t Next();
+  double Uniform();             // [0, 1), 53 random bits
+  double Normal();              // standard normal (Box-Muller)
+  uint64_t Below(uint64_t n);   // [0, n); n > 0
+
+ private:
+  uint64_t s_[4];
+  bool have_spare_ = false;
+  double spare_ = 0;
+};
+
+// IEEE binary16 and bfloat16 from float, rounding to nearest even, and back.
+uint16_t FloatToHalf(float f);
+float HalfToFloat(uint16_t h);
+uint16_t FloatToBf16(float f);
+float Bf16ToFloat(uint16_t b);
+
+// Fills `count` elements of `dtype` at `out` from `dist`, drawn from the
+// stream `seed`. Values are drawn in double, rounded to float for the
+// 16-bit types, and rounded to the nearest integer (clamped) for integer
+// types. Uses several threads for large tensors.
+void FillRandom(kseek_dtype dtype, const Distribution& dist, uint64_t seed,
+                size_t count, void* out);
+
+// Compares `count` elements of a candidate output with the reference's.
+// NaN in the candidate fails; an infinity passes only where the reference
+// holds the same infinity; other elements give the relative L2 error
+// (||c - r|| / ||r||, or ||c - r|| when ||r|| is 0) and the largest
+// absolute error. `error` is empty when the output is within `tol`.
+struct Comparison {
+  OutputError result;
+  std::string error;
+};
+Comparison CompareOutput(const std::string& name, kseek_dtype dtype,
+                         const void* candidate, const void* reference,
+                         size_t count, const Tolerance& tol);
+
+}  // namespace kseek
+
+#endif  // KERNELSEEK_HARNESS_RUNNER_DATA_H_

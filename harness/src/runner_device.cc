@@ -1,0 +1,132 @@
+// The host device of kseek-runner and device buffers (runner_device.h).
+#include "runner_device.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace kseek {
+
+absl::StatusOr<DeviceBuffer> AllocBuffer(Device* device, size_t bytes) {
+  absl::StatusOr<void*> p = device->Alloc(std::max<size_t>(bytes, 1));
+  if (!p.ok()) return p.status();
+  return DeviceBuffer(device, *p);
+}
+
+namespace {
+
+constexpr size_t kHostAlignment = 4096;
+constexpr size_t kDefaultLastLevelCache = size_t{64} << 20;
+constexpr size_t kMaxHostFlushBytes = size_t{1} << 30;
+
+std::string CpuModel() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (absl::StartsWith(line, "model name")) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+      }
+    }
+  }
+  return "host CPU";
+}
+
+int64_t SysconfOr(int name, int64_t fallback) {
+  long v = sysconf(name);
+  return v > 0 ? v : fallback;
+}
+
+class HostDevice : public Device {
+ public:
+  HostDevice() {
+    info_.name = CpuModel();
+    info_.sm_count = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    info_.memory_bytes = SysconfOr(_SC_PHYS_PAGES, 0) * SysconfOr(_SC_PAGESIZE, 4096);
+    info_.l2_bytes = SysconfOr(_SC_LEVEL2_CACHE_SIZE, 0);
+    const size_t llc = static_cast<size_t>(SysconfOr(
+        _SC_LEVEL3_CACHE_SIZE, static_cast<int64_t>(kDefaultLastLevelCache)));
+    flush_bytes_ = std::min(2 * llc, kMaxHostFlushBytes);
+  }
+  ~HostDevice() override { std::free(flush_); }
+
+  const DeviceInfo& info() const override { return info_; }
+  void* stream() const override { return nullptr; }
+  bool has_device_clock() const override { return false; }
+  bool broken() const override { return false; }
+
+  absl::StatusOr<void*> Alloc(size_t bytes) override {
+    const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    void* p = std::aligned_alloc(kHostAlignment, rounded);
+    if (p == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes, " bytes of host memory"));
+    }
+    return p;
+  }
+  void Free(void* p) override { std::free(p); }
+  absl::Status Upload(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status Download(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status Copy(void* dst, const void* src, size_t bytes) override {
+    std::memcpy(dst, src, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status Fill(void* dst, uint8_t value, size_t bytes) override {
+    std::memset(dst, value, bytes);
+    return absl::OkStatus();
+  }
+  absl::Status FlushCaches() override {
+    if (flush_ == nullptr) {  // made on first use: untimed runs never need it
+      flush_ = static_cast<unsigned char*>(std::aligned_alloc(kHostAlignment, flush_bytes_));
+      if (flush_ == nullptr) {
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "cannot allocate the cache flush buffer of ", flush_bytes_, " bytes"));
+      }
+    }
+    std::memset(flush_, ++flush_value_, flush_bytes_);
+    // Keep the stores: the compiler must assume the buffer is read.
+    asm volatile("" : : "r"(flush_) : "memory");
+    return absl::OkStatus();
+  }
+  absl::Status Synchronize() override { return absl::OkStatus(); }
+  absl::StatusOr<Sample> TimedCall(const std::function<int()>& call) override {
+    Sample s;
+    const auto t0 = std::chrono::steady_clock::now();
+    s.rc = call();
+    const auto t1 = std::chrono::steady_clock::now();
+    s.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    s.device_ms = s.host_ms;
+    return s;
+  }
+
+ private:
+  DeviceInfo info_;
+  unsigned char* flush_ = nullptr;
+  size_t flush_bytes_ = 0;
+  unsigned char flush_value_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Device>> OpenHostDevice() {
+  return std::unique_ptr<Device>(std::make_unique<HostDevice>());
+}
+
+}  // namespace kseek

@@ -1,0 +1,64 @@
+// What RunScenarios (runner.cc) and the kseek-runner child (runner_main.cc)
+// exchange: the job file the parent writes, the device description of the
+// child's `hello` message, the message token and the child's exit codes.
+// Implemented in runner.cc so that both sides share one definition; the
+// protocol is documented in harness/README.md ("Runner protocol").
+//
+// Plain values and pure functions; thread-safe.
+#ifndef KERNELSEEK_HARNESS_RUNNER_PROTOCOL_H_
+#define KERNELSEEK_HARNESS_RUNNER_PROTOCOL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+#include "runner.h"
+#include "task.h"
+#include "verdict.h"
+
+namespace kseek {
+
+// One scenario of a job file, with its index in the caller's list.
+struct JobScenario {
+  int index = 0;
+  Scenario scenario;  // name and params only
+};
+
+// Everything a kseek-runner child needs. Written by the parent once per
+// child, read and then deleted by the child (it holds the secret seed and
+// the message token).
+struct JobFile {
+  std::string task_dir;  // LoadTask reads it again in the child
+  Target target = Target::kHost;
+  std::string reference_lib;
+  std::string baseline_lib;  // empty: no baseline
+  std::string candidate_lib;
+  std::vector<JobScenario> scenarios;  // those still to run, in order
+  uint64_t seed = 0;
+  TimingOptions timing;
+  int gpu = 0;
+  // Every message of the child carries this value; a line without it (for
+  // instance one a kernel wrote to the result pipe) is a broken channel.
+  std::string token;
+};
+
+nlohmann::json JobFileToJson(const JobFile& job);
+// `origin` names the file in errors.
+absl::StatusOr<JobFile> JobFileFromJson(const nlohmann::json& j,
+                                        const std::string& origin);
+
+nlohmann::json DeviceInfoToJson(const DeviceInfo& d);
+absl::StatusOr<DeviceInfo> DeviceInfoFromJson(const nlohmann::json& j);
+
+// Exit codes of kseek-runner.
+inline constexpr int kRunnerExitDone = 0;         // every scenario reported
+inline constexpr int kRunnerExitFatal = 2;        // could not start (see `fatal`)
+inline constexpr int kRunnerExitDeviceLost = 3;   // a device error made the
+                                                  // context unusable
+inline constexpr int kRunnerExitUsage = 64;       // bad command line
+
+}  // namespace kseek
+
+#endif  // KERNELSEEK_HARNESS_RUNNER_PROTOCOL_H_

@@ -1,0 +1,50 @@
+// One scenario inside kseek-runner: correctness of the candidate against
+// the reference, then (when asked and correct) interleaved timing of the
+// candidate and the baseline, then a re-check of the candidate. The steps
+// are DESIGN.md "Evaluating a candidate" 4 and 5; harness/README.md
+// ("Runner protocol") states them precisely.
+//
+// Runs on the calling thread; a kernel that crashes or hangs takes the
+// process with it, by design (the parent reports it).
+#ifndef KERNELSEEK_HARNESS_RUNNER_SCENARIO_H_
+#define KERNELSEEK_HARNESS_RUNNER_SCENARIO_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "kernelseek/abi.h"
+#include "runner.h"
+#include "runner_device.h"
+#include "task.h"
+#include "verdict.h"
+
+namespace kseek {
+
+// A shared library implementing the ABI, loaded for the process lifetime.
+struct Kernel {
+  kseek_launch_fn launch = nullptr;
+  kseek_error_message_fn error_message = nullptr;  // optional
+};
+
+// dlopen (RTLD_NOW | RTLD_LOCAL) and resolve kseek_launch; `role`
+// ("reference", "baseline", "candidate") names the library in errors.
+absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role);
+
+struct ScenarioJob {
+  const TaskSpec* task = nullptr;
+  Device* device = nullptr;
+  const Kernel* reference = nullptr;
+  const Kernel* baseline = nullptr;  // may be null: no baseline timing
+  const Kernel* candidate = nullptr;
+  uint64_t seed = 0;
+  TimingOptions timing;
+};
+
+// Evaluates scenario `index` (the index seeds its inputs). Failures of the
+// kernels are results; after a device error job.device->broken() is true.
+ScenarioResult RunScenario(const ScenarioJob& job, int index, const Scenario& scenario);
+
+}  // namespace kseek
+
+#endif  // KERNELSEEK_HARNESS_RUNNER_SCENARIO_H_

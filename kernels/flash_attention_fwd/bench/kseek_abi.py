@@ -1,0 +1,185 @@
+"""Python side of the KernelSeek candidate ABI for flash_attention_fwd.
+
+Mirrors harness/include/kernelseek/abi.h with ctypes (kseek_tensor,
+kseek_param, kseek_launch_args), loads a kernel shared library and calls
+kseek_launch on torch tensors, and holds what bench/anchor.py and
+bench/measure_tolerance.py share: the scenario list, the FLOP count,
+input creation, the harness's error measures and a timer.
+"""
+
+import ctypes
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TASK_DIR = os.path.dirname(HERE)
+sys.path.insert(0, TASK_DIR)
+from gen_scenarios import flops  # noqa: E402  (one FLOP formula in Python)
+
+KSEEK_ABI_VERSION = 1
+KSEEK_MAX_DIMS = 8
+# kseek_dtype values (part of the ABI).
+KSEEK_DTYPE = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3, "i32": 4, "i64": 5,
+               "u8": 6}
+TORCH_DTYPE = {"bf16": torch.bfloat16, "f16": torch.float16}
+PARAM_ORDER = ("batch", "seqlen_q", "seqlen_k", "heads_q", "heads_kv",
+               "head_dim", "causal", "dtype")
+
+
+class KseekTensor(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p),
+                ("data", ctypes.c_void_p),
+                ("dtype", ctypes.c_int32),
+                ("ndim", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * KSEEK_MAX_DIMS),
+                ("strides", ctypes.c_int64 * KSEEK_MAX_DIMS)]
+
+
+class KseekParam(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char_p), ("value", ctypes.c_int64)]
+
+
+class KseekLaunchArgs(ctypes.Structure):
+    _fields_ = [("abi_version", ctypes.c_uint32),
+                ("num_params", ctypes.c_int32),
+                ("params", ctypes.POINTER(KseekParam)),
+                ("num_tensors", ctypes.c_int32),
+                ("tensors", ctypes.POINTER(KseekTensor)),
+                ("stream", ctypes.c_void_p)]
+
+
+def load_scenarios(task_dir=TASK_DIR):
+    with open(os.path.join(task_dir, "task.json")) as f:
+        return json.load(f)["scenarios"]
+
+
+def select(scenarios, names=None, grid_only=False):
+    if names:
+        wanted = names.split(",")
+        by_name = {s["name"]: s for s in scenarios}
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            raise SystemExit("unknown scenarios: " + ", ".join(missing))
+        return [by_name[n] for n in wanted]
+    if grid_only:
+        return [s for s in scenarios if s["name"].startswith("grid_")]
+    return list(scenarios)
+
+
+def make_inputs(p, seed, device="cuda"):
+    """q, k, v (BSHD, normal(0, 1)) and empty o, lse for scenario params p."""
+    g = torch.Generator(device=device)
+    g.manual_seed(seed)
+    dt = TORCH_DTYPE[p["dtype"]]
+    b, sq, sk = p["batch"], p["seqlen_q"], p["seqlen_k"]
+    hq, hkv, d = p["heads_q"], p["heads_kv"], p["head_dim"]
+    q = torch.randn(b, sq, hq, d, generator=g, device=device).to(dt)
+    k = torch.randn(b, sk, hkv, d, generator=g, device=device).to(dt)
+    v = torch.randn(b, sk, hkv, d, generator=g, device=device).to(dt)
+    o = torch.empty(b, sq, hq, d, device=device, dtype=dt)
+    lse = torch.empty(b, hq, sq, device=device, dtype=torch.float32)
+    return q, k, v, o, lse
+
+
+class Kernel:
+    """A kernel library implementing kseek_launch (see abi.h)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.lib = ctypes.CDLL(os.path.abspath(path))
+        self.lib.kseek_launch.argtypes = [ctypes.POINTER(KseekLaunchArgs)]
+        self.lib.kseek_launch.restype = ctypes.c_int
+        self.error_message = getattr(self.lib, "kseek_error_message", None)
+        if self.error_message is not None:
+            self.error_message.restype = ctypes.c_char_p
+
+    def bind(self, p, tensors, stream=None):
+        """Returns a no-argument callable that launches on `tensors`
+        (q, k, v, o, lse in task order) with scenario params p."""
+        names = [b"q", b"k", b"v", b"o", b"lse"]
+        ts = (KseekTensor * 5)()
+        for i, (name, t) in enumerate(zip(names, tensors)):
+            ts[i].name = name
+            ts[i].data = t.data_ptr()
+            ts[i].dtype = (KSEEK_DTYPE["f32"] if t.dtype == torch.float32
+                           else KSEEK_DTYPE[p["dtype"]])
+            ts[i].ndim = t.dim()
+            for j in range(t.dim()):
+                ts[i].shape[j] = t.shape[j]
+                ts[i].strides[j] = t.stride(j)
+        ps = (KseekParam * len(PARAM_ORDER))()
+        for i, name in enumerate(PARAM_ORDER):
+            ps[i].name = name.encode()
+            value = p[name]
+            ps[i].value = KSEEK_DTYPE[value] if name == "dtype" else value
+        if stream is None:
+            stream = torch.cuda.current_stream()
+        args = KseekLaunchArgs(KSEEK_ABI_VERSION, len(PARAM_ORDER), ps, 5, ts,
+                               ctypes.c_void_p(stream.cuda_stream))
+        keep = (names, ts, ps, args, tensors)
+
+        def launch():
+            rc = self.lib.kseek_launch(ctypes.byref(keep[3]))
+            if rc != 0:
+                msg = (self.error_message().decode()
+                       if self.error_message is not None else "")
+                raise RuntimeError(f"kseek_launch returned {rc}: {msg}")
+
+        return launch
+
+
+def errors(out, ref):
+    """The harness's measures: (rel_l2, max_abs) over elements where the
+    reference is finite; an infinity must match exactly; NaN gives inf."""
+    out = out.double()
+    ref = ref.double()
+    if torch.isnan(out).any():
+        return float("inf"), float("inf")
+    inf_ref = torch.isinf(ref)
+    if not torch.equal(out[inf_ref], ref[inf_ref]) or \
+            torch.isinf(out[~inf_ref]).any():
+        return float("inf"), float("inf")
+    diff = (out - ref)[~inf_ref]
+    ref_f = ref[~inf_ref]
+    norm = ref_f.norm().item()
+    rel = diff.norm().item() / norm if norm > 0 else diff.norm().item()
+    return rel, (diff.abs().max().item() if diff.numel() else 0.0)
+
+
+class Timer:
+    """The same method for every kernel: warm-up, then per sample an L2
+    flush (writing twice the L2 size) and CUDA events around one call;
+    the median of the samples, in milliseconds."""
+
+    def __init__(self, samples=30, warmup=3, budget_s=2.0):
+        props = torch.cuda.get_device_properties(0)
+        l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
+        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.samples, self.warmup, self.budget_s = samples, warmup, budget_s
+
+    def median_ms(self, fn):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        fn()  # first call: also the cost estimate
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        one_ms = max(start.elapsed_time(end), 1e-3)
+        for _ in range(max(0, self.warmup - 2)):
+            fn()
+        # Fewer samples for slow kernels, never fewer than 5.
+        n = max(5, min(self.samples, int(self.budget_s * 1e3 / one_ms)))
+        times = []
+        for _ in range(n):
+            self.flush_buf.zero_()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return statistics.median(times), n

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The anchor benchmark of flash_attention_fwd as one device command.
+#
+#   bash kernels/flash_attention_fwd/bench/run_anchor.sh [KERNEL.cu]
+#
+# Expects a relocatable build in .device/ at the repository root
+# (.device/bin/kseek, .device/bin/kseek-runner, .device/lib/*.so,
+# .device/include/kernelseek/abi.h) and python3 with torch. Compiles the
+# candidate (default: the task's baseline.cu) with the harness's flags,
+# evaluates it with `kseek eval --json` (correctness and the harness's own
+# timing), then runs anchor.py beside SDPA cuDNN and FA2 with the harness
+# JSON for the timing comparison. Everything lands in $OUT (default
+# /tmp/fa_anchor): compile.json, harness.json, anchor.json and the logs.
+#
+# Environment:
+#   FA_SCENARIOS   "all" (default), "grid" (the FA3 grid) or a comma list
+#   FA_EVAL_ARGS   timing flags for kseek eval (default "--max-samples 10
+#                  --max-seconds 1": the baseline is slow and the device time
+#                  short)
+#   FA_EVAL_TIMEOUT  seconds allowed for kseek eval (default 270); past it
+#                  the anchor still runs, without the harness comparison
+#   FA_ANCHOR_ARGS arguments for anchor.py (default "--budget-s 1": at most
+#                  about a second of samples per kernel and scenario)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+TASK="$ROOT/kernels/flash_attention_fwd"
+DEV="${KSEEK_DEVICE_DIR:-$ROOT/.device}"
+OUT="${OUT:-/tmp/fa_anchor}"
+KERNEL="$(realpath "${1:-$TASK/baseline.cu}")"
+SUBSET="${FA_SCENARIOS:-all}"
+read -r -a EVAL_TIMING <<< "${FA_EVAL_ARGS:---max-samples 10 --max-seconds 1}"
+read -r -a ANCHOR_EXTRA <<< "${FA_ANCHOR_ARGS:---budget-s 1}"
+mkdir -p "$OUT"
+
+export KSEEK_INCLUDE_DIR="$DEV/include"
+export LD_LIBRARY_PATH="$DEV/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export KSEEK_CACHE_DIR="${KSEEK_CACHE_DIR:-/tmp/fa_anchor_cache}"
+
+case "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)" in
+  9.*) TARGET=sm_90a ;;
+  10.*) TARGET=sm_100a ;;
+  *) echo "run_anchor.sh: no sm_90 or sm_100 device" >&2; exit 2 ;;
+esac
+
+case "$SUBSET" in
+  all) EVAL_SCEN=(); ANCHOR_SCEN=() ;;
+  grid)
+    NAMES="$(python3 -c 'import json,sys
+print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
+               if s["name"].startswith("grid_")))' "$TASK/task.json")"
+    EVAL_SCEN=(--scenarios "$NAMES"); ANCHOR_SCEN=(--grid-only) ;;
+  *) EVAL_SCEN=(--scenarios "$SUBSET"); ANCHOR_SCEN=(--scenarios "$SUBSET") ;;
+esac
+
+echo "== target $TARGET, kernel $KERNEL, scenarios $SUBSET" | tee "$OUT/run.log"
+"$DEV/bin/kseek" compile --target "$TARGET" --json "$KERNEL" \
+  > "$OUT/compile.json" 2> "$OUT/compile.log"
+LIB="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["library"])' \
+  "$OUT/compile.json")"
+echo "== library $LIB" | tee -a "$OUT/run.log"
+
+HARNESS_ARGS=()
+start=$(date +%s)
+if timeout "${FA_EVAL_TIMEOUT:-270}" "$DEV/bin/kseek" eval --task "$TASK" \
+    --target "$TARGET" --json "${EVAL_TIMING[@]}" "${EVAL_SCEN[@]}" "$KERNEL" \
+    > "$OUT/harness.json" 2> "$OUT/harness.log"; then
+  echo "== kseek eval: all correct ($(( $(date +%s) - start )) s)" | tee -a "$OUT/run.log"
+else
+  echo "== kseek eval exited $? ($(( $(date +%s) - start )) s); see harness.log" \
+    | tee -a "$OUT/run.log"
+fi
+if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT/harness.json" 2>/dev/null; then
+  HARNESS_ARGS=(--harness-json "$OUT/harness.json")
+fi
+
+cd "$TASK/bench"
+python3 anchor.py --lib "$LIB" "${ANCHOR_SCEN[@]}" "${HARNESS_ARGS[@]}" \
+  --out "$OUT/anchor.json" "${ANCHOR_EXTRA[@]}" 2>&1 | tee "$OUT/anchor.log"

@@ -1,0 +1,258 @@
+// RunScenarios and kseek-runner on a CUDA device: a tiny task (y = 2x) as
+// CUDA kernels built with nvcc for both sm_90a and sm_100a; the tests use
+// whichever target the device is. Skipped without a device or nvcc.
+#include <string>
+#include <vector>
+
+#include "compile.h"
+#include "gtest/gtest.h"
+#include "runner.h"
+#include "task.h"
+#include "test_util.h"
+#include "verdict.h"
+
+namespace kseek {
+namespace {
+
+using ::kseek::testing::RunProcess;
+using ::kseek::testing::SourceDir;
+using ::kseek::testing::TempDir;
+using ::kseek::testing::WriteFile;
+
+constexpr char kGpuTaskJson[] = R"({
+  "name": "scale_gpu",
+  "description": "y = 2 x",
+  "params": {"n": {"min": 1}, "dtype": {"dtype": ["f32", "bf16"]}},
+  "tensors": [
+    {"name": "x", "role": "in", "dtype": "dtype", "shape": ["n"],
+     "init": {"dist": "normal", "mean": 0, "std": 1}},
+    {"name": "y", "role": "out", "dtype": "dtype", "shape": ["n"],
+     "tolerance": {"f32": {"rel_l2": 1e-6, "max_abs": 1e-5},
+                   "bf16": {"rel_l2": 1e-2, "max_abs": 2e-2}}}
+  ],
+  "flops": "n",
+  "sources": {"cuda": {"reference": "reference.cu", "baseline": "baseline.cu"}},
+  "targets": ["sm_90a", "sm_100a"],
+  "scenarios": [
+    {"name": "n1000000_f32", "params": {"n": 1000000, "dtype": "f32"}},
+    {"name": "n4096_bf16", "params": {"n": 4096, "dtype": "bf16"}},
+    {"name": "n777777_f32", "params": {"n": 777777, "dtype": "f32"}}
+  ]
+})";
+
+// A CUDA kernel library: `body` runs with x, y, n and stream in scope.
+std::string CudaKernelSource(const std::string& body) {
+  return std::string(R"(
+#include <cstdint>
+#include <cuda_runtime.h>
+#include "kernelseek/abi.h"
+
+__device__ float LoadX(const void* p, int dtype, long i) {
+  if (dtype == KSEEK_BF16) {
+    return __uint_as_float(static_cast<unsigned>(static_cast<const unsigned short*>(p)[i]) << 16);
+  }
+  return static_cast<const float*>(p)[i];
+}
+
+__device__ void StoreY(void* p, int dtype, long i, float v) {
+  if (dtype == KSEEK_BF16) {
+    unsigned u = __float_as_uint(v);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    static_cast<unsigned short*>(p)[i] = static_cast<unsigned short>(u >> 16);
+  } else {
+    static_cast<float*>(p)[i] = v;
+  }
+}
+
+__global__ void Scale(const void* x, void* y, int dtype, long n, float factor) {
+  long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) StoreY(y, dtype, i, factor * LoadX(x, dtype, i));
+}
+
+__global__ void Spin(long long cycles) {
+  long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+__global__ void Poke(int* p) { *p = 1; }
+
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
+  const kseek_tensor& x = a->tensors[0];
+  const kseek_tensor& y = a->tensors[1];
+  const long n = kseek_param_get(a, "n", 0);
+  cudaStream_t stream = static_cast<cudaStream_t>(a->stream);
+  const unsigned blocks = static_cast<unsigned>((n + 255) / 256);
+  (void)stream;
+  (void)blocks;
+)") + body + R"(
+  return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
+)";
+}
+
+constexpr char kGpuGood[] = "Scale<<<blocks, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);";
+
+class RunnerGpuTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(TempDir("runner_gpu_test"));
+    WriteFile(*dir_ + "/task.json", kGpuTaskJson);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    KSEEK_REQUIRE_CUDA_DEVICE();
+    if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: nvcc not found";
+    if (!task_built_) {
+      ASSERT_TRUE(Build("reference", kGpuGood) && Build("baseline", kGpuGood));
+      task_built_ = true;
+    }
+    absl::StatusOr<TaskSpec> task = LoadTask(*dir_);
+    ASSERT_TRUE(task.ok()) << task.status();
+    task_ = *task;
+  }
+
+  // Compiles NAME.cu into libNAME.so for both GPU targets.
+  bool Build(const std::string& name, const std::string& body) {
+    const std::string src = *dir_ + "/" + name + ".cu";
+    WriteFile(src, CudaKernelSource(body));
+    testing::ProcessResult r = RunProcess(
+        {CompilerFor(Target::kSm90a), "-shared", "-Xcompiler", "-fPIC", "-O2", "-std=c++17",
+         "-gencode=arch=compute_90a,code=sm_90a", "-gencode=arch=compute_100a,code=sm_100a",
+         "-I" + SourceDir() + "/harness/include", src, "-o", Lib(name)});
+    EXPECT_EQ(r.exit_code, 0) << "compiling " << name << ":\n" << r.err;
+    return r.exit_code == 0;
+  }
+  std::string Lib(const std::string& name) const { return *dir_ + "/lib" + name + ".so"; }
+
+  RunJob Job(const std::string& candidate, Target target) {
+    RunJob job;
+    job.task = &task_;
+    job.target = target;
+    job.reference_lib = Lib("reference");
+    job.baseline_lib = Lib("baseline");
+    job.candidate_lib = Lib(candidate);
+    job.scenarios = task_.scenarios;
+    job.seed = 777;
+    job.timing.warmup = 2;
+    job.timing.min_samples = 3;
+    job.timing.max_samples = 20;
+    job.timing.max_seconds = 0.5;
+    job.runner_path = std::string(KSEEK_BIN_DIR) + "/kseek-runner";
+    job.work_dir = TempDir("runner_gpu_job");
+    return job;
+  }
+
+  // Runs the job on the device's target (sm_90a, else sm_100a).
+  RunResult Run(const std::string& candidate) {
+    absl::StatusOr<RunResult> r = RunScenarios(Job(candidate, Target::kSm90a), nullptr);
+    if (!r.ok() && r.status().message().find("compute capability") != std::string::npos) {
+      r = RunScenarios(Job(candidate, Target::kSm100a), nullptr);
+    }
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *r : RunResult();
+  }
+
+  static std::string Describe(const RunResult& r) {
+    std::string out;
+    for (const ScenarioResult& s : r.scenarios) {
+      out += s.name + ": " + StatusName(s.status) + " " + s.error + "\n";
+    }
+    return out + "log:\n" + r.log;
+  }
+
+  static std::string* dir_;
+  static bool task_built_;
+  TaskSpec task_;
+};
+
+std::string* RunnerGpuTest::dir_ = nullptr;
+bool RunnerGpuTest::task_built_ = false;
+
+TEST_F(RunnerGpuTest, CorrectKernelIsOkAndTimed) {
+  ASSERT_TRUE(Build("good", kGpuGood));
+  RunResult r = Run("good");
+  ASSERT_EQ(r.scenarios.size(), 3u) << Describe(r);
+  EXPECT_NE(r.device.name.find("NVIDIA"), std::string::npos) << r.device.name;
+  EXPECT_TRUE(r.device.cc_major == 9 || r.device.cc_major == 10);
+  EXPECT_GT(r.device.sm_count, 0);
+  EXPECT_GT(r.device.l2_bytes, 0);
+  EXPECT_GT(r.device.memory_bytes, 0);
+  EXPECT_GT(r.device.mem_bandwidth_gbps, 0);
+  EXPECT_FALSE(r.device.driver.empty());
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kOk) << Describe(r);
+    ASSERT_TRUE(s.time.has_value());
+    EXPECT_GE(s.time->n, 3);
+    ASSERT_TRUE(s.baseline.has_value());
+    ASSERT_TRUE(s.speedup.has_value());
+  }
+}
+
+TEST_F(RunnerGpuTest, WrongDeviceIsRefused) {
+  ASSERT_TRUE(Build("good", kGpuGood));
+  absl::StatusOr<RunResult> a = RunScenarios(Job("good", Target::kSm90a), nullptr);
+  absl::StatusOr<RunResult> b = RunScenarios(Job("good", Target::kSm100a), nullptr);
+  // Exactly one of the two targets is this device's.
+  ASSERT_NE(a.ok(), b.ok());
+  const absl::Status& refused = a.ok() ? b.status() : a.status();
+  EXPECT_NE(refused.message().find("needs a device of compute capability"), std::string::npos)
+      << refused;
+}
+
+TEST_F(RunnerGpuTest, WorkOnABlockingSideStreamIsCounted) {
+  ASSERT_TRUE(Build("side_blocking", R"(
+  static cudaStream_t side = nullptr;
+  if (side == nullptr) cudaStreamCreate(&side);
+  Spin<<<1, 1, 0, side>>>(200000);
+  Scale<<<blocks, 256, 0, side>>>(x.data, y.data, x.dtype, n, 2.0f);)"));
+  RunResult r = Run("side_blocking");
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kOk) << Describe(r);
+    ASSERT_TRUE(s.time.has_value());
+    EXPECT_GT(s.time->median, 0.05);  // the spin is inside the events
+  }
+}
+
+TEST_F(RunnerGpuTest, WorkOnANonBlockingStreamEscapesAndIsIncorrect) {
+  ASSERT_TRUE(Build("side_nonblocking", R"(
+  static cudaStream_t side = nullptr;
+  if (side == nullptr) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);
+  Spin<<<1, 1, 0, side>>>(4000000);
+  Scale<<<blocks, 256, 0, side>>>(x.data, y.data, x.dtype, n, 2.0f);)"));
+  RunResult r = Run("side_nonblocking");
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_NE(s.error.find("work escaped the timing stream"), std::string::npos) << s.error;
+  }
+}
+
+TEST_F(RunnerGpuTest, IllegalAddressCrashesOnlyItsScenario) {
+  ASSERT_TRUE(Build("illegal", std::string(R"(
+  if (n == 4096) Poke<<<1, 1, 0, stream>>>(reinterpret_cast<int*>(16));
+  )") + kGpuGood));
+  RunResult r = Run("illegal");
+  ASSERT_EQ(r.scenarios.size(), 3u) << Describe(r);
+  EXPECT_EQ(r.scenarios[0].status, ScenarioStatus::kOk) << Describe(r);
+  ASSERT_EQ(r.scenarios[1].status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_NE(r.scenarios[1].error.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
+      << r.scenarios[1].error;
+  EXPECT_EQ(r.scenarios[2].status, ScenarioStatus::kOk) << Describe(r);
+}
+
+TEST_F(RunnerGpuTest, PartlyUnwrittenOutputIsIncorrect) {
+  ASSERT_TRUE(Build("partial",
+                    "Scale<<<blocks / 2, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);"));
+  RunResult r = Run("partial");
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_NE(s.error.find("NaN at element"), std::string::npos) << s.error;
+  }
+}
+
+}  // namespace
+}  // namespace kseek
