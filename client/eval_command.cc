@@ -1,10 +1,12 @@
-// Local-mode evaluation commands (eval_command.h).
+// Evaluation commands, local or through a coordinator (eval_command.h).
 #include "eval_command.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "absl/flags/flag.h"
@@ -14,6 +16,9 @@
 #include "cli.h"
 #include "compile.h"
 #include "evaluate.h"
+#include "remote.h"
+#include "remote_eval.h"
+#include "request.h"
 #include "task.h"
 
 ABSL_FLAG(std::string, task, "", "task folder (holding task.json)");
@@ -29,6 +34,7 @@ ABSL_FLAG(int, gpu, 0, "CUDA device ordinal");
 ABSL_FLAG(std::string, cache_dir, "", "compile cache folder (default: ~/.cache/kernelseek/compile)");
 ABSL_FLAG(std::string, kernels, "kernels", "folder of task folders (eval-shipped)");
 ABSL_FLAG(std::string, targets, "", "targets to try, comma-separated (eval-shipped; default: all)");
+ABSL_FLAG(bool, local, false, "evaluate on this machine even when a coordinator is configured");
 
 namespace kseek::cli {
 
@@ -37,11 +43,16 @@ namespace {
 const char kEvalUsage[] =
     "usage: kseek eval --task DIR [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
-    "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] KERNEL\n"
+    "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local]\n"
+    "                  [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
     "the task's baseline on the same device, and prints the verdict.\n"
-    "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input.\n";
+    "With a coordinator configured (--coordinator, $KSEEK_COORDINATOR or\n"
+    ".kernelseek/client.json) the evaluation runs on one of its workers (--gpu and\n"
+    "--cache-dir are then the worker's business); --local forces this machine.\n"
+    "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
+    "(including a refused request or an unreachable coordinator).\n";
 
 const char kCompileUsage[] =
     "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache_dir DIR] KERNEL\n"
@@ -51,9 +62,11 @@ const char kCompileUsage[] =
 
 const char kShippedUsage[] =
     "usage: kseek eval-shipped [--kernels DIR] [--targets T,...] [--json] [--max_seconds S]\n"
+    "                          [--local] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE]\n"
     "\n"
     "Evaluates the shipped kernels of every task under DIR on every target this machine\n"
-    "can run (host always; sm_90a / sm_100a when a matching GPU is present).\n";
+    "can run (host always; sm_90a / sm_100a when a matching GPU is present), or, with a\n"
+    "coordinator configured, on every target that has a healthy worker there.\n";
 
 std::string Ms(double ms) {
   if (ms >= 100) return absl::StrFormat("%.1f ms", ms);
@@ -119,6 +132,54 @@ class ProgressLine {
 
 int ExitFor(const Verdict& v) { return v.all_correct ? kExitOk : kExitFailed; }
 
+// The remote twin of a harness request: the task folder packed for the
+// target, the same kernel, scenarios (by name, or the scenario file's
+// text), seed and timing options.
+absl::StatusOr<kernelseek::v1::EvaluationRequest> RemoteRequest(const std::string& task_dir,
+                                                                const EvalRequest& req,
+                                                                const std::string& scenarios_spec) {
+  auto files = PackTask(task_dir, req.target);
+  if (!files.ok()) return files.status();
+  kernelseek::v1::EvaluationRequest r;
+  *r.mutable_task() = std::move(*files);
+  r.set_target(TargetName(req.target));
+  r.set_kernel_source(req.kernel_source);
+  r.set_kernel_name(req.kernel_name);
+  std::error_code ec;
+  if (!scenarios_spec.empty() && std::filesystem::is_regular_file(scenarios_spec, ec)) {
+    std::string text;
+    if (!ReadFile(scenarios_spec, &text)) return absl::NotFoundError(scenarios_spec + ": cannot read");
+    r.set_scenarios_json(text);
+  } else {
+    for (const auto& s : req.scenarios) r.add_scenario_names(s.name);
+  }
+  if (req.seed) r.set_seed(*req.seed);
+  r.mutable_timing()->set_disabled(!req.timing.enabled);
+  r.mutable_timing()->set_max_samples(req.timing.max_samples);
+  r.mutable_timing()->set_max_seconds(req.timing.max_seconds);
+  if (req.scenario_timeout_s) r.set_scenario_timeout_s(*req.scenario_timeout_s);
+  return r;
+}
+
+// `names` plus the coordinator connection flags.
+std::vector<std::string> WithRemoteFlags(std::vector<std::string> names) {
+  names.insert(names.end(), kRemoteFlags.begin(), kRemoteFlags.end());
+  return names;
+}
+
+// Whether commands go through a coordinator: one is configured and
+// --local is not given. Sets *error (for exit 2) when the settings cannot
+// be read.
+bool UseCoordinator(std::string* error) {
+  if (absl::GetFlag(FLAGS_local)) return false;
+  auto settings = LoadRemoteSettings();
+  if (!settings.ok()) {
+    *error = std::string(settings.status().message());
+    return false;
+  }
+  return !settings->coordinator.empty();
+}
+
 }  // namespace
 
 std::string FormatVerdict(const Verdict& v) {
@@ -166,8 +227,8 @@ int EvalCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   bool help = false;
   if (!ParseFlags(args,
-                  {"task", "target", "scenarios", "seed", "json", "timing", "max_samples", "max_seconds",
-                   "scenario_timeout", "gpu", "cache_dir"},
+                  WithRemoteFlags({"task", "target", "scenarios", "seed", "json", "timing", "max_samples",
+                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local"}),
                   kEvalUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   auto usage_error = [](const std::string& what) {
@@ -206,6 +267,30 @@ int EvalCommand(const std::vector<std::string>& args) {
   req.cache_dir = absl::GetFlag(FLAGS_cache_dir);
 
   bool json = absl::GetFlag(FLAGS_json);
+  std::string settings_error;
+  bool remote_mode = UseCoordinator(&settings_error);
+  if (!settings_error.empty()) return usage_error(settings_error);
+  if (remote_mode) {
+    if (req.gpu != 0 || !req.cache_dir.empty())
+      return usage_error("--gpu and --cache-dir apply to local mode only (add --local)");
+    auto request = RemoteRequest(absl::GetFlag(FLAGS_task), req, absl::GetFlag(FLAGS_scenarios));
+    if (!request.ok()) return usage_error(std::string(request.status().message()));
+    std::unique_ptr<Remote> remote = ConnectOrReport("eval");
+    if (remote == nullptr) return kExitUsage;
+    RemoteOutcome outcome;
+    if (int rc = SubmitAndWait(*remote, "eval", *request, !json && StderrIsTerminal(), &outcome); rc != kExitOk)
+      return rc;
+    if (!outcome.verdict)
+      return usage_error(absl::StrCat("evaluation ", outcome.evaluation_id, " failed: ", outcome.failed));
+    if (json) {
+      nlohmann::json j = ToJson(*outcome.verdict);
+      j["evaluation_id"] = outcome.evaluation_id;
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << FormatVerdict(*outcome.verdict);
+    }
+    return ExitFor(*outcome.verdict);
+  }
   ProgressLine line(!json && StderrIsTerminal());
   auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
   line.Clear();
@@ -264,7 +349,9 @@ int CompileCommand(const std::vector<std::string>& args) {
 int EvalShippedCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   bool help = false;
-  if (!ParseFlags(args, {"kernels", "targets", "json", "max_seconds", "max_samples", "cache_dir", "gpu"},
+  if (!ParseFlags(args,
+                  WithRemoteFlags({"kernels", "targets", "json", "max_seconds", "max_samples", "cache_dir", "gpu",
+                                   "local"}),
                   kShippedUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   std::vector<Target> wanted;
@@ -290,6 +377,29 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
   }
   std::sort(task_dirs.begin(), task_dirs.end());
   bool json = absl::GetFlag(FLAGS_json);
+
+  // Through a coordinator, the targets it can run are those with a healthy
+  // worker; the others are skipped as a missing GPU is in local mode.
+  std::string settings_error;
+  bool remote_mode = UseCoordinator(&settings_error);
+  if (!settings_error.empty()) {
+    fprintf(stderr, "kseek eval-shipped: %s\n", settings_error.c_str());
+    return kExitUsage;
+  }
+  std::unique_ptr<Remote> remote;
+  std::set<std::string> served_targets;
+  if (remote_mode) {
+    remote = ConnectOrReport("eval-shipped");
+    if (remote == nullptr) return kExitUsage;
+    grpc::ClientContext context;
+    remote->Prepare(&context);
+    kernelseek::v1::ListWorkersResponse workers;
+    grpc::Status status = remote->coordinator().ListWorkers(&context, {}, &workers);
+    if (!status.ok()) return ReportRpcError("eval-shipped", *remote, status);
+    for (const auto& w : workers.workers())
+      if (w.healthy() && !w.info().draining()) served_targets.insert(w.info().target());
+  }
+
   nlohmann::json all = nlohmann::json::array();
   bool all_ok = true;
   for (const auto& dir : task_dirs) {
@@ -313,9 +423,42 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
         if (!json)
           std::cout << "== " << task->name << " / " << TargetName(target) << " / " << req.kernel_name << "\n"
                     << std::flush;
-        ProgressLine line(!json && StderrIsTerminal());
-        auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
-        line.Clear();
+        absl::StatusOr<Verdict> verdict;
+        std::string evaluation_id;
+        if (remote_mode) {
+          if (req.gpu != 0 || !req.cache_dir.empty()) {
+            fprintf(stderr, "kseek eval-shipped: --gpu and --cache-dir apply to local mode only (add --local)\n");
+            return kExitUsage;
+          }
+          if (served_targets.count(TargetName(target)) == 0) {
+            verdict = absl::UnavailableError(
+                absl::StrCat("no healthy worker of target ", TargetName(target), " at ", remote->address()));
+          } else {
+            auto request = RemoteRequest(dir, req, "");
+            if (!request.ok()) {
+              fprintf(stderr, "kseek eval-shipped: %s\n", std::string(request.status().message()).c_str());
+              return kExitUsage;
+            }
+            RemoteOutcome outcome;
+            if (int rc = SubmitAndWait(*remote, "eval-shipped", *request, !json && StderrIsTerminal(), &outcome);
+                rc != kExitOk)
+              return rc;
+            evaluation_id = outcome.evaluation_id;
+            if (!outcome.verdict) {
+              // Could not be carried out: unlike a missing worker, a failure.
+              all_ok = false;
+              std::string why = absl::StrCat("evaluation ", evaluation_id, " failed: ", outcome.failed);
+              if (!json) std::cout << "failed: " << why << "\n\n";
+              all.push_back({{"task", task->name}, {"target", TargetName(target)}, {"kernel", req.kernel_name},
+                             {"evaluation_id", evaluation_id}, {"failed", outcome.failed}});
+              continue;
+            }
+            verdict = std::move(*outcome.verdict);
+          }
+        } else {
+          ProgressLine line(!json && StderrIsTerminal());
+          verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
+        }
         if (!verdict.ok()) {
           // A GPU target this machine cannot run is skipped, visibly.
           std::string why(verdict.status().message());
@@ -328,6 +471,7 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
         if (json) {
           nlohmann::json j = ToJson(*verdict);
           j["kernel"] = req.kernel_name;
+          if (!evaluation_id.empty()) j["evaluation_id"] = evaluation_id;
           all.push_back(j);
         } else {
           std::cout << FormatVerdict(*verdict) << "\n";

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "eval_command.h"
+#include "service_commands.h"
 
 namespace {
 
@@ -13,9 +14,22 @@ const char kUsage[] =
     "usage: kseek COMMAND [flags] [args]\n"
     "\n"
     "commands:\n"
-    "  eval          evaluate a kernel against a task (local mode: no daemon)\n"
+    "  eval          evaluate a kernel against a task (through the coordinator when one is\n"
+    "                configured, else on this machine; --local forces this machine)\n"
     "  compile       compile a kernel with the harness's flags, print the library and report\n"
-    "  eval-shipped  evaluate the shipped kernels of every task on every target here\n"
+    "  eval-shipped  evaluate the shipped kernels of every task on every target available\n"
+    "\n"
+    "evaluation service:\n"
+    "  up            start a coordinator and workers on this machine (state in .kernelseek/)\n"
+    "  down          stop what `kseek up --detach` started\n"
+    "  evals         list evaluations at the coordinator\n"
+    "  show EVAL     one evaluation's state and verdict\n"
+    "  workers       the coordinator's workers and their health\n"
+    "  admin         users and tokens (admin user add|list|revoke, admin token create)\n"
+    "\n"
+    "The coordinator is --coordinator ADDR, else $KSEEK_COORDINATOR, else the config file\n"
+    "(./.kernelseek/client.json, then ~/.config/kernelseek/client.json); the token is\n"
+    "--token-file FILE, else $KSEEK_TOKEN, else the config file; --tls-ca FILE for TLS.\n"
     "\n"
     "Run `kseek COMMAND --help` for a command's flags.\n";
 
@@ -31,6 +45,12 @@ int main(int argc, char** argv) {
   if (command == "eval") return kseek::cli::EvalCommand(args);
   if (command == "compile") return kseek::cli::CompileCommand(args);
   if (command == "eval-shipped") return kseek::cli::EvalShippedCommand(args);
+  if (command == "evals") return kseek::cli::EvalsCommand(args);
+  if (command == "show") return kseek::cli::ShowCommand(args);
+  if (command == "workers") return kseek::cli::WorkersCommand(args);
+  if (command == "admin") return kseek::cli::AdminCommand(args);
+  if (command == "up") return kseek::cli::UpCommand(args);
+  if (command == "down") return kseek::cli::DownCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     fputs(kUsage, stdout);
     return kseek::cli::kExitOk;

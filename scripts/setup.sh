@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake ninja-build ccache pkg-config
-          libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev)
+          libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev
+          libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
+          libsqlite3-dev patchelf)
 
 if [[ "${KSEEK_SKIP_APT:-0}" != 1 ]]; then
   missing=()
@@ -23,5 +25,8 @@ if [[ "${KSEEK_SKIP_APT:-0}" != 1 ]]; then
 fi
 
 jobs=${KSEEK_JOBS:-$(nproc)}
+# ccache: paths relative to the checkout, so another clone of the same code
+# reuses the cache.
+export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j "$jobs"

@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
 # Installs, builds and runs every test. GPU tests report "skipped: no CUDA
-# device" on machines without one; scripts/device/gpu_suite.sh runs them on a
-# GPU machine.
+# device" on machines without one (the reasons are printed after the run);
+# scripts/device/gpu_suite.sh runs them on a GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-ctest --test-dir build --output-on-failure -j "${KSEEK_TEST_JOBS:-2}" "$@"
+status=0
+ctest --test-dir build --output-on-failure -j "${KSEEK_TEST_JOBS:-2}" "$@" || status=$?
+log=build/Testing/Temporary/LastTest.log
+if [[ -f $log ]] && grep -q "skipped: " "$log"; then
+  echo "Skipped tests and why:"
+  grep -o "skipped: .*" "$log" | sort | uniq -c
+fi
+exit $status

@@ -142,7 +142,7 @@ class RunnerGpuTest : public ::testing::Test {
     job.timing.min_samples = 3;
     job.timing.max_samples = 20;
     job.timing.max_seconds = 0.5;
-    job.runner_path = std::string(KSEEK_BIN_DIR) + "/kseek-runner";
+    job.runner_path = testing::BinDir() + "/kseek-runner";
     job.work_dir = TempDir("runner_gpu_job");
     return job;
   }

@@ -132,7 +132,7 @@ class RunnerTest : public ::testing::Test {
     job.timing.min_samples = 3;
     job.timing.max_samples = 20;
     job.timing.max_seconds = 0.5;
-    job.runner_path = std::string(KSEEK_BIN_DIR) + "/kseek-runner";
+    job.runner_path = testing::BinDir() + "/kseek-runner";
     job.work_dir = TempDir("runner_job");
     return job;
   }
@@ -323,9 +323,35 @@ TEST_F(RunnerTest, ExitInsideTheKernelIsACrash) {
   EXPECT_EQ(r.scenarios[2].status, ScenarioStatus::kOk) << Describe(r);
 }
 
-TEST_F(RunnerTest, ReplayByPointerIsIncorrect) {
-  // Computes once per input pointer, then copies the saved output back.
-  const std::string body = R"(
+TEST_F(RunnerTest, WritingPastTheEndOfAnOutputIsIncorrect) {
+  RunResult r = Run(Job(Build(
+      "writes_past_end",
+      KernelSource(std::string(kGoodLoop) +
+                   "\n  for (int64_t i = n; i < n + 16; ++i) StoreY(y, i, 1.0f);"))));
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_EQ(s.error.rfind("wrote outside tensor y: ", 0), 0u) << s.error;
+    EXPECT_NE(s.error.find(" bytes after its end were changed (farthest: "), std::string::npos)
+        << s.error;
+    EXPECT_EQ(s.error.find("before its start"), std::string::npos) << s.error;
+  }
+}
+
+TEST_F(RunnerTest, WritingBeforeTheStartOfAnInputIsIncorrect) {
+  RunResult r = Run(Job(Build(
+      "writes_before_start",
+      KernelSource(std::string(kGoodLoop) +
+                   "\n  static_cast<unsigned char*>(x.data)[-100] ^= 0xFF;"))));
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_EQ(s.error,
+              "wrote outside tensor x: 1 byte before its start was changed "
+              "(farthest: 100 bytes before it)");
+  }
+}
+
+// Computes once per input pointer, then copies the saved output back.
+constexpr char kReplayByPointer[] = R"(
   static const void* seen[16];
   static std::vector<unsigned char> saved[16];
   static int count = 0;
@@ -336,23 +362,103 @@ TEST_F(RunnerTest, ReplayByPointerIsIncorrect) {
       return 0;
     }
   }
-  )" + std::string(kGoodLoop) + R"(
+  for (int64_t i = 0; i < n; ++i) StoreY(y, i, 2.0f * LoadX(x, i));
   if (count < 16) {
     seen[count] = x.data;
     saved[count].assign(static_cast<unsigned char*>(y.data),
                         static_cast<unsigned char*>(y.data) + bytes);
     ++count;
   })";
-  RunJob job = Job(Build("replay", KernelSource(body)));
+
+TEST_F(RunnerTest, ReplayByPointerIsIncorrect) {
+  RunResult r = Run(Job(Build("replay", KernelSource(kReplayByPointer))));
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    // The first call is honest; the probe reuses its buffers.
+    EXPECT_EQ(s.error.rfind("wrong when only the second half of the inputs changed: output y", 0),
+              0u)
+        << s.error;
+  }
+}
+
+// Computes once per hash of the first `kKeyBytes` (prefix) or last
+// (suffix) bytes of x, then copies the saved output back.
+std::string ReplayByContent(bool prefix) {
+  return std::string(R"(
+  constexpr size_t kKeyBytes = 64;
+  static std::map<std::pair<uint64_t, size_t>, std::vector<unsigned char>> saved;
+  const size_t bytes = static_cast<size_t>(n) * kseek_dtype_size(y.dtype);
+  const auto* p = static_cast<const unsigned char*>(x.data);
+  const size_t first = )") +
+         (prefix ? "0" : "bytes - kKeyBytes") + R"(;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = first; i < first + kKeyBytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  const auto key = std::make_pair(h, bytes);
+  auto it = saved.find(key);
+  if (it != saved.end()) {
+    std::memcpy(y.data, it->second.data(), bytes);
+    return 0;
+  }
+  for (int64_t i = 0; i < n; ++i) StoreY(y, i, 2.0f * LoadX(x, i));
+  saved[key].assign(static_cast<unsigned char*>(y.data),
+                    static_cast<unsigned char*>(y.data) + bytes);)";
+}
+
+TEST_F(RunnerTest, ReplayByAPrefixOfTheInputIsIncorrect) {
+  RunResult r =
+      Run(Job(Build("replay_prefix", KernelSource(ReplayByContent(true), "#include <map>"))));
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_EQ(s.error.rfind("wrong when only the second half of the inputs changed: output y", 0),
+              0u)
+        << s.error;
+    ASSERT_EQ(s.outputs.size(), 1u);
+    EXPECT_FALSE(s.outputs[0].within);
+    EXPECT_EQ(s.rel_l2, s.outputs[0].rel_l2);
+  }
+}
+
+TEST_F(RunnerTest, ReplayByASuffixOfTheInputIsIncorrect) {
+  RunResult r =
+      Run(Job(Build("replay_suffix", KernelSource(ReplayByContent(false), "#include <map>"))));
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_EQ(s.error.rfind("wrong when only the first half of the inputs changed: output y", 0),
+              0u)
+        << s.error;
+  }
+}
+
+TEST_F(RunnerTest, KernelWrongOnlyAfterTheChecksIsCaughtAfterTiming) {
+  // Right for the first three calls of each shape (the checked call and the
+  // two probes), wrong from then on.
+  RunJob job = Job(Build("wrong_later", KernelSource(R"(
+  static std::map<int64_t, int> calls;
+  const float scale = ++calls[n] > 3 ? 2.1f : 2.0f;
+  for (int64_t i = 0; i < n; ++i) StoreY(y, i, scale * LoadX(x, i));)",
+                                                     "#include <map>")));
   job.timing.enabled = true;
   RunResult r = Run(job);
   for (const ScenarioResult& s : r.scenarios) {
     ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
     EXPECT_FALSE(s.time.has_value());
+    EXPECT_EQ(s.error.rfind("wrong after timing: output y: rel_l2", 0), 0u) << s.error;
   }
-  // The first scenario's first call is honest; the replay shows after timing.
-  EXPECT_NE(r.scenarios[0].error.find("wrong after timing: output y"), std::string::npos)
-      << r.scenarios[0].error;
+}
+
+TEST_F(RunnerTest, WritingPastTheEndDuringTimingIsCaughtAfterTiming) {
+  // Only the sixth call of each shape (a timed one, in the second buffer
+  // set) stores past the end of y; the re-check reads the guards of both.
+  RunJob job = Job(Build("writes_past_end_once", KernelSource(std::string(kGoodLoop) + R"(
+  static std::map<int64_t, int> calls;
+  if (++calls[n] == 6) StoreY(y, n, 1.0f);)",
+                                                              "#include <map>")));
+  job.timing.enabled = true;
+  RunResult r = Run(job);
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_EQ(s.error.rfind("wrong after timing: wrote outside tensor y: ", 0), 0u) << s.error;
+  }
 }
 
 TEST_F(RunnerTest, CandidateThatDoesNotLoadIsACrash) {
@@ -411,6 +517,61 @@ TEST_F(RunnerTest, InputsDependOnTheSeed) {
   EXPECT_EQ(ra.scenarios[0].max_abs, ra2.scenarios[0].max_abs);
 }
 
+// The sandbox (SandboxOptions): only the kept variables and a private TMPDIR
+// reach a runner child.
+TEST(SandboxEnvironmentTest, KeepsOnlyTheNamedVariablesAndSetsTmpdir) {
+  const char* const parent[] = {"PATH=/usr/bin",  "SECRET_TOKEN=abc", "TMPDIR=/tmp",
+                                "HOME=/root",     "LANG=C.UTF-8",     "KSEEK_TOKEN=ks_x",
+                                "CUDA_VISIBLE_DEVICES=1", "NO_EQUALS_SIGN", nullptr};
+  SandboxOptions sandbox;
+  EXPECT_EQ(SandboxEnvironment(sandbox, parent, "/work/job/tmp"),
+            (std::vector<std::string>{"PATH=/usr/bin", "HOME=/root", "LANG=C.UTF-8",
+                                      "CUDA_VISIBLE_DEVICES=1", "TMPDIR=/work/job/tmp"}));
+  sandbox.keep_env = {"SECRET_TOKEN"};
+  EXPECT_EQ(SandboxEnvironment(sandbox, parent, "/t"),
+            (std::vector<std::string>{"SECRET_TOKEN=abc", "TMPDIR=/t"}));
+}
+
+// A kernel that checks what its process was given: the test's secret
+// variable must be gone, core dumps off, file size limited, and TMPDIR a
+// folder of its own.
+constexpr char kSandboxProbe[] = R"(
+  rlimit core{};
+  rlimit fsize{};
+  getrlimit(RLIMIT_CORE, &core);
+  getrlimit(RLIMIT_FSIZE, &fsize);
+  const char* tmp = std::getenv("TMPDIR");
+  struct stat st {};
+  if (std::getenv("KSEEK_SANDBOX_TEST_SECRET") != nullptr) { g_why = "secret visible"; return 1; }
+  if (core.rlim_cur != 0) { g_why = "core dumps allowed"; return 1; }
+  if (fsize.rlim_cur == RLIM_INFINITY) { g_why = "file size unlimited"; return 1; }
+  if (tmp == nullptr || stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode) ||
+      std::strcmp(tmp, "/tmp") == 0) { g_why = "no private TMPDIR"; return 1; }
+)";
+
+TEST_F(RunnerTest, SandboxedChildGetsAScrubbedEnvironmentLimitsAndItsOwnTmpdir) {
+  ASSERT_EQ(setenv("KSEEK_SANDBOX_TEST_SECRET", "visible", 1), 0);
+  const std::string lib = Build(
+      "sandbox_probe",
+      KernelSource(std::string(kSandboxProbe) + kGoodLoop,
+                   "#include <sys/resource.h>\n#include <sys/stat.h>\n"
+                   "static const char* g_why = \"\";\n"
+                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() { return g_why; }"));
+  RunJob open = Job(lib);
+  open.scenarios.resize(1);
+  RunResult unsandboxed = Run(open);
+  ASSERT_EQ(unsandboxed.scenarios[0].status, ScenarioStatus::kCrash) << Describe(unsandboxed);
+  EXPECT_EQ(unsandboxed.scenarios[0].error, "kseek_launch returned 1: secret visible");
+
+  RunJob job = Job(lib);
+  job.sandbox.enabled = true;
+  job.sandbox.max_address_space_bytes = uint64_t{16} << 30;
+  std::string why;
+  job.sandbox.isolate_network = CanIsolateNetwork(&why);
+  RunResult r = Run(job);
+  unsetenv("KSEEK_SANDBOX_TEST_SECRET");
+  for (const ScenarioResult& s : r.scenarios) EXPECT_EQ(s.status, ScenarioStatus::kOk) << Describe(r);
+}
 
 }  // namespace
 }  // namespace kseek

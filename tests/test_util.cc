@@ -1,7 +1,10 @@
 // Helpers shared by the tests (see test_util.h).
 #include "test_util.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -63,9 +67,16 @@ bool Drain(int fd, std::string* out) {
 
 }  // namespace
 
-std::string SourceDir() { return KSEEK_SOURCE_DIR; }
+// The build's paths, unless the environment moves them (a bundle run on
+// another machine sets KSEEK_SOURCE_DIR and KSEEK_BIN_DIR).
+static std::string FromEnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
 
-std::string BinDir() { return KSEEK_BIN_DIR; }
+std::string SourceDir() { return FromEnvOr("KSEEK_SOURCE_DIR", KSEEK_SOURCE_DIR); }
+
+std::string BinDir() { return FromEnvOr("KSEEK_BIN_DIR", KSEEK_BIN_DIR); }
 
 std::string TempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
@@ -182,6 +193,99 @@ bool HaveCudaDevice(std::string* why) {
     return false;
   }
   return true;
+}
+
+Daemon::Daemon(const std::vector<std::string>& argv, const std::string& log) {
+  int out[2];
+  if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    int err = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (err >= 0) dup2(err, STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  out_fd_ = out[0];
+}
+
+Daemon::~Daemon() {
+  if (Running()) {
+    kill(pid_, SIGKILL);
+    Wait(10);
+  }
+  if (out_fd_ >= 0) close(out_fd_);
+}
+
+std::string Daemon::ReadLine(double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      return line;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return "";
+    pollfd p{out_fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) return "";
+    if (!Drain(out_fd_, &buffer_)) return "";
+  }
+}
+
+std::string Daemon::WaitListening(double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    std::string line = ReadLine(left);
+    if (line.rfind("listening on ", 0) == 0) return line.substr(13);
+    if (line.empty() && !Running()) return "";
+  }
+  return "";
+}
+
+void Daemon::Signal(int sig) {
+  if (pid_ > 0) kill(pid_, sig);
+}
+
+bool Daemon::Running() {
+  if (pid_ <= 0 || status_ >= 0) return false;
+  int st = 0;
+  pid_t r = waitpid(pid_, &st, WNOHANG);
+  if (r == pid_) {
+    status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return false;
+  }
+  return true;
+}
+
+int Daemon::Wait(double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (Running()) {
+    if (std::chrono::steady_clock::now() > deadline) return -1;
+    usleep(20000);
+  }
+  return status_;
+}
+
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
 }
 
 bool HaveNvcc() { return !kseek::CompilerFor(kseek::Target::kSm90a).empty(); }

@@ -4,13 +4,17 @@
 #ifndef KERNELSEEK_TESTS_TEST_UTIL_H_
 #define KERNELSEEK_TESTS_TEST_UTIL_H_
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
 namespace kseek::testing {
 
-std::string SourceDir();  // the repository root
-std::string BinDir();     // build/bin
+// The repository root and build/bin; $KSEEK_SOURCE_DIR and $KSEEK_BIN_DIR
+// override them (for a bundle run on another machine).
+std::string SourceDir();
+std::string BinDir();
 
 // A fresh empty folder under the system temp dir, removed at exit.
 std::string TempDir(const std::string& prefix);
@@ -23,6 +27,38 @@ struct ProcessResult {
 };
 // Runs argv[0] with arguments (no shell), waits, captures both streams.
 ProcessResult RunProcess(const std::vector<std::string>& argv);
+
+// A long-running child process (a daemon under test). Its stdout is read
+// line by line; its stderr goes to a log file. The destructor kills it
+// (SIGKILL) if it still runs.
+class Daemon {
+ public:
+  // Starts argv (no shell). `log` receives stderr.
+  Daemon(const std::vector<std::string>& argv, const std::string& log);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // The next stdout line, or "" after `timeout_s` or at end of output.
+  std::string ReadLine(double timeout_s);
+  // Reads lines until one starts with "listening on " and returns the
+  // address after it ("" on timeout).
+  std::string WaitListening(double timeout_s);
+  void Signal(int sig);
+  // Waits for exit; returns the exit code, or 128 + signal.
+  int Wait(double timeout_s);
+  bool Running();
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string buffer_;
+  int status_ = -1;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int FreePort();
 
 // True when a CUDA device can be used (libcuda loads and reports >= 1
 // device); `why` says what is missing otherwise.

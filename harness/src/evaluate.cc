@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -24,8 +27,11 @@ namespace {
 // Removes a scratch folder when the evaluation ends.
 class ScratchDir {
  public:
-  ScratchDir() {
-    std::string base = std::filesystem::temp_directory_path().string() + "/kseek-eval-XXXXXX";
+  // Under `root`, or the system temp dir when it is empty.
+  explicit ScratchDir(const std::string& root) {
+    std::error_code ec;
+    std::string base = (root.empty() ? std::filesystem::temp_directory_path(ec).string() : root) +
+                       "/kseek-eval-XXXXXX";
     std::vector<char> buf(base.begin(), base.end());
     buf.push_back('\0');
     if (mkdtemp(buf.data()) != nullptr) path_ = buf.data();
@@ -46,6 +52,21 @@ absl::StatusOr<std::string> ReadSource(const std::string& path) {
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
+}
+
+// Compiles reqs[i] into (*outs)[i] for i in [begin, end), at most `jobs` at
+// once (compiles are independent; the compile cache is safe to share).
+void CompileRange(const std::vector<CompileRequest>& reqs, size_t begin, size_t end, int jobs,
+                  std::vector<absl::StatusOr<CompileOutput>>* outs) {
+  std::atomic<size_t> next{begin};
+  auto work = [&] {
+    for (size_t i = next++; i < end; i = next++) (*outs)[i] = Compile(reqs[i]);
+  };
+  const size_t helpers = std::min<size_t>(std::max(jobs, 1), end - begin);
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < helpers; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
 }
 
 uint64_t FreshSeed() {
@@ -192,13 +213,30 @@ absl::StatusOr<Verdict> Evaluate(const TaskSpec& task, const EvalRequest& req,
   }
 
   report(EvalProgress::kCompiling, 0, total, nullptr);
+  // The candidate, then the task's own reference and baseline: with one
+  // compile job the task's are compiled only for a candidate that compiles.
   CompileRequest creq;
   creq.target = req.target;
   creq.cache_dir = req.cache_dir.empty() ? DefaultCacheDir() : req.cache_dir;
   creq.include_dirs = {task.dir};
   creq.source = req.kernel_source;
   creq.source_name = req.kernel_name;
-  auto candidate = Compile(creq);
+  std::vector<CompileRequest> creqs = {creq};
+  std::vector<std::string> task_paths = {sources.reference};
+  if (!sources.baseline.empty()) task_paths.push_back(sources.baseline);
+  for (const std::string& path : task_paths) {
+    auto text = ReadSource(path);
+    if (!text.ok()) return text.status();
+    CompileRequest r = creq;
+    r.source = *text;
+    r.source_name = std::filesystem::path(path).filename().string();
+    creqs.push_back(std::move(r));
+  }
+  std::vector<absl::StatusOr<CompileOutput>> compiled(creqs.size(),
+                                                      absl::UnknownError("not compiled"));
+  const bool together = req.compile_jobs > 1;
+  CompileRange(creqs, 0, together ? creqs.size() : 1, req.compile_jobs, &compiled);
+  const auto& candidate = compiled[0];
   if (!candidate.ok()) return candidate.status();
   v.compile = candidate->info;
   if (!candidate->info.ok) {
@@ -208,38 +246,30 @@ absl::StatusOr<Verdict> Evaluate(const TaskSpec& task, const EvalRequest& req,
     report(EvalProgress::kDone, total, total, nullptr);
     return v;
   }
+  if (!together) CompileRange(creqs, 1, creqs.size(), 1, &compiled);
 
   // The task's own kernels must compile; if not, the task is broken.
-  auto compile_task_source = [&](const std::string& path) -> absl::StatusOr<std::string> {
-    auto text = ReadSource(path);
-    if (!text.ok()) return text.status();
-    CompileRequest r = creq;
-    r.source = *text;
-    r.source_name = std::filesystem::path(path).filename().string();
-    auto out = Compile(r);
-    if (!out.ok()) return out.status();
-    if (!out->info.ok)
-      return absl::FailedPreconditionError(absl::StrCat(path, " (part of task '", task.name,
-                                                        "') does not compile:\n", out->info.log));
-    return out->library;
-  };
-  auto reference = compile_task_source(sources.reference);
-  if (!reference.ok()) return reference.status();
-  std::string baseline;
-  if (!sources.baseline.empty()) {
-    auto b = compile_task_source(sources.baseline);
-    if (!b.ok()) return b.status();
-    baseline = *b;
+  std::vector<std::string> task_libs;
+  for (size_t i = 1; i < compiled.size(); ++i) {
+    if (!compiled[i].ok()) return compiled[i].status();
+    if (!compiled[i]->info.ok)
+      return absl::FailedPreconditionError(absl::StrCat(task_paths[i - 1], " (part of task '", task.name,
+                                                        "') does not compile:\n", compiled[i]->info.log));
+    task_libs.push_back(compiled[i]->library);
   }
+  const std::string& reference = task_libs[0];
+  const std::string baseline = task_libs.size() > 1 ? task_libs[1] : "";
 
-  ScratchDir scratch;
-  if (scratch.path().empty()) return absl::InternalError("cannot create a scratch folder under the temp dir");
+  ScratchDir scratch(req.work_dir);
+  if (scratch.path().empty())
+    return absl::InternalError(absl::StrCat("cannot create a scratch folder under ",
+                                            req.work_dir.empty() ? "the temp dir" : req.work_dir));
   TaskSpec limited = task;
   if (req.scenario_timeout_s) limited.scenario_timeout_s = *req.scenario_timeout_s;
   RunJob job;
   job.task = &limited;
   job.target = req.target;
-  job.reference_lib = *reference;
+  job.reference_lib = reference;
   job.baseline_lib = baseline;
   job.candidate_lib = candidate->library;
   job.scenarios = scenarios;
@@ -248,6 +278,7 @@ absl::StatusOr<Verdict> Evaluate(const TaskSpec& task, const EvalRequest& req,
   job.runner_path = req.runner_path.empty() ? DefaultRunnerPath() : req.runner_path;
   job.work_dir = scratch.path();
   job.gpu = req.gpu;
+  job.sandbox = req.sandbox;
 
   report(EvalProgress::kRunning, 0, total, nullptr);
   int done = 0;

@@ -33,6 +33,12 @@ struct EvalRequest {
   std::string cache_dir;    // compile cache; empty: DefaultCacheDir()
   std::string runner_path;  // empty: DefaultRunnerPath()
   int gpu = 0;
+  // Where the evaluation's private scratch folder is made (and removed);
+  // empty: the system temp dir.
+  std::string work_dir;
+  // How many of the candidate, reference and baseline compiles run at once.
+  int compile_jobs = 1;
+  SandboxOptions sandbox;  // for the runner children; off by default
 };
 
 // What an evaluation is doing, for progress displays.

@@ -6,7 +6,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -306,12 +308,22 @@ struct ChildProcess {
   int result_fd = -1;  // our (read) end of the result pipe, non-blocking
 };
 
+// Sets one resource limit (soft and hard) in a child; async-signal-safe.
+void LimitResource(int resource, uint64_t value) {
+  rlimit lim{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+  setrlimit(resource, &lim);
+}
+
 // Starts `runner --job JOB --result-fd N` in its own process group with
 // stdin from /dev/null, stdout and stderr to `log_path`, and no other
-// descriptor than the write end of the result pipe (number N).
+// descriptor than the write end of the result pipe (number N). With the
+// sandbox enabled, the child gets `sandbox_env` as its whole environment and
+// the sandbox's limits before exec.
 absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
                                         const std::string& job_path,
-                                        const std::string& log_path) {
+                                        const std::string& log_path,
+                                        const SandboxOptions& sandbox,
+                                        const std::vector<std::string>& sandbox_env) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
@@ -334,7 +346,11 @@ absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
                              const_cast<char*>(job_path.c_str()),
                              const_cast<char*>("--result-fd"),
                              const_cast<char*>(fd_text.c_str()), nullptr};
+  std::vector<char*> envp;
+  for (const std::string& entry : sandbox_env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
   static const char kExecFailed[] = "kseek-runner: exec failed\n";
+  const pid_t parent = getpid();
 
   pid_t pid = fork();
   if (pid == 0) {
@@ -358,7 +374,23 @@ absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
     if (syscall(SYS_close_range, static_cast<unsigned>(result_fd + 1), ~0u, 0u) != 0) {
       for (int fd = result_fd + 1; fd < 65536; ++fd) close(fd);
     }
-    execv(argv[0], argv.data());
+    if (!sandbox.enabled) {
+      execv(argv[0], argv.data());
+    } else {
+      // A service killed outright must not leave kernels running.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+      LimitResource(RLIMIT_CORE, 0);
+      LimitResource(RLIMIT_FSIZE, sandbox.max_file_bytes);
+      LimitResource(RLIMIT_NOFILE, sandbox.max_open_files);
+      if (sandbox.max_address_space_bytes > 0) {
+        LimitResource(RLIMIT_AS, sandbox.max_address_space_bytes);
+      }
+      // Without the privilege this fails and the child keeps the network;
+      // the service reports that once at start-up (CanIsolateNetwork).
+      if (sandbox.isolate_network) (void)unshare(CLONE_NEWNET);
+      execve(argv[0], argv.data(), envp.data());
+    }
     (void)!write(STDERR_FILENO, kExecFailed, sizeof(kExecFailed) - 1);
     _exit(127);
   }
@@ -374,6 +406,46 @@ absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
   fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
   return ChildProcess{pid, pipe_fds[0]};
 }
+
+}  // namespace
+
+std::vector<std::string> SandboxEnvironment(const SandboxOptions& sandbox,
+                                            const char* const* parent_env,
+                                            const std::string& temp_dir) {
+  std::vector<std::string> env;
+  for (const char* const* e = parent_env; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view entry(*e);
+    const size_t eq = entry.find('=');
+    if (eq == absl::string_view::npos) continue;
+    const absl::string_view name = entry.substr(0, eq);
+    if (name == "TMPDIR") continue;
+    if (std::find(sandbox.keep_env.begin(), sandbox.keep_env.end(), name) !=
+        sandbox.keep_env.end()) {
+      env.emplace_back(entry);
+    }
+  }
+  env.push_back(absl::StrCat("TMPDIR=", temp_dir));
+  return env;
+}
+
+bool CanIsolateNetwork(std::string* why) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(unshare(CLONE_NEWNET) == 0 ? 0 : (errno & 0x7f) + 1);
+  if (pid < 0) {
+    *why = absl::StrCat("fork: ", strerror(errno));
+    return false;
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  *why = WIFEXITED(status)
+             ? absl::StrCat("unshare(CLONE_NEWNET): ", strerror(WEXITSTATUS(status) - 1))
+             : "the probe child died";
+  return false;
+}
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // The job: children one after another until every scenario has a result.
@@ -436,6 +508,7 @@ class JobRunner {
   absl::Time scenario_deadline_;
   absl::Time idle_deadline_;
   bool ever_ready_ = false;
+  std::vector<std::string> sandbox_env_;  // when the sandbox is enabled
 };
 
 ScenarioResult JobRunner::Blank(int index) const {
@@ -490,6 +563,15 @@ absl::StatusOr<RunResult> JobRunner::Run() {
   if (stat(job_.work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
         absl::StrCat("RunJob.work_dir '", job_.work_dir, "' is not a folder"));
+  }
+  if (job_.sandbox.enabled) {
+    // The children's private TMPDIR, removed with the work_dir.
+    const std::string temp_dir = job_.work_dir + "/tmp";
+    if (mkdir(temp_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return absl::InternalError(
+          absl::StrCat("cannot create ", temp_dir, ": ", strerror(errno)));
+    }
+    sandbox_env_ = SandboxEnvironment(job_.sandbox, environ, temp_dir);
   }
   const int n = static_cast<int>(job_.scenarios.size());
   result_.scenarios.reserve(n);
@@ -611,7 +693,8 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
       absl::StrCat(job_.work_dir, "/runner-", generation, ".log");
   absl::Status written = WritePrivateFile(job_path, JobFileToJson(file).dump());
   if (!written.ok()) return written;
-  absl::StatusOr<ChildProcess> child = StartChild(job_.runner_path, job_path, log_path);
+  absl::StatusOr<ChildProcess> child = StartChild(job_.runner_path, job_path, log_path,
+                                                   job_.sandbox, sandbox_env_);
   if (!child.ok()) return child.status();
 
   int in_flight = -1;

@@ -32,6 +32,34 @@ struct TimingOptions {
   double max_seconds = 2.0;         // timing budget per scenario and kernel
 };
 
+// Confinement of the runner children, for a service that runs other
+// people's kernels (kseek-worker); local `kseek eval` leaves it off. Applied
+// between fork and exec: the child gets only the environment variables named
+// in `keep_env` (plus TMPDIR pointing at a private folder inside the job's
+// work_dir), the resource limits below, and, where the kernel allows it, a
+// network namespace of its own (no network). It is killed when the thread
+// that started it ends (a service killed outright leaves no kernel running).
+struct SandboxOptions {
+  bool enabled = false;
+  std::vector<std::string> keep_env = {"PATH", "HOME", "LANG", "LD_LIBRARY_PATH",
+                                       "CUDA_VISIBLE_DEVICES"};
+  uint64_t max_file_bytes = uint64_t{1} << 30;     // RLIMIT_FSIZE
+  uint64_t max_open_files = 1024;                  // RLIMIT_NOFILE
+  uint64_t max_address_space_bytes = 0;            // RLIMIT_AS; 0: no limit
+  bool isolate_network = true;                     // unshare(CLONE_NEWNET)
+};
+
+// The environment ("NAME=value" entries) of a sandboxed child: the variables
+// of `parent_env` (a null-terminated array, like `environ`) that `sandbox`
+// keeps, in their order, and TMPDIR=`temp_dir`.
+std::vector<std::string> SandboxEnvironment(const SandboxOptions& sandbox,
+                                            const char* const* parent_env,
+                                            const std::string& temp_dir);
+
+// Whether this process may give a child its own network namespace (tried in
+// a short-lived child); `why` says what failed otherwise.
+bool CanIsolateNetwork(std::string* why);
+
 struct RunJob {
   const TaskSpec* task = nullptr;
   Target target = Target::kHost;
@@ -45,6 +73,7 @@ struct RunJob {
   std::string runner_path;    // the kseek-runner binary
   std::string work_dir;       // private scratch folder for job files
   int gpu = 0;                // CUDA device ordinal
+  SandboxOptions sandbox;     // off unless enabled
 };
 
 struct RunResult {

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -40,8 +41,29 @@ float BitsFloat(uint32_t u) {
   return f;
 }
 
-// Elements drawn per generator stream; streams are independent of threads.
-constexpr size_t kChunk = size_t{1} << 20;
+// Threads for chunked work: enough to keep memory busy, few enough to
+// leave the machine usable.
+constexpr size_t kMaxThreads = 16;
+
+// Runs fn(c) for every chunk c in [0, chunks), on up to kMaxThreads threads
+// that take chunks in turn; returns when all are done.
+template <typename Fn>
+void ForEachChunk(size_t chunks, const Fn& fn) {
+  const size_t threads = std::min<size_t>(
+      {chunks, std::max(1u, std::thread::hardware_concurrency()), kMaxThreads});
+  if (threads <= 1) {
+    for (size_t c = 0; c < chunks; ++c) fn(c);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t c; (c = next.fetch_add(1)) < chunks;) fn(c);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+}
 
 template <typename T>
 T ClampRound(double v) {
@@ -53,35 +75,6 @@ T ClampRound(double v) {
   return static_cast<T>(r);
 }
 
-void StoreElement(kseek_dtype dtype, double v, void* out, size_t i) {
-  switch (dtype) {
-    case KSEEK_F32: static_cast<float*>(out)[i] = static_cast<float>(v); break;
-    case KSEEK_F64: static_cast<double*>(out)[i] = v; break;
-    case KSEEK_F16:
-      static_cast<uint16_t*>(out)[i] = FloatToHalf(static_cast<float>(v));
-      break;
-    case KSEEK_BF16:
-      static_cast<uint16_t*>(out)[i] = FloatToBf16(static_cast<float>(v));
-      break;
-    case KSEEK_I32: static_cast<int32_t*>(out)[i] = ClampRound<int32_t>(v); break;
-    case KSEEK_I64: static_cast<int64_t*>(out)[i] = ClampRound<int64_t>(v); break;
-    case KSEEK_U8: static_cast<uint8_t*>(out)[i] = ClampRound<uint8_t>(v); break;
-  }
-}
-
-void FillChunk(kseek_dtype dtype, const Distribution& dist, uint64_t seed,
-               size_t chunk, size_t count, void* out) {
-  Rng rng(MixSeed(seed, chunk));
-  const size_t begin = chunk * kChunk;
-  const size_t end = std::min(count, begin + kChunk);
-  for (size_t i = begin; i < end; ++i) {
-    double v = dist.kind == Distribution::kNormal
-                   ? dist.a + dist.b * rng.Normal()
-                   : dist.a + (dist.b - dist.a) * rng.Uniform();
-    StoreElement(dtype, v, out, i);
-  }
-}
-
 // The element types as doubles.
 struct LoadF32 {
   double operator()(const void* p, size_t i) const { return static_cast<const float*>(p)[i]; }
@@ -89,9 +82,21 @@ struct LoadF32 {
 struct LoadF64 {
   double operator()(const void* p, size_t i) const { return static_cast<const double*>(p)[i]; }
 };
+
+// Every binary16 value as float, by bit pattern.
+const float* HalfTable() {
+  static const float* const table = [] {
+    auto* t = new float[65536];
+    for (uint32_t h = 0; h < 65536; ++h) t[h] = HalfToFloat(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
 struct LoadF16 {
+  const float* table = HalfTable();
   double operator()(const void* p, size_t i) const {
-    return HalfToFloat(static_cast<const uint16_t*>(p)[i]);
+    return table[static_cast<const uint16_t*>(p)[i]];
   }
 };
 struct LoadBf16 {
@@ -113,40 +118,82 @@ struct LoadU8 {
 
 std::string Num(double v) { return absl::StrFormat("%.4g", v); }
 
-template <typename Load>
-Comparison Compare(const std::string& name, const void* cand, const void* ref,
-                   size_t count, const Tolerance& tol, Load load) {
-  Comparison c;
-  c.result.tensor = name;
+// What one chunk of a comparison found.
+struct Partial {
   double diff2 = 0, ref2 = 0, max_abs = 0;
   size_t nan_count = 0, first_nan = 0;
   size_t ref_nan_count = 0, first_ref_nan = 0;
   size_t inf_count = 0, first_inf = 0;
   double inf_cand = 0, inf_ref = 0;
-  for (size_t i = 0; i < count; ++i) {
+};
+
+template <typename Load>
+Partial CompareRange(const void* cand, const void* ref, size_t begin, size_t end,
+                     const Load& load) {
+  Partial p;
+  double diff2 = 0, ref2 = 0, max_abs = 0;  // kept in registers
+  for (size_t i = begin; i < end; ++i) {
     const double x = load(cand, i);
     const double r = load(ref, i);
+    if (std::isfinite(x) && std::isfinite(r)) {
+      const double d = x - r;
+      diff2 += d * d;
+      ref2 += r * r;
+      max_abs = std::max(max_abs, std::fabs(d));
+      continue;
+    }
     if (std::isnan(x)) {
-      if (nan_count++ == 0) first_nan = i;
+      if (p.nan_count++ == 0) p.first_nan = i;
       continue;
     }
     if (std::isnan(r)) {
-      if (ref_nan_count++ == 0) first_ref_nan = i;
+      if (p.ref_nan_count++ == 0) p.first_ref_nan = i;
       continue;
     }
-    if (std::isinf(x) || std::isinf(r)) {
-      if (x == r) continue;  // the same infinity
-      if (inf_count++ == 0) {
-        first_inf = i;
-        inf_cand = x;
-        inf_ref = r;
-      }
-      continue;
+    if (x == r) continue;  // the same infinity
+    if (p.inf_count++ == 0) {
+      p.first_inf = i;
+      p.inf_cand = x;
+      p.inf_ref = r;
     }
-    const double d = x - r;
-    diff2 += d * d;
-    ref2 += r * r;
-    max_abs = std::max(max_abs, std::fabs(d));
+  }
+  p.diff2 = diff2;
+  p.ref2 = ref2;
+  p.max_abs = max_abs;
+  return p;
+}
+
+template <typename Load>
+Comparison Compare(const std::string& name, const void* cand, const void* ref,
+                   size_t count, const Tolerance& tol, Load load) {
+  Comparison c;
+  c.result.tensor = name;
+  std::vector<Partial> parts((count + kDataChunk - 1) / kDataChunk);
+  ForEachChunk(parts.size(), [&](size_t k) {
+    parts[k] = CompareRange(cand, ref, k * kDataChunk,
+                            std::min(count, (k + 1) * kDataChunk), load);
+  });
+  // In chunk order: the sums, and the first offending element, are the same
+  // for any number of threads.
+  double diff2 = 0, ref2 = 0, max_abs = 0;
+  size_t nan_count = 0, first_nan = 0;
+  size_t ref_nan_count = 0, first_ref_nan = 0;
+  size_t inf_count = 0, first_inf = 0;
+  double inf_cand = 0, inf_ref = 0;
+  for (const Partial& p : parts) {
+    diff2 += p.diff2;
+    ref2 += p.ref2;
+    max_abs = std::max(max_abs, p.max_abs);
+    if (nan_count == 0) first_nan = p.first_nan;
+    nan_count += p.nan_count;
+    if (ref_nan_count == 0) first_ref_nan = p.first_ref_nan;
+    ref_nan_count += p.ref_nan_count;
+    if (inf_count == 0) {
+      first_inf = p.first_inf;
+      inf_cand = p.inf_cand;
+      inf_ref = p.inf_ref;
+    }
+    inf_count += p.inf_count;
   }
   double rel = ref2 > 0 ? std::sqrt(diff2) / std::sqrt(ref2) : std::sqrt(diff2);
   if (!std::isfinite(rel)) rel = DBL_MAX;
@@ -182,6 +229,124 @@ Comparison Compare(const std::string& name, const void* cand, const void* ref,
   return c;
 }
 
+// The ziggurat of Marsaglia and Tsang for the standard normal, with the
+// layer index and the abscissa taken from separate bits of one draw
+// (Doornik's variant): 128 layers of equal area kZigArea, the base layer
+// ending at kZigTail where the tail begins.
+constexpr int kZigLayers = 128;
+constexpr double kZigTail = 3.442619855899;
+constexpr double kZigArea = 9.91256303526217e-3;
+
+struct Ziggurat {
+  double x[kZigLayers + 1];  // right edges; x[1] = kZigTail, x[kZigLayers] = 0
+  double ratio[kZigLayers];  // x[i + 1] / x[i]: below it layer i is all inside
+
+  Ziggurat() {
+    double f = std::exp(-0.5 * kZigTail * kZigTail);
+    x[0] = kZigArea / f;
+    x[1] = kZigTail;
+    for (int i = 2; i < kZigLayers; ++i) {
+      x[i] = std::sqrt(-2.0 * std::log(kZigArea / x[i - 1] + f));
+      f = std::exp(-0.5 * x[i] * x[i]);
+    }
+    x[kZigLayers] = 0.0;
+    for (int i = 0; i < kZigLayers; ++i) ratio[i] = x[i + 1] / x[i];
+  }
+};
+
+const Ziggurat& Zig() {
+  static const Ziggurat zig;  // trivially destructible
+  return zig;
+}
+
+// Outside the fast path of ZigguratNormal, for layer i and the abscissa u
+// in [-1, 1): a draw from the tail beyond kZigTail (i = 0), or whether the
+// point of the wedge of layer i (> 0) is accepted, and its value.
+bool ZigguratSlow(Rng& rng, const Ziggurat& z, int i, double u, double* value) {
+  if (i == 0) {
+    // Marsaglia's tail method; 1 - Uniform() is in (0, 1], so the
+    // logarithms stay finite.
+    double a, b;
+    do {
+      a = -std::log(1.0 - rng.Uniform()) / kZigTail;
+      b = -std::log(1.0 - rng.Uniform());
+    } while (b + b < a * a);
+    *value = u < 0 ? -(kZigTail + a) : kZigTail + a;
+    return true;
+  }
+  // Accept when a uniform height in the layer falls under the density.
+  const double x = u * z.x[i];
+  const double f_outer = std::exp(-0.5 * (z.x[i] * z.x[i] - x * x));
+  const double f_inner = std::exp(-0.5 * (z.x[i + 1] * z.x[i + 1] - x * x));
+  *value = x;
+  return f_outer + rng.Uniform() * (f_inner - f_outer) < 1.0;
+}
+
+// A standard normal draw; inlined into the loops that fill tensors.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline double ZigguratNormal(Rng& rng, const Ziggurat& z) {
+  for (;;) {
+    const uint64_t bits = rng.Next();
+    const int i = static_cast<int>(bits & (kZigLayers - 1));
+    const double u = static_cast<double>(bits >> 11) * 0x1.0p-52 - 1.0;  // [-1, 1)
+    if (std::fabs(u) < z.ratio[i]) return u * z.x[i];
+    double x;
+    if (ZigguratSlow(rng, z, i, u, &x)) return x;
+  }
+}
+
+// A drawn double as each element type.
+struct StoreF32 {
+  void operator()(double v, void* out, size_t i) const {
+    static_cast<float*>(out)[i] = static_cast<float>(v);
+  }
+};
+struct StoreF64 {
+  void operator()(double v, void* out, size_t i) const { static_cast<double*>(out)[i] = v; }
+};
+struct StoreF16 {
+  void operator()(double v, void* out, size_t i) const {
+    static_cast<uint16_t*>(out)[i] = FloatToHalf(static_cast<float>(v));
+  }
+};
+struct StoreBf16 {
+  void operator()(double v, void* out, size_t i) const {
+    static_cast<uint16_t*>(out)[i] = FloatToBf16(static_cast<float>(v));
+  }
+};
+template <typename T>
+struct StoreInt {
+  void operator()(double v, void* out, size_t i) const {
+    static_cast<T*>(out)[i] = ClampRound<T>(v);
+  }
+};
+
+// Elements [chunk * kDataChunk, min(count, (chunk + 1) * kDataChunk)) from
+// the chunk's own stream.
+template <typename Store>
+void FillChunk(const Distribution& dist, uint64_t seed, size_t chunk, size_t count,
+               void* out, Store store) {
+  Rng rng(MixSeed(seed, chunk));
+  const size_t begin = chunk * kDataChunk;
+  const size_t end = std::min(count, begin + kDataChunk);
+  if (dist.kind == Distribution::kNormal) {
+    const Ziggurat& z = Zig();
+    for (size_t i = begin; i < end; ++i) {
+      store(dist.a + dist.b * ZigguratNormal(rng, z), out, i);
+    }
+  } else {
+    for (size_t i = begin; i < end; ++i) {
+      store(dist.a + (dist.b - dist.a) * rng.Uniform(), out, i);
+    }
+  }
+}
+
+template <typename Store>
+void FillAll(const Distribution& dist, uint64_t seed, size_t count, void* out,
+             Store store) {
+  ForEachChunk((count + kDataChunk - 1) / kDataChunk,
+               [&](size_t c) { FillChunk(dist, seed, c, count, out, store); });
+}
+
 }  // namespace
 
 uint64_t MixSeed(uint64_t a, uint64_t b) {
@@ -210,19 +375,7 @@ uint64_t Rng::Next() {
 
 double Rng::Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
 
-double Rng::Normal() {
-  if (have_spare_) {
-    have_spare_ = false;
-    return spare_;
-  }
-  const double u1 = 1.0 - Uniform();  // (0, 1]: the logarithm stays finite
-  const double u2 = Uniform();
-  const double r = std::sqrt(-2.0 * std::log(u1));
-  const double theta = 2.0 * M_PI * u2;
-  spare_ = r * std::sin(theta);
-  have_spare_ = true;
-  return r * std::cos(theta);
-}
+double Rng::Normal() { return ZigguratNormal(*this, Zig()); }
 
 uint64_t Rng::Below(uint64_t n) {
   // Rejection keeps the result unbiased.
@@ -279,23 +432,15 @@ float Bf16ToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16)
 
 void FillRandom(kseek_dtype dtype, const Distribution& dist, uint64_t seed,
                 size_t count, void* out) {
-  const size_t chunks = (count + kChunk - 1) / kChunk;
-  const size_t threads =
-      std::min<size_t>({chunks, std::max(1u, std::thread::hardware_concurrency()), 16});
-  if (threads <= 1) {
-    for (size_t c = 0; c < chunks; ++c) FillChunk(dtype, dist, seed, c, count, out);
-    return;
+  switch (dtype) {
+    case KSEEK_F32: FillAll(dist, seed, count, out, StoreF32{}); return;
+    case KSEEK_F64: FillAll(dist, seed, count, out, StoreF64{}); return;
+    case KSEEK_F16: FillAll(dist, seed, count, out, StoreF16{}); return;
+    case KSEEK_BF16: FillAll(dist, seed, count, out, StoreBf16{}); return;
+    case KSEEK_I32: FillAll(dist, seed, count, out, StoreInt<int32_t>{}); return;
+    case KSEEK_I64: FillAll(dist, seed, count, out, StoreInt<int64_t>{}); return;
+    case KSEEK_U8: FillAll(dist, seed, count, out, StoreInt<uint8_t>{}); return;
   }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (size_t c; (c = next.fetch_add(1)) < chunks;) {
-        FillChunk(dtype, dist, seed, c, count, out);
-      }
-    });
-  }
-  for (std::thread& t : pool) t.join();
 }
 
 Comparison CompareOutput(const std::string& name, kseek_dtype dtype,

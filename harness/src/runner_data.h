@@ -3,8 +3,11 @@
 // comparison of an output against the reference.
 //
 // Inputs are a pure function of (seed, stream): the same job seed gives the
-// same tensors whatever the thread count or the order of scenarios.
-// Everything here is thread-compatible.
+// same tensors whatever the thread count or the order of scenarios. Large
+// tensors are generated and compared in chunks of kDataChunk elements on
+// several threads; every chunk has its own generator stream and partial
+// sums, combined in chunk order, so results never depend on the thread
+// count. Everything here is thread-compatible.
 #ifndef KERNELSEEK_HARNESS_RUNNER_DATA_H_
 #define KERNELSEEK_HARNESS_RUNNER_DATA_H_
 
@@ -18,6 +21,11 @@
 
 namespace kseek {
 
+// Elements per generator stream and per unit of work of FillRandom and
+// CompareOutput: element i of a tensor drawn from seed s comes from stream
+// MixSeed(s, i / kDataChunk).
+inline constexpr size_t kDataChunk = size_t{1} << 20;
+
 // splitmix64 of a ^ splitmix64(b): a seed for a sub-stream `b` of `a`.
 uint64_t MixSeed(uint64_t a, uint64_t b);
 
@@ -27,13 +35,11 @@ class Rng {
   explicit Rng(uint64_t seed);
   uint64_t Next();
   double Uniform();             // [0, 1), 53 random bits
-  double Normal();              // standard normal (Box-Muller)
+  double Normal();              // standard normal (ziggurat, 128 layers)
   uint64_t Below(uint64_t n);   // [0, n); n > 0
 
  private:
   uint64_t s_[4];
-  bool have_spare_ = false;
-  double spare_ = 0;
 };
 
 // IEEE binary16 and bfloat16 from float, rounding to nearest even, and back.
@@ -43,9 +49,10 @@ uint16_t FloatToBf16(float f);
 float Bf16ToFloat(uint16_t b);
 
 // Fills `count` elements of `dtype` at `out` from `dist`, drawn from the
-// stream `seed`. Values are drawn in double, rounded to float for the
-// 16-bit types, and rounded to the nearest integer (clamped) for integer
-// types. Uses several threads for large tensors.
+// streams of `seed` (one per kDataChunk elements). Values are drawn in
+// double, rounded to float for the 16-bit types, and rounded to the nearest
+// integer (clamped) for integer types. Uses several threads for large
+// tensors.
 void FillRandom(kseek_dtype dtype, const Distribution& dist, uint64_t seed,
                 size_t count, void* out);
 
@@ -53,7 +60,8 @@ void FillRandom(kseek_dtype dtype, const Distribution& dist, uint64_t seed,
 // NaN in the candidate fails; an infinity passes only where the reference
 // holds the same infinity; other elements give the relative L2 error
 // (||c - r|| / ||r||, or ||c - r|| when ||r|| is 0) and the largest
-// absolute error. `error` is empty when the output is within `tol`.
+// absolute error. `error` is empty when the output is within `tol`. Sums
+// are taken per kDataChunk elements and added in chunk order.
 struct Comparison {
   OutputError result;
   std::string error;

@@ -1,15 +1,19 @@
-// The host device of kseek-runner and device buffers (runner_device.h).
+// The host device of kseek-runner, device buffers and guarded tensor
+// buffers (runner_device.h).
 #include "runner_device.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -21,6 +25,44 @@ absl::StatusOr<DeviceBuffer> AllocBuffer(Device* device, size_t bytes) {
   absl::StatusOr<void*> p = device->Alloc(std::max<size_t>(bytes, 1));
   if (!p.ok()) return p.status();
   return DeviceBuffer(device, *p);
+}
+
+absl::StatusOr<GuardedBuffer> AllocGuarded(Device* device, size_t bytes,
+                                           const std::vector<unsigned char>& pattern) {
+  if (bytes > SIZE_MAX - 2 * kGuardBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes, " bytes"));
+  }
+  absl::StatusOr<DeviceBuffer> b = AllocBuffer(device, bytes + 2 * kGuardBytes);
+  if (!b.ok()) return b.status();
+  GuardedBuffer g(device, std::move(*b), bytes);
+  auto* base = static_cast<unsigned char*>(g.buffer_.data());
+  absl::Status st = device->Upload(base, pattern.data(), kGuardBytes);
+  if (st.ok()) st = device->Upload(base + kGuardBytes + bytes, pattern.data(), kGuardBytes);
+  if (!st.ok()) return st;
+  return g;
+}
+
+absl::StatusOr<GuardDamage> GuardedBuffer::ReadGuards(
+    const std::vector<unsigned char>& pattern) const {
+  std::vector<unsigned char> guard(kGuardBytes);
+  const auto* base = static_cast<const unsigned char*>(buffer_.data());
+  GuardDamage damage;
+  // Before the data: byte i lies kGuardBytes - i bytes before it.
+  absl::Status st = device_->Download(guard.data(), base, kGuardBytes);
+  if (!st.ok()) return st;
+  for (size_t i = 0; i < kGuardBytes; ++i) {
+    if (guard[i] == pattern[i]) continue;
+    if (damage.before++ == 0) damage.before_span = kGuardBytes - i;
+  }
+  // After the data: byte i lies i + 1 bytes past its end.
+  st = device_->Download(guard.data(), base + kGuardBytes + bytes_, kGuardBytes);
+  if (!st.ok()) return st;
+  for (size_t i = 0; i < kGuardBytes; ++i) {
+    if (guard[i] == pattern[i]) continue;
+    ++damage.after;
+    damage.after_span = i + 1;
+  }
+  return damage;
 }
 
 namespace {

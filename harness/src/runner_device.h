@@ -3,7 +3,8 @@
 // time; no link-time CUDA dependency).
 //
 // A Device owns its allocations' lifetime only through Alloc/Free; callers
-// pair them (DeviceBuffer does). Copies and fills named "queued" are
+// pair them (DeviceBuffer does; GuardedBuffer adds guard regions around a
+// tensor to catch stores past its ends). Copies and fills named "queued" are
 // ordered on the device's single stream (the legacy default stream for
 // CUDA) and complete by the next Synchronize. Once a call fails with a
 // device error the device is broken(): a CUDA context with a sticky error
@@ -16,6 +17,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -94,6 +97,52 @@ class DeviceBuffer {
 
 // Allocates `bytes` (at least one byte is allocated).
 absl::StatusOr<DeviceBuffer> AllocBuffer(Device* device, size_t bytes);
+
+// Size of the guard regions before and after every tensor a kernel
+// receives. A multiple of 256, so the data keeps the alignment of the
+// allocation (host: 4096 bytes; CUDA: at least 256 bytes).
+inline constexpr size_t kGuardBytes = 4096;
+
+// Changed bytes found in the guards of one GuardedBuffer.
+struct GuardDamage {
+  size_t before = 0;       // changed bytes in the guard before the data
+  size_t after = 0;        // changed bytes in the guard after the data
+  // How far the farthest changed byte lies before the data's first byte
+  // (after its last byte): 1 for the adjacent byte.
+  size_t before_span = 0;
+  size_t after_span = 0;
+};
+
+// One tensor of a Device laid out as [guard | data | guard]: the guards hold
+// a pattern chosen by the owner, written once when allocated, so that a
+// kernel storing past either end of its tensor changes them. The device
+// faults on none of these stores (they stay inside the allocation); only
+// ReadGuards sees them.
+class GuardedBuffer {
+ public:
+  void* data() const {
+    return static_cast<unsigned char*>(buffer_.data()) + kGuardBytes;
+  }
+
+  // Compares both guards with `pattern` (kGuardBytes bytes, the one given
+  // to AllocGuarded). Synchronous: queued work must have been synchronised.
+  absl::StatusOr<GuardDamage> ReadGuards(const std::vector<unsigned char>& pattern) const;
+
+ private:
+  friend absl::StatusOr<GuardedBuffer> AllocGuarded(Device*, size_t,
+                                                    const std::vector<unsigned char>&);
+  GuardedBuffer(Device* device, DeviceBuffer buffer, size_t bytes)
+      : device_(device), buffer_(std::move(buffer)), bytes_(bytes) {}
+
+  Device* device_ = nullptr;
+  DeviceBuffer buffer_;
+  size_t bytes_ = 0;
+};
+
+// Allocates `bytes` of data between two guards and writes `pattern`
+// (kGuardBytes bytes) into both.
+absl::StatusOr<GuardedBuffer> AllocGuarded(Device* device, size_t bytes,
+                                           const std::vector<unsigned char>& pattern);
 
 // The host CPU: aligned host memory, steady-clock timing, caches flushed by
 // writing twice the last-level cache (sysconf, else 64 MiB).

@@ -46,6 +46,10 @@ constexpr uint8_t kPoison = 0xFF;
 constexpr double kMinEscapeMs = 0.050;
 constexpr double kEscapeFraction = 0.25;
 constexpr size_t kMaxKernelMessage = 500;
+// Sub-streams of a scenario's seed (inputs use 2t and 2t + 1 for tensor t).
+constexpr uint64_t kOffsetStream = 0x0ff5e7;
+constexpr uint64_t kGuardStream = 0x6a4d;
+constexpr uint64_t kProbeStream = 0x960be;
 
 using Bytes = std::vector<unsigned char>;
 
@@ -61,6 +65,16 @@ StepResult Crash(std::string error) {
 }
 StepResult Incorrect(std::string error) {
   return Failure{ScenarioStatus::kIncorrect, std::move(error)};
+}
+
+// "1 byte", "2 bytes".
+std::string Count(size_t n, const char* noun) {
+  return absl::StrCat(n, " ", noun, n == 1 ? "" : "s");
+}
+
+// "1 byte after its end was changed", "2 bytes after its end were changed".
+std::string Changed(size_t n, const char* where) {
+  return absl::StrCat(Count(n, "byte"), " ", where, n == 1 ? " was" : " were", " changed");
 }
 
 double Median(std::vector<double> v) { return Summarize(std::move(v)).median; }
@@ -86,26 +100,38 @@ class ScenarioRun {
         device_(job.device),
         index_(index),
         scenario_(scenario),
-        rng_(MixSeed(MixSeed(job.seed, static_cast<uint64_t>(index)), 0x0ff5e7)) {}
+        seed_(MixSeed(job.seed, static_cast<uint64_t>(index))),
+        rng_(MixSeed(seed_, kOffsetStream)) {}
 
   ScenarioResult Run();
 
  private:
+  // Which half of every input tensor a partial-change probe redraws.
+  enum class Half { kFirst, kSecond };
+
   StepResult Plan();
-  StepResult AllocateSet(std::vector<DeviceBuffer>* set);
+  StepResult AllocateSet(std::vector<GuardedBuffer>* set);
   StepResult AllocateTiming();
   // The candidate on `inputs` in candidate set `set`, then the reference on
-  // a copy of them; compares the outputs.
+  // a device copy of the candidate's inputs once they are found unchanged;
+  // checks the guards of every candidate set and the inputs, and compares
+  // the outputs.
   StepResult Check(int set, const std::vector<Bytes>& inputs,
                    std::vector<OutputError>* outputs);
+  // Whether the candidate stored outside a tensor of any candidate set.
+  StepResult CheckGuards();
+  // Check on the scenario's inputs with `half` of every input tensor
+  // redrawn: a kernel that keys a cache of outputs on part of its inputs
+  // replays a wrong output here.
+  StepResult Probe(Half half, std::vector<OutputError>* outputs);
   StepResult Time(ScenarioResult* r);
   // Fresh inputs from the pools at random offsets into candidate set `set`,
   // outputs poisoned, scratch zeroed, optionally caches flushed; waits.
   StepResult Prepare(int set, bool flush, std::vector<size_t>* offsets);
 
-  int Call(const Kernel& k, const std::vector<DeviceBuffer>& set);
+  int Call(const Kernel& k, const std::vector<GuardedBuffer>& set);
   // Calls, waits for the device, checks the return code.
-  StepResult CallChecked(const Kernel& k, const std::vector<DeviceBuffer>& set,
+  StepResult CallChecked(const Kernel& k, const std::vector<GuardedBuffer>& set,
                          const std::string& who);
   std::string KernelMessage(const Kernel& k, int rc, const std::string& who) const;
   StepResult DeviceError(const absl::Status& st, const std::string& during) const;
@@ -116,12 +142,22 @@ class ScenarioRun {
   Device* device_;
   const int index_;
   const Scenario& scenario_;
-  Rng rng_;  // pool offsets
+  const uint64_t seed_;  // the scenario's: every random stream derives from it
+  Rng rng_;              // pool offsets
   std::vector<TensorPlan> plans_;
   std::vector<kseek_param> params_;
-  std::vector<Bytes> pristine_;                 // per tensor; inputs only
-  std::vector<DeviceBuffer> candidate_sets_[2]; // [1] only when timing
-  std::vector<DeviceBuffer> reference_set_;
+  std::vector<Bytes> pristine_;                   // per tensor; inputs only
+  // Host buffers reused by the steps, so that large tensors are allocated
+  // once per scenario: inputs of a probe, staging for the pools, inputs of
+  // the re-check (per tensor; inputs only); an input read back; outputs
+  // (per tensor; outputs only).
+  std::vector<Bytes> work_inputs_;
+  Bytes read_back_;
+  std::vector<Bytes> candidate_out_;
+  std::vector<Bytes> reference_out_;
+  Bytes guard_pattern_;                           // kGuardBytes
+  std::vector<GuardedBuffer> candidate_sets_[2];  // [1] only when timing
+  std::vector<GuardedBuffer> reference_set_;
   std::vector<DeviceBuffer> pools_;  // per tensor; inputs only, 2x elements
 };
 
@@ -181,9 +217,9 @@ StepResult ScenarioRun::Plan() {
   return std::nullopt;
 }
 
-StepResult ScenarioRun::AllocateSet(std::vector<DeviceBuffer>* set) {
+StepResult ScenarioRun::AllocateSet(std::vector<GuardedBuffer>* set) {
   for (const TensorPlan& plan : plans_) {
-    absl::StatusOr<DeviceBuffer> b = AllocBuffer(device_, plan.bytes);
+    absl::StatusOr<GuardedBuffer> b = AllocGuarded(device_, plan.bytes, guard_pattern_);
     if (!b.ok()) return DeviceError(b.status(), absl::StrCat("allocating tensor ", plan.spec->name));
     set->push_back(std::move(*b));
   }
@@ -204,10 +240,10 @@ StepResult ScenarioRun::AllocateTiming() {
     if (!pool.ok()) {
       return DeviceError(pool.status(), absl::StrCat("allocating the input pool of ", plan.spec->name));
     }
-    Bytes extra(plan.bytes);
-    FillRandom(plan.dtype, plan.spec->init,
-               MixSeed(MixSeed(job_.seed, static_cast<uint64_t>(index_)), 2 * t + 1),
-               plan.count, extra.data());
+    Bytes& extra = work_inputs_[t];
+    extra.resize(plan.bytes);
+    FillRandom(plan.dtype, plan.spec->init, MixSeed(seed_, 2 * t + 1), plan.count,
+               extra.data());
     absl::Status st = device_->Upload(pool->data(), pristine_[t].data(), plan.bytes);
     if (st.ok()) {
       st = device_->Upload(static_cast<unsigned char*>(pool->data()) + plan.bytes,
@@ -219,7 +255,7 @@ StepResult ScenarioRun::AllocateTiming() {
   return std::nullopt;
 }
 
-int ScenarioRun::Call(const Kernel& k, const std::vector<DeviceBuffer>& set) {
+int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
   // Rebuilt for every call: a kernel may scribble on what it was given.
   std::vector<kseek_tensor> tensors(plans_.size());
   for (size_t t = 0; t < plans_.size(); ++t) {
@@ -259,7 +295,7 @@ std::string ScenarioRun::KernelMessage(const Kernel& k, int rc,
 }
 
 StepResult ScenarioRun::CallChecked(const Kernel& k,
-                                    const std::vector<DeviceBuffer>& set,
+                                    const std::vector<GuardedBuffer>& set,
                                     const std::string& who) {
   const int rc = Call(k, set);
   absl::Status st = device_->Synchronize();
@@ -271,14 +307,17 @@ StepResult ScenarioRun::CallChecked(const Kernel& k,
 StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
                               std::vector<OutputError>* outputs) {
   outputs->clear();
-  // Buffers of the reference are filled only after the candidate ran, so a
-  // candidate never finds a reference result in memory.
-  auto load = [&](const std::vector<DeviceBuffer>& buffers) -> absl::Status {
+  // Inputs come from the host (`from` null) or from the same tensors of
+  // `from`; outputs are poisoned and scratch zeroed.
+  auto load = [&](const std::vector<GuardedBuffer>& buffers,
+                  const std::vector<GuardedBuffer>* from) -> absl::Status {
     for (size_t t = 0; t < plans_.size(); ++t) {
       absl::Status st;
       switch (plans_[t].spec->role) {
         case TensorRole::kIn:
-          st = device_->Upload(buffers[t].data(), inputs[t].data(), plans_[t].bytes);
+          st = from == nullptr
+                   ? device_->Upload(buffers[t].data(), inputs[t].data(), plans_[t].bytes)
+                   : device_->Copy(buffers[t].data(), (*from)[t].data(), plans_[t].bytes);
           break;
         case TensorRole::kOut:
           st = device_->Fill(buffers[t].data(), kPoison, plans_[t].bytes);
@@ -291,9 +330,9 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
     }
     return device_->Synchronize();
   };
-  auto download_outputs = [&](const std::vector<DeviceBuffer>& buffers,
+  auto download_outputs = [&](const std::vector<GuardedBuffer>& buffers,
                               std::vector<Bytes>* out) -> absl::Status {
-    out->assign(plans_.size(), Bytes());
+    out->resize(plans_.size());
     for (size_t t = 0; t < plans_.size(); ++t) {
       if (plans_[t].spec->role != TensorRole::kOut) continue;
       (*out)[t].resize(plans_[t].bytes);
@@ -303,34 +342,36 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
     return absl::OkStatus();
   };
 
-  const std::vector<DeviceBuffer>& cand = candidate_sets_[set];
-  absl::Status st = load(cand);
+  const std::vector<GuardedBuffer>& cand = candidate_sets_[set];
+  absl::Status st = load(cand, nullptr);
   if (!st.ok()) return DeviceError(st, "preparing the candidate's tensors");
   if (StepResult f = CallChecked(*job_.candidate, cand, Who(*job_.candidate))) return f;
+  if (StepResult f = CheckGuards()) return f;
 
-  Bytes after;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
-    after.resize(plans_[t].bytes);
-    st = device_->Download(after.data(), cand[t].data(), plans_[t].bytes);
+    read_back_.resize(plans_[t].bytes);
+    st = device_->Download(read_back_.data(), cand[t].data(), plans_[t].bytes);
     if (!st.ok()) return DeviceError(st, "reading back an input");
-    if (std::memcmp(after.data(), inputs[t].data(), plans_[t].bytes) != 0) {
+    if (std::memcmp(read_back_.data(), inputs[t].data(), plans_[t].bytes) != 0) {
       size_t byte = 0;
-      while (after[byte] == inputs[t][byte]) ++byte;
+      while (read_back_[byte] == inputs[t][byte]) ++byte;
       return Incorrect(absl::StrCat("input tensor ", plans_[t].spec->name,
                                     " was modified (first at element ",
                                     byte / kseek_dtype_size(plans_[t].dtype), ")"));
     }
   }
-  std::vector<Bytes> cand_out;
-  st = download_outputs(cand, &cand_out);
+  st = download_outputs(cand, &candidate_out_);
   if (!st.ok()) return DeviceError(st, "reading the candidate's outputs");
 
-  st = load(reference_set_);
+  // Buffers of the reference are filled only after the candidate ran, so a
+  // candidate never finds a reference result in memory. Its inputs are
+  // copied on the device from the candidate's, just found equal to `inputs`
+  // byte for byte.
+  st = load(reference_set_, &cand);
   if (!st.ok()) return DeviceError(st, "preparing the reference's tensors");
   if (StepResult f = CallChecked(*job_.reference, reference_set_, Who(*job_.reference))) return f;
-  std::vector<Bytes> ref_out;
-  st = download_outputs(reference_set_, &ref_out);
+  st = download_outputs(reference_set_, &reference_out_);
   if (!st.ok()) return DeviceError(st, "reading the reference's outputs");
 
   std::vector<std::string> errors;
@@ -341,8 +382,8 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
     auto it = plan.spec->tolerance.find(DtypeName(plan.dtype));
     if (it == plan.spec->tolerance.end()) it = plan.spec->tolerance.find("*");
     if (it != plan.spec->tolerance.end()) tol = it->second;
-    Comparison c = CompareOutput(plan.spec->name, plan.dtype, cand_out[t].data(),
-                                 ref_out[t].data(), plan.count, tol);
+    Comparison c = CompareOutput(plan.spec->name, plan.dtype, candidate_out_[t].data(),
+                                 reference_out_[t].data(), plan.count, tol);
     outputs->push_back(c.result);
     if (!c.error.empty()) errors.push_back(c.error);
   }
@@ -350,8 +391,64 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
   return std::nullopt;
 }
 
+StepResult ScenarioRun::CheckGuards() {
+  std::vector<std::string> errors;
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    GuardDamage worst;
+    for (const std::vector<GuardedBuffer>& set : candidate_sets_) {
+      if (set.empty()) continue;
+      absl::StatusOr<GuardDamage> d = set[t].ReadGuards(guard_pattern_);
+      if (!d.ok()) return DeviceError(d.status(), "reading the guards of a tensor");
+      if (d->before + d->after > worst.before + worst.after) worst = *d;
+    }
+    const std::string& name = plans_[t].spec->name;
+    if (worst.before > 0) {
+      errors.push_back(absl::StrCat("wrote outside tensor ", name, ": ",
+                                    Changed(worst.before, "before its start"), " (farthest: ",
+                                    Count(worst.before_span, "byte"), " before it)"));
+    }
+    if (worst.after > 0) {
+      errors.push_back(absl::StrCat("wrote outside tensor ", name, ": ",
+                                    Changed(worst.after, "after its end"), " (farthest: ",
+                                    Count(worst.after_span, "byte"), " past it)"));
+    }
+  }
+  if (!errors.empty()) return Incorrect(absl::StrJoin(errors, "; "));
+  return std::nullopt;
+}
+
+StepResult ScenarioRun::Probe(Half half, std::vector<OutputError>* outputs) {
+  std::vector<Bytes>& inputs = work_inputs_;
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    if (!IsInput(t)) continue;
+    const TensorPlan& plan = plans_[t];
+    const size_t esize = kseek_dtype_size(plan.dtype);
+    const size_t mid = plan.count / 2;
+    // Elements [begin, end) are redrawn, the others copied from pristine_.
+    const size_t begin = half == Half::kFirst ? 0 : mid;
+    const size_t end = half == Half::kFirst ? mid : plan.count;
+    const size_t kept = (half == Half::kFirst ? mid : 0) * esize;
+    const size_t kept_bytes = plan.bytes - (end - begin) * esize;
+    inputs[t].resize(plan.bytes);
+    std::copy_n(pristine_[t].begin() + kept, kept_bytes, inputs[t].begin() + kept);
+    const uint64_t stream = 2 * t + (half == Half::kFirst ? 0 : 1);
+    FillRandom(plan.dtype, plan.spec->init, MixSeed(MixSeed(seed_, kProbeStream), stream),
+               end - begin, inputs[t].data() + begin * esize);
+  }
+  StepResult f = Check(0, inputs, outputs);
+  if (f) {
+    const char* changed = half == Half::kFirst ? "first" : "second";
+    f->error = f->status == ScenarioStatus::kIncorrect
+                   ? absl::StrCat("wrong when only the ", changed,
+                                  " half of the inputs changed: ", f->error)
+                   : absl::StrCat("on the call where only the ", changed,
+                                  " half of the inputs changed: ", f->error);
+  }
+  return f;
+}
+
 StepResult ScenarioRun::Prepare(int set, bool flush, std::vector<size_t>* offsets) {
-  const std::vector<DeviceBuffer>& buffers = candidate_sets_[set];
+  const std::vector<GuardedBuffer>& buffers = candidate_sets_[set];
   offsets->assign(plans_.size(), 0);
   for (size_t t = 0; t < plans_.size(); ++t) {
     const TensorPlan& plan = plans_[t];
@@ -446,7 +543,7 @@ StepResult ScenarioRun::Time(ScenarioResult* r) {
   }
 
   // The candidate once more on the last sample's inputs, checked.
-  std::vector<Bytes> inputs(plans_.size());
+  std::vector<Bytes>& inputs = work_inputs_;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     inputs[t].resize(plans_[t].bytes);
@@ -476,31 +573,42 @@ ScenarioResult ScenarioRun::Run() {
     r.speedup.reset();
     return r;
   };
-  if (StepResult f = Plan()) return fail(*f);
-  if (StepResult f = AllocateSet(&candidate_sets_[0])) return fail(*f);
-  if (StepResult f = AllocateSet(&reference_set_)) return fail(*f);
-
-  pristine_.assign(plans_.size(), Bytes());
-  for (size_t t = 0; t < plans_.size(); ++t) {
-    if (!IsInput(t)) continue;
-    pristine_[t].resize(plans_[t].bytes);
-    FillRandom(plans_[t].dtype, plans_[t].spec->init,
-               MixSeed(MixSeed(job_.seed, static_cast<uint64_t>(index_)), 2 * t),
-               plans_[t].count, pristine_[t].data());
-  }
-
-  StepResult checked = Check(0, pristine_, &r.outputs);
-  for (const OutputError& o : r.outputs) {
-    r.rel_l2 = std::max(r.rel_l2, o.rel_l2);
-    r.max_abs = std::max(r.max_abs, o.max_abs);
-  }
-  if (checked) return fail(*checked);
-  if (!job_.timing.enabled) return r;
-  if (StepResult f = Time(&r)) {
+  auto fold_errors = [&] {
     for (const OutputError& o : r.outputs) {
       r.rel_l2 = std::max(r.rel_l2, o.rel_l2);
       r.max_abs = std::max(r.max_abs, o.max_abs);
     }
+  };
+  if (StepResult f = Plan()) return fail(*f);
+  guard_pattern_.resize(kGuardBytes);
+  Rng guard_rng(MixSeed(seed_, kGuardStream));
+  for (unsigned char& b : guard_pattern_) b = static_cast<unsigned char>(guard_rng.Next() >> 56);
+  if (StepResult f = AllocateSet(&candidate_sets_[0])) return fail(*f);
+  if (StepResult f = AllocateSet(&reference_set_)) return fail(*f);
+
+  pristine_.assign(plans_.size(), Bytes());
+  work_inputs_.assign(plans_.size(), Bytes());
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    if (!IsInput(t)) continue;
+    pristine_[t].resize(plans_[t].bytes);
+    FillRandom(plans_[t].dtype, plans_[t].spec->init, MixSeed(seed_, 2 * t), plans_[t].count,
+               pristine_[t].data());
+  }
+
+  StepResult checked = Check(0, pristine_, &r.outputs);
+  fold_errors();
+  if (checked) return fail(*checked);
+  for (Half half : {Half::kSecond, Half::kFirst}) {
+    std::vector<OutputError> outputs;
+    if (StepResult f = Probe(half, &outputs)) {
+      if (!outputs.empty()) r.outputs = outputs;
+      fold_errors();
+      return fail(*f);
+    }
+  }
+  if (!job_.timing.enabled) return r;
+  if (StepResult f = Time(&r)) {
+    fold_errors();
     return fail(*f);
   }
   return r;

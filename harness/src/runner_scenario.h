@@ -1,8 +1,10 @@
 // One scenario inside kseek-runner: correctness of the candidate against
-// the reference, then (when asked and correct) interleaved timing of the
-// candidate and the baseline, then a re-check of the candidate. The steps
-// are DESIGN.md "Evaluating a candidate" 4 and 5; harness/README.md
-// ("Runner protocol") states them precisely.
+// the reference (on the scenario's inputs, then on two partial changes of
+// them, with every tensor between guard regions), then (when asked and
+// correct) interleaved timing of the candidate and the baseline, then a
+// re-check of the candidate. The steps are DESIGN.md "Evaluating a
+// candidate" 4 and 5; harness/README.md ("Runner protocol") states them
+// precisely.
 //
 // Runs on the calling thread; a kernel that crashes or hangs takes the
 // process with it, by design (the parent reports it).

@@ -10,6 +10,7 @@ out=.device
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/include"
 cp build/bin/* "$out/bin/"
+strip --strip-debug "$out"/bin/*
 cp -r harness/include/kernelseek "$out/include/"
 # Libraries that a stock Ubuntu/Debian system has are left out.
 system_libs='^(linux-vdso|libc|libm|libdl|libpthread|librt|libgcc_s|libstdc\+\+|ld-linux|libcrypto|libssl|libz)[.-]'

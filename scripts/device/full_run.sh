@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# One device call for everything that needs the GPU, in phases, each with a
+# time limit so that one slow phase cannot starve the rest:
+#   suite      scripts/device/gpu_suite.sh (GPU tests, softmax evaluations)
+#   tolerance  flash_attention_fwd error measurement (bench/measure_tolerance.py)
+#   anchor     flash_attention_fwd anchor benchmark (bench/run_anchor.sh)
+# PHASES selects them (default "suite tolerance anchor"). Logs of each phase
+# go to a folder of its own and are packed into $OUT/logs.tgz after every
+# phase (the device returns few files); the summaries are printed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/device-out}
+work=$(mktemp -d)
+mkdir -p "$out"
+pack() { tar -C "$work" -czf "$out/logs.tgz" . 2>/dev/null; }
+dev=$PWD/.device
+export LD_LIBRARY_PATH=$dev/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export KSEEK_INCLUDE_DIR=$dev/include
+export KSEEK_CACHE_DIR=$work/cache
+export PATH=/usr/local/cuda/bin:$PATH
+
+for phase in ${PHASES:-suite tolerance anchor}; do
+  start=$(date +%s)
+  mkdir -p "$work/$phase"
+  case $phase in
+    suite)
+      OUT=$work/suite timeout "${SUITE_TIMEOUT:-300}" bash scripts/device/gpu_suite.sh > "$work/suite/stdout.txt" 2>&1
+      echo "== suite: exit $? in $(( $(date +%s) - start )) s"
+      cat "$work/suite/repeatability.txt" "$work/suite/summary.txt" 2>/dev/null
+      ;;
+    tolerance)
+      lib() { "$dev/bin/kseek" compile --target sm_90a --json "$1" |
+              python3 -c 'import json,sys; print(json.load(sys.stdin)["library"])'; }
+      ref=$(lib kernels/flash_attention_fwd/reference.cu)
+      base=$(lib kernels/flash_attention_fwd/baseline.cu)
+      (cd kernels/flash_attention_fwd/bench &&
+       timeout "${TOLERANCE_TIMEOUT:-120}" python3 measure_tolerance.py --reference "$ref" --baseline "$base" \
+         ${TOLERANCE_ARGS:---seeds 2 --max-tflop 0.1} --out "$work/tolerance/tolerance.json") \
+         > "$work/tolerance/tolerance.log" 2>&1
+      echo "== tolerance: exit $? in $(( $(date +%s) - start )) s"
+      tail -30 "$work/tolerance/tolerance.log"
+      ;;
+    anchor)
+      OUT=$work/anchor KSEEK_DEVICE_DIR=$dev timeout "${ANCHOR_TIMEOUT:-300}" \
+        bash kernels/flash_attention_fwd/bench/run_anchor.sh ${ANCHOR_KERNEL:-} > "$work/anchor/stdout.txt" 2>&1
+      echo "== anchor: exit $? in $(( $(date +%s) - start )) s"
+      tail -45 "$work/anchor/stdout.txt"
+      ;;
+  esac
+  pack
+done

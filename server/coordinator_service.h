@@ -1,0 +1,90 @@
+// The gRPC services of kernelseekd: Coordinator (evaluations for users and
+// admins; registration and heartbeats for workers) and Admin (users and
+// tokens, admin tokens only). Callback API; each call authenticates first.
+//
+// Streams (SubmitEvaluation, WatchEvaluation) are EventHub subscribers:
+// they replay the evaluation's current state, then relay live events until
+// the Verdict or Failed event, or until the client goes away (which does
+// not cancel the evaluation).
+//
+// The services only borrow the store, hub, dispatcher and authenticator,
+// which must outlive the grpc::Server. Thread-safe.
+#ifndef KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
+#define KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
+
+#include "auth.h"
+#include "dispatcher.h"
+#include "event_hub.h"
+#include "kernelseek/v1/coordinator.grpc.pb.h"
+#include "store.h"
+
+namespace kseek::server {
+
+// The parts of the server the services share.
+struct ServiceContext {
+  Store* store;
+  EventHub* hub;
+  Dispatcher* dispatcher;
+  const Authenticator* auth;
+};
+
+class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackService {
+ public:
+  explicit CoordinatorService(ServiceContext ctx) : ctx_(ctx) {}
+
+  grpc::ServerWriteReactor<kernelseek::v1::EvaluationEvent>* SubmitEvaluation(
+      grpc::CallbackServerContext* context,
+      const kernelseek::v1::EvaluationRequest* request) override;
+  grpc::ServerWriteReactor<kernelseek::v1::EvaluationEvent>* WatchEvaluation(
+      grpc::CallbackServerContext* context, const kernelseek::v1::EvaluationRef* request) override;
+  grpc::ServerUnaryReactor* GetEvaluation(grpc::CallbackServerContext* context,
+                                          const kernelseek::v1::EvaluationRef* request,
+                                          kernelseek::v1::Evaluation* response) override;
+  grpc::ServerUnaryReactor* ListEvaluations(
+      grpc::CallbackServerContext* context, const kernelseek::v1::ListEvaluationsRequest* request,
+      kernelseek::v1::ListEvaluationsResponse* response) override;
+  grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
+                                        const kernelseek::v1::ListWorkersRequest* request,
+                                        kernelseek::v1::ListWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* RegisterWorker(
+      grpc::CallbackServerContext* context, const kernelseek::v1::WorkerInfo* request,
+      kernelseek::v1::RegisterWorkerResponse* response) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
+                                      const kernelseek::v1::HeartbeatRequest* request,
+                                      kernelseek::v1::HeartbeatResponse* response) override;
+
+ private:
+  // The stored evaluation `id`, if `caller` may see it: NOT_FOUND when
+  // there is none, PERMISSION_DENIED when it belongs to another user.
+  absl::StatusOr<EvaluationRecord> Visible(const Caller& caller, const std::string& id);
+
+  const ServiceContext ctx_;
+};
+
+class AdminService final : public kernelseek::v1::Admin::CallbackService {
+ public:
+  explicit AdminService(ServiceContext ctx) : ctx_(ctx) {}
+
+  grpc::ServerUnaryReactor* AddUser(grpc::CallbackServerContext* context,
+                                    const kernelseek::v1::AddUserRequest* request,
+                                    kernelseek::v1::TokenResponse* response) override;
+  grpc::ServerUnaryReactor* ListUsers(grpc::CallbackServerContext* context,
+                                      const kernelseek::v1::ListUsersRequest* request,
+                                      kernelseek::v1::ListUsersResponse* response) override;
+  grpc::ServerUnaryReactor* RevokeUser(grpc::CallbackServerContext* context,
+                                       const kernelseek::v1::RevokeUserRequest* request,
+                                       kernelseek::v1::RevokeUserResponse* response) override;
+  grpc::ServerUnaryReactor* CreateToken(grpc::CallbackServerContext* context,
+                                        const kernelseek::v1::CreateTokenRequest* request,
+                                        kernelseek::v1::TokenResponse* response) override;
+
+ private:
+  const ServiceContext ctx_;
+};
+
+// The gRPC status carrying an absl::Status (the codes are the same).
+grpc::Status ToGrpc(const absl::Status& status);
+
+}  // namespace kseek::server
+
+#endif  // KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_

@@ -1,0 +1,557 @@
+// The dispatcher of kernelseekd (see dispatcher.h).
+#include "dispatcher.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "auth.h"
+#include "kernelseek/v1/worker.grpc.pb.h"
+#include "task.h"
+
+namespace kseek::server {
+
+namespace v1 = ::kernelseek::v1;
+
+namespace {
+
+// How often the loop looks at heartbeats when nothing else wakes it.
+constexpr absl::Duration kTick = absl::Milliseconds(200);
+// How often a healthy worker's heartbeat time is written to the store.
+constexpr int64_t kPersistHeartbeatMs = 10000;
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+template <typename... Args>
+void Log(const absl::FormatSpec<Args...>& format, const Args&... args) {
+  absl::FPrintF(stderr, "kernelseekd: %s\n", absl::StrFormat(format, args...));
+}
+
+}  // namespace
+
+Dispatcher::Dispatcher(Store* store, EventHub* hub, DispatcherOptions options)
+    : store_(store), hub_(hub), options_(std::move(options)) {}
+
+Dispatcher::~Dispatcher() { Stop(); }
+
+absl::Status Dispatcher::Start() {
+  absl::Status st = store_->MarkAllWorkersUnhealthy();
+  if (!st.ok()) return st;
+  absl::StatusOr<std::vector<WorkerRecord>> workers = store_->ListWorkers();
+  if (!workers.ok()) return workers.status();
+  absl::StatusOr<std::vector<EvaluationRecord>> pending = store_->PendingEvaluations();
+  if (!pending.ok()) return pending.status();
+
+  absl::MutexLock lock(&mu_);
+  for (const WorkerRecord& r : *workers) {
+    Worker& w = workers_[r.id];
+    w.info.ParseFromString(r.info);
+    w.info.set_worker_id(r.id);
+    w.last_heartbeat_ms = r.last_heartbeat_ms;
+    w.registered_ms = r.registered_ms;
+  }
+  int requeued = 0;
+  for (const EvaluationRecord& e : *pending) {
+    bool was_running = e.state == kStateRunning;
+    if (was_running) {
+      absl::StatusOr<bool> changed = store_->Requeue(e.id);
+      if (!changed.ok()) return changed.status();
+      ++requeued;
+    }
+    hub_->Open(e.id);
+    pending_[e.id] = Pending{e.user, e.target};
+    EnqueueLocked(e.id, was_running);
+  }
+  for (const auto& [target, q] : queues_) PublishPositionsLocked(target);
+  Log("%d evaluations pending (%d were running and are queued again), %d workers known",
+      pending->size(), requeued, workers_.size());
+  loop_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void Dispatcher::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ && !loop_.joinable()) return;
+    stopping_ = true;
+    for (auto& [id, w] : workers_) {
+      if (w.call != nullptr) w.call->TryCancel();
+    }
+  }
+  if (loop_.joinable()) loop_.join();
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(
+      +[](int* n) { return *n == 0; }, &running_jobs_));
+}
+
+// ---- queues ----
+
+void Dispatcher::EnqueueLocked(const std::string& id, bool front) {
+  const Pending& p = pending_.at(id);
+  TargetQueue& q = queues_[p.target];
+  if (front) {
+    q.retries.push_back(id);
+  } else {
+    std::deque<std::string>& mine = q.by_user[p.user];
+    if (mine.empty()) q.users.push_back(p.user);
+    mine.push_back(id);
+  }
+  wake_ = true;
+}
+
+std::vector<std::string> Dispatcher::OrderLocked(const TargetQueue& q) const {
+  std::vector<std::string> order(q.retries.begin(), q.retries.end());
+  // Round-robin over the users in serving order, one evaluation each per
+  // round, exactly as PopLocked serves them.
+  std::vector<std::pair<const std::deque<std::string>*, size_t>> cursors;
+  for (const std::string& user : q.users) cursors.push_back({&q.by_user.at(user), 0});
+  bool any = true;
+  while (any) {
+    any = false;
+    for (auto& [ids, next] : cursors) {
+      if (next < ids->size()) {
+        order.push_back((*ids)[next++]);
+        any = true;
+      }
+    }
+  }
+  return order;
+}
+
+std::string Dispatcher::PopLocked(TargetQueue* q) {
+  if (!q->retries.empty()) {
+    std::string id = q->retries.front();
+    q->retries.pop_front();
+    return id;
+  }
+  std::string user = q->users.front();
+  q->users.pop_front();
+  std::deque<std::string>& mine = q->by_user[user];
+  std::string id = mine.front();
+  mine.pop_front();
+  if (mine.empty()) {
+    q->by_user.erase(user);
+  } else {
+    q->users.push_back(user);
+  }
+  return id;
+}
+
+int Dispatcher::QueuePosition(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end() || it->second.running) return 0;
+  auto q = queues_.find(it->second.target);
+  if (q == queues_.end()) return 0;
+  std::vector<std::string> order = OrderLocked(q->second);
+  auto pos = std::find(order.begin(), order.end(), id);
+  return pos == order.end() ? 0 : static_cast<int>(pos - order.begin()) + 1;
+}
+
+int Dispatcher::MatchingWorkersLocked(const std::string& target) const {
+  int n = 0;
+  for (const auto& [id, w] : workers_) {
+    if (w.registered && w.healthy && !w.info.draining() && w.info.target() == target) ++n;
+  }
+  return n;
+}
+
+void Dispatcher::PublishPositionsLocked(const std::string& target) {
+  auto q = queues_.find(target);
+  if (q == queues_.end()) return;
+  int matching = MatchingWorkersLocked(target);
+  std::vector<std::string> order = OrderLocked(q->second);
+  for (size_t i = 0; i < order.size(); ++i) {
+    Pending& p = pending_.at(order[i]);
+    int position = static_cast<int>(i) + 1;
+    if (p.published_position == position && p.published_matching == matching) continue;
+    p.published_position = position;
+    p.published_matching = matching;
+    v1::EvaluationEvent e;
+    e.set_evaluation_id(order[i]);
+    e.mutable_queued()->set_position(position);
+    e.mutable_queued()->set_matching_workers(matching);
+    hub_->Publish(e);
+  }
+}
+
+absl::Status Dispatcher::Submit(const EvaluationRecord& eval) {
+  // The channel opens first so that a watcher who learns the id from the
+  // store always finds it; a failed insert closes it again.
+  hub_->Open(eval.id);
+  absl::Status st = store_->InsertEvaluation(eval);
+  if (!st.ok()) {
+    v1::EvaluationEvent e;
+    e.set_evaluation_id(eval.id);
+    e.mutable_failed()->set_error(std::string(st.message()));
+    hub_->Publish(e);
+    return st;
+  }
+  absl::MutexLock lock(&mu_);
+  pending_[eval.id] = Pending{eval.user, eval.target};
+  EnqueueLocked(eval.id, false);
+  PublishPositionsLocked(eval.target);
+  return absl::OkStatus();
+}
+
+// ---- workers ----
+
+absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::WorkerInfo& info) {
+  absl::StatusOr<Target> target = ParseTarget(info.target());
+  if (!target.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("target: ", target.status().message()));
+  }
+  if (info.address().empty()) {
+    return absl::InvalidArgumentError("address: empty (where the worker's service listens)");
+  }
+  std::string id = info.worker_id().empty() ? absl::StrCat("wk_", RandomHex(6)) : info.worker_id();
+  int64_t now = NowMs();
+  WorkerRecord record{id, "", true, now, now};
+  v1::WorkerInfo stored = info;
+  stored.set_worker_id(id);
+  stored.SerializeToString(&record.info);
+  absl::Status st = store_->PutWorker(record);
+  if (!st.ok()) return st;
+
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetMaxReceiveMessageSize(64 << 20);
+  args.SetMaxSendMessageSize(64 << 20);
+  std::shared_ptr<grpc::ChannelCredentials> creds = options_.worker_credentials;
+  if (creds == nullptr) creds = grpc::InsecureChannelCredentials();
+
+  absl::MutexLock lock(&mu_);
+  Worker& w = workers_[id];
+  w.info = stored;
+  w.registered = true;
+  w.healthy = true;
+  w.last_heartbeat_ms = now;
+  w.last_persisted_ms = now;
+  w.registered_ms = now;
+  if (w.call == nullptr) w.current.clear();
+  w.channel = grpc::CreateCustomChannel(info.address(), creds, args);
+  Log("worker %s registered: target %s at %s (%s)", id, info.target(), info.address(),
+      info.device_name());
+  PublishPositionsLocked(info.target());
+  wake_ = true;
+
+  v1::RegisterWorkerResponse response;
+  response.set_worker_id(id);
+  response.set_heartbeat_interval_ms(
+      static_cast<int32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
+  return response;
+}
+
+bool Dispatcher::Heartbeat(const v1::HeartbeatRequest& request) {
+  int64_t now = NowMs();
+  absl::MutexLock lock(&mu_);
+  auto it = workers_.find(request.worker_id());
+  if (it == workers_.end() || !it->second.registered) return false;
+  Worker& w = it->second;
+  w.last_heartbeat_ms = now;
+  bool changed = !w.healthy || w.info.draining() != request.draining();
+  w.info.set_draining(request.draining());
+  w.info.set_queue_length(request.queue_length());
+  bool persist = !w.healthy || now - w.last_persisted_ms >= kPersistHeartbeatMs;
+  if (!w.healthy) Log("worker %s is healthy again", request.worker_id());
+  w.healthy = true;
+  if (persist) {
+    w.last_persisted_ms = now;
+    absl::Status st = store_->SetWorkerHealth(request.worker_id(), true, now);
+    if (!st.ok()) Log("%s", st.message());
+  }
+  if (changed) PublishPositionsLocked(w.info.target());
+  wake_ = true;
+  return true;
+}
+
+std::vector<v1::WorkerStatus> Dispatcher::ListWorkers() {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::WorkerStatus> out;
+  for (const auto& [id, w] : workers_) {
+    v1::WorkerStatus s;
+    *s.mutable_info() = w.info;
+    s.set_healthy(w.registered && w.healthy);
+    s.set_current_evaluation(w.current);
+    s.set_last_heartbeat_ms(w.last_heartbeat_ms);
+    s.set_registered_ms(w.registered_ms);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Dispatcher::SetUnhealthyLocked(Worker* w, const std::string& id, const std::string& why) {
+  if (!w->healthy) return;
+  w->healthy = false;
+  Log("worker %s is unhealthy: %s", id, why);
+  absl::Status st = store_->SetWorkerHealth(id, false, w->last_heartbeat_ms);
+  if (!st.ok()) Log("%s", st.message());
+  PublishPositionsLocked(w->info.target());
+}
+
+void Dispatcher::CheckHeartbeatsLocked(int64_t now_ms) {
+  int64_t timeout = absl::ToInt64Milliseconds(options_.heartbeat_timeout);
+  for (auto& [id, w] : workers_) {
+    if (!w.registered || !w.healthy || now_ms - w.last_heartbeat_ms <= timeout) continue;
+    std::string why = absl::StrCat("no heartbeat for ", now_ms - w.last_heartbeat_ms, " ms");
+    SetUnhealthyLocked(&w, id, why);
+    // Its job cannot be trusted to finish: break the stream, which
+    // re-queues the evaluation.
+    if (w.call != nullptr) {
+      w.cancel_reason = why;
+      w.call->TryCancel();
+    }
+  }
+}
+
+// ---- dispatch ----
+
+bool Dispatcher::IdleFor(const Worker& w, const std::string& target) {
+  return w.registered && w.healthy && !w.info.draining() && w.current.empty() &&
+         w.info.queue_length() == 0 && w.info.target() == target;
+}
+
+void Dispatcher::Loop() {
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    mu_.AwaitWithTimeout(absl::Condition(
+                             +[](Dispatcher* d) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+                               return d->wake_ || d->stopping_;
+                             },
+                             this),
+                         kTick);
+    if (stopping_) break;
+    wake_ = false;
+    int64_t now = NowMs();
+    CheckHeartbeatsLocked(now);
+    DispatchLocked(now);
+  }
+}
+
+void Dispatcher::DispatchLocked(int64_t now_ms) {
+  for (auto& [target, q] : queues_) {
+    bool moved = false;
+    while (!q.retries.empty() || !q.users.empty()) {
+      Worker* best = nullptr;
+      std::string best_id;
+      for (auto& [id, w] : workers_) {
+        if (!IdleFor(w, target)) continue;
+        if (best == nullptr || w.last_dispatch_ms < best->last_dispatch_ms) {
+          best = &w;
+          best_id = id;
+        }
+      }
+      if (best == nullptr) break;
+      std::string eval_id = PopLocked(&q);
+      Pending& p = pending_.at(eval_id);
+      p.running = true;
+      p.published_position = -1;
+      p.published_matching = -1;
+      best->current = eval_id;
+      best->last_dispatch_ms = now_ms;
+      best->call = std::make_shared<grpc::ClientContext>();
+      best->cancel_reason.clear();
+      ++running_jobs_;
+      moved = true;
+      std::thread(&Dispatcher::RunJob, this, eval_id, best_id, best->channel, best->call)
+          .detach();
+    }
+    if (moved) PublishPositionsLocked(target);
+  }
+}
+
+void Dispatcher::Notice(const std::string& id, const std::string& text) {
+  v1::EvaluationEvent e;
+  e.set_evaluation_id(id);
+  e.mutable_notice()->set_text(text);
+  hub_->Publish(e);
+}
+
+void Dispatcher::RunJob(std::string id, std::string worker_id,
+                        std::shared_ptr<grpc::Channel> channel,
+                        std::shared_ptr<grpc::ClientContext> call) {
+  std::string lost_reason;
+  bool worker_busy = false;
+  JobEnd end = Execute(id, worker_id, channel, call.get(), &lost_reason, &worker_busy);
+
+  absl::MutexLock lock(&mu_);
+  auto w = workers_.find(worker_id);
+  if (w != workers_.end() && w->second.call == call) {
+    w->second.current.clear();
+    w->second.call.reset();
+    // Busy with someone else's job (say, one from before this process
+    // started): not idle until a heartbeat says so. Otherwise its queue is
+    // as empty as this job left it.
+    w->second.info.set_queue_length(worker_busy ? 1 : 0);
+    if (end == JobEnd::kRequeue && !worker_busy) {
+      SetUnhealthyLocked(&w->second, worker_id, lost_reason);
+    }
+  }
+  auto p = pending_.find(id);
+  if (p != pending_.end()) {
+    if (end == JobEnd::kRequeue) {
+      p->second.running = false;
+      EnqueueLocked(id, true);
+      PublishPositionsLocked(p->second.target);
+    } else if (end == JobEnd::kFinished) {
+      pending_.erase(p);
+    }
+  }
+  --running_jobs_;
+  wake_ = true;
+}
+
+Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string& worker_id,
+                                       const std::shared_ptr<grpc::Channel>& channel,
+                                       grpc::ClientContext* call,
+                                       std::string* lost_reason, bool* worker_busy) {
+  absl::StatusOr<EvaluationRecord> eval = store_->GetEvaluation(id);
+  if (!eval.ok()) {
+    Log("%s", eval.status().message());
+    return JobEnd::kStopped;
+  }
+  if (eval->state == kStateDone || eval->state == kStateFailed) return JobEnd::kFinished;
+  if (eval->attempts >= options_.max_attempts) {
+    std::string error = absl::StrCat("gave up after ", eval->attempts,
+                                     " attempts: every worker it ran on was lost");
+    absl::StatusOr<bool> changed = store_->FinishFailed(id, error, NowMs());
+    if (changed.ok() && *changed) {
+      v1::EvaluationEvent e;
+      e.set_evaluation_id(id);
+      e.mutable_failed()->set_error(error);
+      hub_->Publish(e);
+    }
+    return JobEnd::kFinished;
+  }
+  int attempt = 0;
+  absl::StatusOr<bool> started = store_->MarkRunning(id, worker_id, NowMs(), &attempt);
+  if (!started.ok()) {
+    Log("%s", started.status().message());
+    return JobEnd::kStopped;
+  }
+  if (!*started) return JobEnd::kFinished;
+
+  v1::WorkerJob job;
+  job.set_evaluation_id(id);
+  job.set_attempt(attempt);
+  if (!job.mutable_request()->ParseFromString(eval->request)) {
+    std::string error = "the stored request does not parse";
+    if (store_->FinishFailed(id, error, NowMs()).value_or(false)) {
+      v1::EvaluationEvent e;
+      e.set_evaluation_id(id);
+      e.mutable_failed()->set_error(error);
+      hub_->Publish(e);
+    }
+    return JobEnd::kFinished;
+  }
+  Log("evaluation %s attempt %d on worker %s", id, attempt, worker_id);
+
+  // A long stream: no deadline; a lost worker is noticed by the broken
+  // connection, keepalives, or missed heartbeats (which cancel `call`).
+  std::unique_ptr<v1::Worker::Stub> stub = v1::Worker::NewStub(channel);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluationEvent>> reader = stub->Evaluate(call, job);
+  v1::EvaluationEvent event;
+  int done = 0, total = 0;
+  bool finished = false;
+  while (!finished && reader->Read(&event)) {
+    event.set_evaluation_id(id);
+    switch (event.event_case()) {
+      case v1::EvaluationEvent::kStarted:
+        event.mutable_started()->set_worker_id(worker_id);
+        event.mutable_started()->set_attempt(attempt);
+        total = event.started().scenarios();
+        store_->SetProgress(id, attempt, 0, total).IgnoreError();
+        hub_->Publish(event);
+        break;
+      case v1::EvaluationEvent::kScenario:
+        store_->SetProgress(id, attempt, ++done, std::max(total, done)).IgnoreError();
+        hub_->Publish(event);
+        break;
+      case v1::EvaluationEvent::kNotice:
+        hub_->Publish(event);
+        break;
+      case v1::EvaluationEvent::kVerdict: {
+        std::string bytes;
+        event.verdict().SerializeToString(&bytes);
+        absl::StatusOr<bool> changed = store_->FinishDone(id, bytes, NowMs());
+        if (!changed.ok()) {
+          Log("%s", changed.status().message());
+          call->TryCancel();
+          reader->Finish();
+          return JobEnd::kStopped;
+        }
+        if (*changed) hub_->Publish(event);
+        finished = true;
+        break;
+      }
+      case v1::EvaluationEvent::kFailed: {
+        absl::StatusOr<bool> changed = store_->FinishFailed(id, event.failed().error(), NowMs());
+        if (!changed.ok()) {
+          Log("%s", changed.status().message());
+          call->TryCancel();
+          reader->Finish();
+          return JobEnd::kStopped;
+        }
+        if (*changed) hub_->Publish(event);
+        finished = true;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (finished) {
+    // The outcome is stored; the rest of the stream carries nothing.
+    call->TryCancel();
+    reader->Finish();
+    Log("evaluation %s finished on worker %s", id, worker_id);
+    return JobEnd::kFinished;
+  }
+  grpc::Status status = reader->Finish();
+  std::string cancel_reason;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return JobEnd::kStopped;
+    auto w = workers_.find(worker_id);
+    if (w != workers_.end() && w->second.call.get() == call) cancel_reason = w->second.cancel_reason;
+  }
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    std::string error = absl::StrCat("worker ", worker_id, " rejected the request: ",
+                                     status.error_message());
+    if (store_->FinishFailed(id, error, NowMs()).value_or(false)) {
+      v1::EvaluationEvent e;
+      e.set_evaluation_id(id);
+      e.mutable_failed()->set_error(error);
+      hub_->Publish(e);
+    }
+    return JobEnd::kFinished;
+  }
+  *worker_busy = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
+  if (!cancel_reason.empty()) {
+    *lost_reason = cancel_reason;
+  } else if (status.ok()) {
+    *lost_reason = "the stream ended without a verdict";
+  } else {
+    *lost_reason = absl::StrCat("stream broke: ", status.error_message());
+  }
+  // A worker that refused the job never ran it: that attempt does not count.
+  absl::StatusOr<bool> requeued = store_->Requeue(id, /*refund_attempt=*/*worker_busy);
+  if (!requeued.ok()) {
+    Log("%s", requeued.status().message());
+    return JobEnd::kStopped;
+  }
+  if (!*requeued) return JobEnd::kFinished;
+  std::string text = *worker_busy
+                         ? absl::StrCat("worker ", worker_id, " is busy; re-queued")
+                         : absl::StrCat("worker ", worker_id, " lost (", *lost_reason,
+                                        "); re-queued");
+  Log("evaluation %s: %s", id, text);
+  Notice(id, text);
+  return JobEnd::kRequeue;
+}
+
+}  // namespace kseek::server

@@ -1,0 +1,149 @@
+// The dispatcher of kernelseekd: per-target queues of evaluations, the
+// registry of workers and their health, and the jobs running on workers.
+//
+// Queues: one per target. Within a target, evaluations re-queued after a
+// lost worker go first; the rest are served round-robin over the users with
+// queued work, first in first out within a user.
+//
+// Workers register and heartbeat; one that misses heartbeats for longer
+// than the timeout, or whose job stream breaks, is unhealthy until its next
+// heartbeat. A job is dispatched only to a healthy, idle (no job from us,
+// and none reported by its last heartbeat), non-draining worker of the
+// evaluation's target, as a Worker.Evaluate stream read by a
+// thread of its own; the events are stored (progress, then the outcome in
+// one transaction that applies only once per evaluation) and published to
+// the EventHub. A job whose worker is lost goes back to the front of its
+// queue, to be run again (the next attempt), up to a limit.
+//
+// Start() rebuilds the queues from the store: evaluations that were running
+// when the previous process died are queued again. Thread-safe.
+#ifndef KERNELSEEK_SERVER_DISPATCHER_H_
+#define KERNELSEEK_SERVER_DISPATCHER_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "event_hub.h"
+#include "grpcpp/grpcpp.h"
+#include "kernelseek/v1/coordinator.pb.h"
+#include "kernelseek/v1/worker.pb.h"
+#include "store.h"
+
+namespace kseek::server {
+
+struct DispatcherOptions {
+  absl::Duration heartbeat_interval = absl::Seconds(1);  // told to workers
+  absl::Duration heartbeat_timeout = absl::Seconds(5);
+  int max_attempts = 5;  // then the evaluation fails
+  // For dialling workers; insecure when null.
+  std::shared_ptr<grpc::ChannelCredentials> worker_credentials;
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(Store* store, EventHub* hub, DispatcherOptions options);
+  ~Dispatcher();  // Stop()
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  // Rebuilds the queues and the worker list from the store, then starts
+  // dispatching.
+  absl::Status Start();
+  // Stops dispatching and cancels the running jobs (they stay running in
+  // the store, and the next Start queues them again). Idempotent.
+  void Stop();
+
+  // Stores a new evaluation (state queued, durably), opens its channel in
+  // the hub and queues it. `eval.request` must have been validated.
+  absl::Status Submit(const EvaluationRecord& eval);
+  // 1-based position of a queued evaluation in its target's queue; 0 when
+  // it is not queued.
+  int QueuePosition(const std::string& id);
+
+  // Workers.
+  absl::StatusOr<kernelseek::v1::RegisterWorkerResponse> RegisterWorker(
+      const kernelseek::v1::WorkerInfo& info);
+  // Whether the worker is known (registered with this process).
+  bool Heartbeat(const kernelseek::v1::HeartbeatRequest& request);
+  std::vector<kernelseek::v1::WorkerStatus> ListWorkers();
+
+ private:
+  struct Worker {
+    kernelseek::v1::WorkerInfo info;
+    bool registered = false;  // with this process (else only from the store)
+    bool healthy = false;
+    int64_t last_heartbeat_ms = 0;
+    int64_t last_persisted_ms = 0;
+    int64_t registered_ms = 0;
+    int64_t last_dispatch_ms = 0;
+    std::string current;      // evaluation running there
+    std::shared_ptr<grpc::Channel> channel;
+    std::shared_ptr<grpc::ClientContext> call;  // the running job's call
+    std::string cancel_reason;  // why `call` was cancelled, when it was
+  };
+  struct Pending {
+    std::string user;
+    std::string target;
+    bool running = false;
+    int published_position = -1;  // of the last Queued event published
+    int published_matching = -1;
+  };
+  struct TargetQueue {
+    std::deque<std::string> retries;  // re-queued: served first
+    std::map<std::string, std::deque<std::string>> by_user;
+    std::deque<std::string> users;    // with queued work, in serving order
+  };
+  // How a job ended, for the bookkeeping after it.
+  enum class JobEnd { kFinished, kRequeue, kStopped };
+
+  void Loop();
+  void CheckHeartbeatsLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DispatchLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void EnqueueLocked(const std::string& id, bool front) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> OrderLocked(const TargetQueue& q) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::string PopLocked(TargetQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int MatchingWorkersLocked(const std::string& target) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Publishes a Queued event for each queued evaluation of `target` whose
+  // position or matching-worker count changed.
+  void PublishPositionsLocked(const std::string& target) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void SetUnhealthyLocked(Worker* w, const std::string& id, const std::string& why)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Runs one job on a worker (its own thread), then the bookkeeping.
+  void RunJob(std::string id, std::string worker_id, std::shared_ptr<grpc::Channel> channel,
+              std::shared_ptr<grpc::ClientContext> call);
+  JobEnd Execute(const std::string& id, const std::string& worker_id,
+                 const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* call,
+                 std::string* lost_reason, bool* worker_busy);
+  // Whether `w` can take a job of `target` now.
+  static bool IdleFor(const Worker& w, const std::string& target);
+  void Notice(const std::string& id, const std::string& text);
+
+  Store* const store_;
+  EventHub* const hub_;
+  const DispatcherOptions options_;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool wake_ ABSL_GUARDED_BY(mu_) = false;  // something changed: dispatch again
+  int running_jobs_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, Pending> pending_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, TargetQueue> queues_ ABSL_GUARDED_BY(mu_);
+  std::thread loop_;
+};
+
+}  // namespace kseek::server
+
+#endif  // KERNELSEEK_SERVER_DISPATCHER_H_

@@ -1,0 +1,185 @@
+// kernelseekd: the KernelSeek coordinator. Serves the Coordinator and Admin
+// services (plus gRPC health checking and reflection), keeps its state in
+// STATE_DIR/kernelseek.db, and dispatches evaluations to registered workers.
+//
+// The first line on stdout is "listening on HOST:PORT" (with the port
+// chosen when --listen asks for port 0); logs go to stderr. SIGTERM or
+// SIGINT stops it cleanly.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "auth.h"
+#include "coordinator_service.h"
+#include "dispatcher.h"
+#include "event_hub.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "store.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7450", "address to serve on (port 0: any free port)");
+ABSL_FLAG(std::string, state_dir, ".kernelseek",
+          "folder for the database and the bootstrap token files (created 0700)");
+ABSL_FLAG(int, heartbeat_interval_ms, 1000, "how often workers are told to heartbeat");
+ABSL_FLAG(int, heartbeat_timeout_ms, 5000,
+          "a worker silent for longer is unhealthy and its job is re-queued");
+ABSL_FLAG(int, max_attempts, 5, "attempts before an evaluation whose workers keep being lost fails");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for serving TLS (with --tls-key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for serving TLS (with --tls-cert)");
+ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates for dialling workers over TLS");
+
+namespace kseek::server {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("--", flag, ": cannot read ", path));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+int Fail(const absl::Status& status) {
+  absl::FPrintF(stderr, "kernelseekd: %s\n", status.message());
+  return 1;
+}
+
+int Run() {
+  const std::string state_dir = absl::GetFlag(FLAGS_state_dir);
+  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
+  if (cert.empty() != key.empty()) {
+    return Fail(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
+  }
+  if (absl::GetFlag(FLAGS_heartbeat_interval_ms) <= 0 ||
+      absl::GetFlag(FLAGS_heartbeat_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_interval_ms)) {
+    return Fail(absl::InvalidArgumentError(
+        "--heartbeat-timeout-ms must exceed --heartbeat-interval-ms, which must be positive"));
+  }
+  if (absl::GetFlag(FLAGS_max_attempts) < 1) {
+    return Fail(absl::InvalidArgumentError("--max-attempts must be at least 1"));
+  }
+
+  std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
+  if (!cert.empty()) {
+    absl::StatusOr<std::string> cert_pem = ReadFile("tls-cert", cert);
+    if (!cert_pem.ok()) return Fail(cert_pem.status());
+    absl::StatusOr<std::string> key_pem = ReadFile("tls-key", key);
+    if (!key_pem.ok()) return Fail(key_pem.status());
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back({*key_pem, *cert_pem});
+    server_creds = grpc::SslServerCredentials(options);
+  }
+  DispatcherOptions dispatch;
+  dispatch.heartbeat_interval = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
+  dispatch.heartbeat_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_timeout_ms));
+  dispatch.max_attempts = absl::GetFlag(FLAGS_max_attempts);
+  if (!absl::GetFlag(FLAGS_tls_ca).empty()) {
+    absl::StatusOr<std::string> ca = ReadFile("tls-ca", absl::GetFlag(FLAGS_tls_ca));
+    if (!ca.ok()) return Fail(ca.status());
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = *ca;
+    dispatch.worker_credentials = grpc::SslCredentials(options);
+  }
+
+  absl::Status st = PrepareStateDir(state_dir);
+  if (!st.ok()) return Fail(st);
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(state_dir + "/kernelseek.db");
+  if (!store.ok()) return Fail(store.status());
+  st = Bootstrap(store->get(), state_dir);
+  if (!st.ok()) return Fail(st);
+
+  EventHub hub;
+  Dispatcher dispatcher(store->get(), &hub, dispatch);
+  st = dispatcher.Start();
+  if (!st.ok()) return Fail(st);
+  Authenticator auth(store->get());
+  ServiceContext services{store->get(), &hub, &dispatcher, &auth};
+  CoordinatorService coordinator(services);
+  AdminService admin(services);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  int port = 0;
+  builder.AddListeningPort(listen, server_creds, &port);
+  builder.SetMaxReceiveMessageSize(64 << 20);
+  builder.RegisterService(&coordinator);
+  builder.RegisterService(&admin);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    dispatcher.Stop();
+    return Fail(absl::UnavailableError(absl::StrCat("--listen: cannot serve on ", listen)));
+  }
+  std::string host = listen.substr(0, listen.rfind(':'));
+  std::printf("listening on %s:%d\n", host.c_str(), port);
+  std::fflush(stdout);
+  absl::FPrintF(stderr, "kernelseekd: serving on %s:%d, state in %s\n", host, port, state_dir);
+
+  // Signals were blocked in every thread before any was created; wait for
+  // one here.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  int sig = 0;
+  sigwait(&signals, &sig);
+  absl::FPrintF(stderr, "kernelseekd: %s: shutting down\n", strsignal(sig));
+
+  dispatcher.Stop();
+  // Streams to watchers never end by themselves: give calls in flight a
+  // moment, then cancel them.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  server->Wait();
+  return 0;
+}
+
+}  // namespace
+}  // namespace kseek::server
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "the KernelSeek coordinator\n"
+      "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]");
+  // Flags are documented with dashes (--state-dir); Abseil names them with
+  // underscores. Accept both.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string& a = args[i];
+    if (!absl::StartsWith(a, "--")) continue;
+    size_t end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + 2, a.begin() + end, '-', '_');
+  }
+  std::vector<char*> argp;
+  for (std::string& a : args) argp.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(argp.size()), argp.data());
+  // Threads inherit the mask: block the stop signals so that only sigwait
+  // in the main thread sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  // The database and token files are for this user only.
+  umask(077);
+  return kseek::server::Run();
+}

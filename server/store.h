@@ -1,0 +1,150 @@
+// The coordinator's durable state: one SQLite database (WAL journal,
+// synchronous=FULL, so a committed write survives a crash of the process or
+// the machine) holding users, hashed tokens, workers and evaluations.
+//
+// The schema is versioned with `PRAGMA user_version`; Open creates it in an
+// empty file and refuses a file written by a newer schema. Every method is
+// thread-safe (one connection, serialised by a mutex) and reports failures
+// as absl::Status whose message names the database file.
+#ifndef KERNELSEEK_SERVER_STORE_H_
+#define KERNELSEEK_SERVER_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+struct sqlite3;
+
+namespace kseek::server {
+
+// Evaluation states, as stored and as reported.
+inline constexpr char kStateQueued[] = "queued";
+inline constexpr char kStateRunning[] = "running";
+inline constexpr char kStateDone[] = "done";
+inline constexpr char kStateFailed[] = "failed";
+
+struct UserRecord {
+  std::string name;
+  std::string role;  // admin, user or worker
+  bool revoked = false;
+  int64_t created_ms = 0;
+  int tokens = 0;  // tokens not revoked
+};
+
+struct WorkerRecord {
+  std::string id;
+  std::string info;  // a serialized kernelseek.v1.WorkerInfo
+  bool healthy = false;
+  int64_t last_heartbeat_ms = 0;
+  int64_t registered_ms = 0;
+};
+
+struct EvaluationRecord {
+  std::string id;
+  std::string user;
+  std::string target;
+  std::string task;
+  std::string kernel_name;
+  std::string request;  // a serialized kernelseek.v1.EvaluationRequest
+  std::string state = kStateQueued;
+  int attempts = 0;     // dispatches started so far
+  std::string worker_id;
+  int64_t created_ms = 0;
+  int64_t started_ms = 0;
+  int64_t finished_ms = 0;
+  std::string verdict;  // a serialized kernelseek.v1.Verdict, when done
+  std::string error;    // when failed
+  int scenarios_done = 0;
+  int scenarios_total = 0;
+};
+
+class Store {
+ public:
+  // The schema version this code writes.
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens (creating when absent) the database at `path`.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Users and tokens. Tokens are only ever seen here as hashes.
+  // Adds a user and its first token in one transaction; ALREADY_EXISTS when
+  // the name is taken.
+  absl::Status AddUser(const std::string& name, const std::string& role,
+                       const std::string& token_hash, int64_t now_ms);
+  absl::StatusOr<UserRecord> GetUser(const std::string& name);
+  absl::StatusOr<std::vector<UserRecord>> ListUsers();
+  // Marks the user and all its tokens revoked; returns how many tokens were
+  // still live. NOT_FOUND for an unknown user.
+  absl::StatusOr<int> RevokeUser(const std::string& name);
+  // NOT_FOUND for an unknown user, FAILED_PRECONDITION for a revoked one.
+  absl::Status AddToken(const std::string& user, const std::string& token_hash,
+                        int64_t now_ms);
+  // The live user owning a live token; NOT_FOUND otherwise.
+  absl::StatusOr<UserRecord> LookupToken(const std::string& token_hash);
+
+  // Workers: inserted or replaced by id.
+  absl::Status PutWorker(const WorkerRecord& worker);
+  absl::StatusOr<std::vector<WorkerRecord>> ListWorkers();
+  absl::Status SetWorkerHealth(const std::string& id, bool healthy,
+                               int64_t last_heartbeat_ms);
+  // Marks every worker unhealthy (a fresh start knows none of them alive).
+  absl::Status MarkAllWorkersUnhealthy();
+
+  // Evaluations.
+  // Inserts a new evaluation; committed (fsync'd) when this returns.
+  absl::Status InsertEvaluation(const EvaluationRecord& eval);
+  absl::StatusOr<EvaluationRecord> GetEvaluation(const std::string& id);
+  // Newest first, without the request (and, when `with_verdict` is false,
+  // without the verdict). Empty `user` or `state`: no filter.
+  absl::StatusOr<std::vector<EvaluationRecord>> ListEvaluations(
+      const std::string& user, const std::string& state, int limit, bool with_verdict);
+  // Queued and running evaluations, oldest first, with their requests.
+  absl::StatusOr<std::vector<EvaluationRecord>> PendingEvaluations();
+
+  // State transitions. Each returns whether it changed anything: a
+  // transition that does not apply to the current state (e.g. finishing an
+  // evaluation already finished) is a no-op, so repeating one is harmless.
+  // queued -> running on `worker_id`, attempts+1; `*attempt` gets the new
+  // attempt number.
+  absl::StatusOr<bool> MarkRunning(const std::string& id, const std::string& worker_id,
+                                   int64_t now_ms, int* attempt);
+  // Progress of the running attempt `attempt`.
+  absl::StatusOr<bool> SetProgress(const std::string& id, int attempt, int done, int total);
+  // running -> queued (the worker was lost, or the coordinator restarted).
+  // `refund_attempt`: the attempt never ran (the worker refused it), so the
+  // attempt count goes back down.
+  absl::StatusOr<bool> Requeue(const std::string& id, bool refund_attempt = false);
+  // queued|running -> done with `verdict`.
+  absl::StatusOr<bool> FinishDone(const std::string& id, const std::string& verdict,
+                                  int64_t now_ms);
+  // queued|running -> failed with `error`.
+  absl::StatusOr<bool> FinishFailed(const std::string& id, const std::string& error,
+                                    int64_t now_ms);
+
+ private:
+  class Statement;
+
+  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status Error(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const std::string path_;
+  absl::Mutex mu_;
+  sqlite3* const db_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace kseek::server
+
+#endif  // KERNELSEEK_SERVER_STORE_H_

@@ -1,0 +1,302 @@
+// The coordinator's dispatcher against fake workers (real gRPC servers on
+// loopback, in this process) and a real store: fair queue order between
+// users, visible waiting when no worker matches, a lost worker's job re-run
+// on another with the verdict stored once, targets respected, and the
+// queues rebuilt after a restart.
+#include "dispatcher.h"
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "event_hub.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "kernelseek/v1/worker.grpc.pb.h"
+#include "store.h"
+#include "test_util.h"
+
+namespace kseek::server {
+namespace {
+
+namespace v1 = ::kernelseek::v1;
+
+// A worker that streams Started, two scenarios and a verdict, or (when
+// `lose_jobs`) dies after Started as far as the coordinator can tell.
+class FakeWorker final : public v1::Worker::Service {
+ public:
+  FakeWorker(std::string target, bool lose_jobs) : target_(std::move(target)), lose_(lose_jobs) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(this);
+    server_ = builder.BuildAndStart();
+  }
+  ~FakeWorker() override { server_->Shutdown(); }
+
+  grpc::Status Evaluate(grpc::ServerContext* context, const v1::WorkerJob* job,
+                        grpc::ServerWriter<v1::EvaluationEvent>* out) override {
+    ++calls_;
+    v1::EvaluationEvent e;
+    e.set_evaluation_id(job->evaluation_id());
+    e.mutable_started()->set_scenarios(2);
+    out->Write(e);
+    if (lose_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker process died");
+    for (int i = 0; i < 2; ++i) {
+      e.mutable_scenario()->set_index(i);
+      e.mutable_scenario()->set_status("ok");
+      out->Write(e);
+    }
+    e.mutable_verdict()->set_task("fake");
+    e.mutable_verdict()->set_all_correct(true);
+    e.mutable_verdict()->set_seed(static_cast<uint64_t>(job->attempt()));
+    out->Write(e);
+    return grpc::Status::OK;
+  }
+
+  v1::WorkerInfo Info(const std::string& id) const {
+    v1::WorkerInfo info;
+    info.set_worker_id(id);
+    info.set_target(target_);
+    info.set_address("127.0.0.1:" + std::to_string(port_));
+    return info;
+  }
+  int calls() const { return calls_; }
+
+ private:
+  const std::string target_;
+  const bool lose_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+  std::atomic<int> calls_{0};
+};
+
+// Collects the events of one evaluation.
+class Recorder {
+ public:
+  EventHub::Sink Sink() {
+    return [this](const v1::EvaluationEvent& e) {
+      absl::MutexLock lock(&mu_);
+      events_.push_back(e);
+    };
+  }
+  std::vector<v1::EvaluationEvent> events() {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+  // Waits (bounded) for a Verdict or Failed event; the store records the
+  // outcome just before the hub delivers it.
+  bool AwaitTerminal() {
+    absl::MutexLock lock(&mu_);
+    return mu_.AwaitWithTimeout(absl::Condition(
+                                    +[](std::vector<v1::EvaluationEvent>* events) {
+                                      return !events->empty() &&
+                                             EventHub::IsTerminal(events->back());
+                                    },
+                                    &events_),
+                                absl::Seconds(60));
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<v1::EvaluationEvent> events_ ABSL_GUARDED_BY(mu_);
+};
+
+class DispatcherTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = kseek::testing::TempDir("dispatcher_test") + "/kernelseek.db";
+    absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path_);
+    ASSERT_TRUE(s.ok()) << s.status();
+    store_ = *std::move(s);
+    StartDispatcher();
+  }
+  void TearDown() override { dispatcher_.reset(); }
+
+  void StartDispatcher() {
+    DispatcherOptions options;
+    // The fakes never heartbeat; only a broken stream may mark one lost.
+    options.heartbeat_timeout = absl::Hours(1);
+    dispatcher_ = std::make_unique<Dispatcher>(store_.get(), &hub_, options);
+    ASSERT_TRUE(dispatcher_->Start().ok());
+  }
+
+  void Submit(const std::string& id, const std::string& user, const std::string& target) {
+    EvaluationRecord e;
+    e.id = id;
+    e.user = user;
+    e.target = target;
+    e.task = "fake";
+    e.kernel_name = "kernel.cc";
+    v1::EvaluationRequest request;
+    request.set_target(target);
+    request.SerializeToString(&e.request);
+    e.created_ms = ++clock_ms_;
+    absl::Status st = dispatcher_->Submit(e);
+    ASSERT_TRUE(st.ok()) << st;
+  }
+
+  // Waits (bounded) until evaluation `id` leaves the queued and running
+  // states, and returns its record.
+  EvaluationRecord AwaitFinished(const std::string& id) {
+    absl::Time give_up = absl::Now() + absl::Seconds(60);
+    while (true) {
+      absl::StatusOr<EvaluationRecord> r = store_->GetEvaluation(id);
+      EXPECT_TRUE(r.ok()) << r.status();
+      if (!r.ok()) return {};
+      if (r->state == kStateDone || r->state == kStateFailed || absl::Now() > give_up) return *r;
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  }
+
+  std::string path_;
+  std::unique_ptr<Store> store_;
+  EventHub hub_;
+  std::unique_ptr<Dispatcher> dispatcher_;
+  int64_t clock_ms_ = 1000;
+};
+
+TEST_F(DispatcherTest, QueueIsFairBetweenUsersAndWaitsVisibly) {
+  Submit("ev_a1", "alice", "host");
+  Submit("ev_a2", "alice", "host");
+  Submit("ev_a3", "alice", "host");
+  Submit("ev_b1", "bob", "host");
+  Submit("ev_g1", "alice", "sm_90a");
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_a1"), 1);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_b1"), 2);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_a2"), 3);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_a3"), 4);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_g1"), 1);  // its own target's queue
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_none"), 0);
+
+  // A watcher sees where it stands and that no worker can take it.
+  Recorder watch;
+  ASSERT_NE(hub_.Subscribe("ev_b1", watch.Sink()), 0u);
+  std::vector<v1::EvaluationEvent> seen = watch.events();
+  ASSERT_EQ(seen.size(), 1u);
+  ASSERT_TRUE(seen[0].has_queued());
+  EXPECT_EQ(seen[0].queued().position(), 2);
+  EXPECT_EQ(seen[0].queued().matching_workers(), 0);
+}
+
+TEST_F(DispatcherTest, LostWorkerJobRunsElsewhereAndIsStoredOnce) {
+  FakeWorker lossy("host", /*lose_jobs=*/true);
+  FakeWorker good("host", /*lose_jobs=*/false);
+  // With equal standing, workers are tried in id order: the lossy one first.
+  ASSERT_TRUE(dispatcher_->RegisterWorker(lossy.Info("wk_a")).ok());
+  Recorder watch;
+  hub_.Open("ev_1");  // to watch from the very first event
+  ASSERT_NE(hub_.Subscribe("ev_1", watch.Sink()), 0u);
+  Submit("ev_1", "alice", "host");
+  ASSERT_TRUE(dispatcher_->RegisterWorker(good.Info("wk_b")).ok());
+
+  EvaluationRecord r = AwaitFinished("ev_1");
+  EXPECT_EQ(r.state, kStateDone);
+  EXPECT_EQ(r.worker_id, "wk_b");
+  EXPECT_GE(lossy.calls(), 1);
+  EXPECT_EQ(good.calls(), 1);
+  EXPECT_EQ(r.attempts, lossy.calls() + 1);
+  v1::Verdict verdict;
+  ASSERT_TRUE(verdict.ParseFromString(r.verdict));
+  EXPECT_EQ(verdict.seed(), static_cast<uint64_t>(r.attempts));  // the last attempt's verdict
+  EXPECT_EQ(r.scenarios_done, 2);
+
+  ASSERT_TRUE(watch.AwaitTerminal());
+  int verdicts = 0, notices = 0;
+  for (const v1::EvaluationEvent& e : watch.events()) {
+    EXPECT_EQ(e.evaluation_id(), "ev_1");
+    verdicts += e.has_verdict();
+    if (e.has_notice()) {
+      ++notices;
+      EXPECT_NE(e.notice().text().find("worker wk_a lost"), std::string::npos) << e.notice().text();
+    }
+  }
+  EXPECT_EQ(verdicts, 1);
+  EXPECT_EQ(notices, lossy.calls());
+
+  bool lossy_healthy = true;
+  for (const v1::WorkerStatus& w : dispatcher_->ListWorkers()) {
+    if (w.info().worker_id() == "wk_a") lossy_healthy = w.healthy();
+  }
+  EXPECT_FALSE(lossy_healthy);
+}
+
+TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheJob) {
+  FakeWorker hopper("sm_90a", false);
+  FakeWorker host("host", false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(hopper.Info("wk_gpu")).ok());
+  Recorder watch;
+  hub_.Open("ev_1");
+  ASSERT_NE(hub_.Subscribe("ev_1", watch.Sink()), 0u);
+  Submit("ev_1", "alice", "host");
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_cpu")).ok());
+  EvaluationRecord r = AwaitFinished("ev_1");
+  EXPECT_EQ(r.state, kStateDone);
+  EXPECT_EQ(r.worker_id, "wk_cpu");
+  EXPECT_EQ(hopper.calls(), 0);
+  EXPECT_EQ(host.calls(), 1);
+  // While it waited, no worker of its target existed.
+  std::vector<v1::EvaluationEvent> seen = watch.events();
+  ASSERT_FALSE(seen.empty());
+  ASSERT_TRUE(seen[0].has_queued());
+  EXPECT_EQ(seen[0].queued().matching_workers(), 0);
+}
+
+TEST_F(DispatcherTest, RegistrationRejectsBadWorkers) {
+  v1::WorkerInfo info;
+  info.set_target("sm_75");
+  info.set_address("127.0.0.1:1");
+  absl::StatusOr<v1::RegisterWorkerResponse> r = dispatcher_->RegisterWorker(info);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+  EXPECT_EQ(r.status().message().substr(0, 7), "target:");
+  info.set_target("host");
+  info.clear_address();
+  r = dispatcher_->RegisterWorker(info);
+  EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
+  EXPECT_EQ(r.status().message().substr(0, 8), "address:");
+
+  v1::HeartbeatRequest beat;
+  beat.set_worker_id("wk_unknown");
+  EXPECT_FALSE(dispatcher_->Heartbeat(beat));
+}
+
+TEST_F(DispatcherTest, RestartQueuesRunningWorkAgain) {
+  Submit("ev_old", "alice", "host");
+  Submit("ev_new", "bob", "host");
+  int attempt = 0;
+  // As if a previous process had started ev_old and then died.
+  ASSERT_TRUE(store_->MarkRunning("ev_old", "wk_gone", 5, &attempt).value());
+  ASSERT_TRUE(store_->InsertEvaluation([] {
+                EvaluationRecord e;
+                e.id = "ev_done";
+                e.user = "alice";
+                e.target = "host";
+                e.created_ms = 1;
+                return e;
+              }())
+                  .ok());
+  ASSERT_TRUE(store_->FinishDone("ev_done", "kept", 2).value());
+
+  dispatcher_.reset();
+  StartDispatcher();
+  EXPECT_EQ(store_->GetEvaluation("ev_old").value().state, kStateQueued);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_old"), 1);  // re-queued work goes first
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_new"), 2);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_done"), 0);
+
+  FakeWorker host("host", false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_cpu")).ok());
+  EvaluationRecord old_r = AwaitFinished("ev_old");
+  EvaluationRecord new_r = AwaitFinished("ev_new");
+  EXPECT_EQ(old_r.state, kStateDone);
+  EXPECT_EQ(old_r.attempts, 2);
+  EXPECT_EQ(new_r.state, kStateDone);
+  EXPECT_EQ(new_r.attempts, 1);
+  EXPECT_EQ(store_->GetEvaluation("ev_done").value().verdict, "kept");
+}
+
+}  // namespace
+}  // namespace kseek::server

@@ -1,0 +1,256 @@
+// kseek-worker: serves the Worker gRPC service for one target (sm_90a,
+// sm_100a or host) and one GPU, and keeps itself registered with a
+// coordinator. Prints "listening on HOST:PORT" as the first line of stdout;
+// everything else goes to stderr. SIGTERM (or SIGINT) drains: no new job is
+// taken, the job in hand finishes, then the process exits 0.
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "device_check.h"
+#include "evaluate.h"
+#include "log.h"
+#include "registration.h"
+#include "worker_service.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:0",
+          "address the Worker service listens on (port 0: any free port)");
+ABSL_FLAG(std::string, advertise, "",
+          "address the coordinator dials (default: the listen address with its port)");
+ABSL_FLAG(std::string, coordinator, "",
+          "coordinator address to register with (empty: serve without registering)");
+ABSL_FLAG(std::string, target, "host", "sm_90a, sm_100a or host");
+ABSL_FLAG(int, gpu, 0, "CUDA device ordinal (GPU targets)");
+ABSL_FLAG(std::string, token_file, "", "file holding the worker's bearer token");
+ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) for TLS to the coordinator");
+ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM) for this service's TLS");
+ABSL_FLAG(std::string, tls_key, "", "server private key (PEM) for this service's TLS");
+ABSL_FLAG(std::string, cache_dir, "",
+          "compile cache (default: $KSEEK_CACHE_DIR or ~/.cache/kernelseek/compile)");
+ABSL_FLAG(int, compile_jobs, 2, "compiles of a job that run at once");
+ABSL_FLAG(std::string, work_dir, "", "folder for the jobs' private scratch folders (default: temp dir)");
+
+namespace kseek {
+namespace {
+
+// Address space a host-target runner child may map (RLIMIT_AS). GPU targets
+// get none: the CUDA driver reserves far more virtual memory than it uses.
+constexpr uint64_t kHostAddressSpaceBytes = uint64_t{16} << 30;
+
+absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("--", flag, " ", path, ": cannot read"));
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// "HOST:PORT" with the port replaced by `port`.
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  std::string host = colon == std::string::npos ? address : address.substr(0, colon);
+  return absl::StrCat(host, ":", port);
+}
+
+// The address to advertise when none is given: the listen address, with
+// this machine's name for a wildcard host.
+std::string DefaultAdvertise(const std::string& listen, int port) {
+  std::string address = WithPort(listen, port);
+  const std::string host = address.substr(0, address.rfind(':'));
+  if (host.empty() || host == "0.0.0.0" || host == "[::]" || host == "::") {
+    char name[256] = {};
+    if (gethostname(name, sizeof(name) - 1) == 0 && name[0] != '\0') {
+      return absl::StrCat(name, ":", port);
+    }
+  }
+  return address;
+}
+
+// The documented flag spelling uses '-' (--token-file), Abseil's names use
+// '_': the names (not the values) of "--" arguments are rewritten.
+std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() < 3 || a.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + 2, a.begin() + end, '-', '_');
+  }
+  return args;
+}
+
+int Fail(const absl::Status& status) {
+  std::fprintf(stderr, "kseek-worker: %s\n", std::string(status.message()).c_str());
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "kseek-worker --target sm_90a|sm_100a|host [--gpu N] [--listen ADDR] "
+      "[--coordinator ADDR --token-file FILE]");
+  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  if (positional.size() > 1) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("unexpected argument '", positional[1], "'")));
+  }
+
+  // Signals are taken by sigwait below; blocked before any thread starts so
+  // that every thread inherits the mask.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::StatusOr<Target> target = ParseTarget(absl::GetFlag(FLAGS_target));
+  if (!target.ok()) {
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("--target: ", target.status().message())));
+  }
+  const int gpu = absl::GetFlag(FLAGS_gpu);
+  absl::StatusOr<WorkerDevice> device = CheckDevice(*target, gpu);
+  if (!device.ok()) return Fail(device.status());
+  absl::StatusOr<std::string> compiler = CheckCompiler(*target);
+  if (!compiler.ok()) return Fail(compiler.status());
+  if (absl::GetFlag(FLAGS_compile_jobs) < 1) {
+    return Fail(absl::InvalidArgumentError("--compile-jobs: must be at least 1"));
+  }
+
+  WorkerOptions options;
+  options.target = *target;
+  options.gpu = gpu;
+  options.device = *device;
+  options.compiler_version = *compiler;
+  options.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  options.work_dir = absl::GetFlag(FLAGS_work_dir);
+  options.compile_jobs = absl::GetFlag(FLAGS_compile_jobs);
+  options.runner_path = DefaultRunnerPath();
+  if (access(options.runner_path.c_str(), X_OK) != 0) {
+    return Fail(absl::FailedPreconditionError(
+        absl::StrCat("the runner ", options.runner_path, " is missing or not executable")));
+  }
+  if (!options.work_dir.empty() && mkdir(options.work_dir.c_str(), 0700) != 0 &&
+      errno != EEXIST) {
+    return Fail(absl::FailedPreconditionError(
+        absl::StrCat("--work-dir ", options.work_dir, ": cannot create: ", strerror(errno))));
+  }
+  options.sandbox.enabled = true;
+  if (*target == Target::kHost) options.sandbox.max_address_space_bytes = kHostAddressSpaceBytes;
+  std::string why;
+  options.sandbox.isolate_network = CanIsolateNetwork(&why);
+  if (!options.sandbox.isolate_network) {
+    WorkerLog(absl::StrCat("runner children keep network access: no network namespace (", why,
+                           ")"));
+  }
+
+  std::shared_ptr<grpc::ServerCredentials> server_credentials;
+  const std::string tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
+  if (tls_cert.empty() != tls_key.empty()) {
+    return Fail(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
+  }
+  if (tls_cert.empty()) {
+    server_credentials = grpc::InsecureServerCredentials();
+  } else {
+    absl::StatusOr<std::string> cert = ReadFlagFile("tls-cert", tls_cert);
+    if (!cert.ok()) return Fail(cert.status());
+    absl::StatusOr<std::string> key = ReadFlagFile("tls-key", tls_key);
+    if (!key.ok()) return Fail(key.status());
+    grpc::SslServerCredentialsOptions ssl;
+    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    server_credentials = grpc::SslServerCredentials(ssl);
+  }
+
+  RegistrationOptions reg;
+  reg.coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (const std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(file);
+    if (!token.ok()) return Fail(token.status());
+    reg.token = *token;
+  }
+  if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
+    absl::StatusOr<std::string> ca = ReadFlagFile("tls-ca", file);
+    if (!ca.ok()) return Fail(ca.status());
+    reg.tls_ca_pem = *ca;
+  }
+
+  // The advertised address needs the bound port, and the service needs the
+  // advertised address: bind first, then fill it in before serving.
+  const std::string listen = absl::GetFlag(FLAGS_listen);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  int port = 0;
+  auto service = std::make_unique<WorkerService>(options);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(listen, server_credentials, &port);
+  builder.RegisterService(service.get());
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return Fail(absl::UnavailableError(absl::StrCat("--listen ", listen, ": cannot listen")));
+  }
+  const std::string bound = WithPort(listen, port);
+  std::string advertise = absl::GetFlag(FLAGS_advertise);
+  if (advertise.empty()) advertise = DefaultAdvertise(listen, port);
+  service->SetAddress(advertise);
+  std::printf("listening on %s\n", bound.c_str());
+  std::fflush(stdout);
+  WorkerLog(absl::StrCat("target ", TargetName(*target), " on ", device->name,
+                         *target == Target::kHost ? "" : absl::StrCat(" (GPU ", gpu, ")"),
+                         "; compiler ", *compiler, "; serving on ", bound, ", advertised as ",
+                         advertise));
+
+  std::unique_ptr<Registration> registration;
+  if (reg.coordinator.empty()) {
+    WorkerLog("no --coordinator: serving without registering");
+  } else {
+    registration = std::make_unique<Registration>(reg, service.get());
+    registration->Start();
+  }
+
+  int sig = 0;
+  while (sigwait(&stop_signals, &sig) != 0) {
+  }
+  WorkerLog(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
+                         ": draining (finishing the job in hand, taking no new one)"));
+  service->StartDraining();
+  if (registration) registration->Wake();
+  service->WaitIdle();
+  // In-flight streams get time to deliver their last events.
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  server->Wait();
+  if (registration) registration->Stop();
+  WorkerLog("drained; exiting");
+  return 0;
+}
+
+}  // namespace
+}  // namespace kseek
+
+int main(int argc, char** argv) { return kseek::Main(argc, argv); }

@@ -1,0 +1,260 @@
+// The Worker service: job admission, the job thread, and the event stream
+// (worker_service.h).
+#include "worker_service.h"
+
+#include <deque>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "convert.h"
+#include "log.h"
+#include "request.h"
+
+namespace kseek {
+
+namespace v1 = ::kernelseek::v1;
+
+// The server side of one Evaluate stream. The job thread queues events
+// (Send) and ends the stream (Close); gRPC's callbacks write them one at a
+// time. The object deletes itself once gRPC is done with it (OnDone) and
+// the job has closed it, whichever comes last. When the client goes away
+// the remaining events are dropped and the job runs to its end.
+class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
+ public:
+  explicit JobStream(std::string evaluation_id) : evaluation_id_(std::move(evaluation_id)) {}
+
+  void Send(v1::EvaluationEvent event) {
+    event.set_evaluation_id(evaluation_id_);
+    absl::MutexLock lock(&mu_);
+    if (cancelled_ || finished_) return;
+    queue_.push_back(std::move(event));
+    PumpLocked();
+  }
+
+  // No more events: the stream finishes (OK) once the queue is written.
+  void Close() {
+    bool release;
+    {
+      absl::MutexLock lock(&mu_);
+      closed_ = true;
+      PumpLocked();
+      release = done_;
+    }
+    if (release) delete this;
+  }
+
+  void OnWriteDone(bool ok) override {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok) cancelled_ = true;
+    PumpLocked();
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    PumpLocked();
+  }
+
+  void OnDone() override {
+    bool release;
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+      release = closed_;
+    }
+    if (release) delete this;
+  }
+
+ private:
+  // Starts the next write, or finishes the stream when nothing is left.
+  void PumpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (finished_ || writing_) return;
+    if (cancelled_) {
+      queue_.clear();
+      finished_ = true;
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+      return;
+    }
+    if (!queue_.empty()) {
+      in_flight_ = std::move(queue_.front());
+      queue_.pop_front();
+      writing_ = true;
+      StartWrite(&in_flight_);
+      return;
+    }
+    if (closed_) {
+      finished_ = true;
+      Finish(grpc::Status::OK);
+    }
+  }
+
+  const std::string evaluation_id_;
+  absl::Mutex mu_;
+  std::deque<v1::EvaluationEvent> queue_ ABSL_GUARDED_BY(mu_);
+  v1::EvaluationEvent in_flight_ ABSL_GUARDED_BY(mu_);  // the event being written
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;     // the job sends nothing more
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // the client went away
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;   // Finish was called
+  bool done_ ABSL_GUARDED_BY(mu_) = false;       // OnDone ran
+};
+
+namespace {
+
+// A stream refused before it started.
+class RejectedStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
+ public:
+  explicit RejectedStream(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+WorkerService::WorkerService(WorkerOptions options) : options_(std::move(options)) {}
+
+WorkerService::~WorkerService() { WaitIdle(); }
+
+v1::WorkerInfo WorkerService::CurrentInfo() const {
+  v1::WorkerInfo info;
+  info.set_target(TargetName(options_.target));
+  info.set_device_name(options_.device.name);
+  info.set_sm_count(options_.device.sm_count);
+  info.set_memory_bytes(options_.device.memory_bytes);
+  info.set_compiler_version(options_.compiler_version);
+  info.set_gpu(options_.target == Target::kHost ? -1 : options_.gpu);
+  absl::MutexLock lock(&mu_);
+  info.set_worker_id(worker_id_);
+  info.set_address(address_);
+  info.set_queue_length(busy_ ? 1 : 0);
+  info.set_draining(draining_);
+  return info;
+}
+
+void WorkerService::SetWorkerId(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  worker_id_ = id;
+}
+
+void WorkerService::SetAddress(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  address_ = address;
+}
+
+void WorkerService::StartDraining() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+}
+
+void WorkerService::WaitIdle() {
+  std::thread finished;
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(+[](bool* busy) { return !*busy; }, &busy_));
+    finished = std::move(job_thread_);
+  }
+  if (finished.joinable()) finished.join();
+}
+
+grpc::ServerUnaryReactor* WorkerService::Info(grpc::CallbackServerContext* context,
+                                              const v1::WorkerInfoRequest* request,
+                                              v1::WorkerInfo* reply) {
+  *reply = CurrentInfo();
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
+    grpc::CallbackServerContext* context, const v1::WorkerJob* job) {
+  const std::string& target = job->request().target();
+  auto reject = [&](grpc::StatusCode code, const std::string& message) {
+    WorkerLog(absl::StrCat("refused evaluation ", job->evaluation_id(), ": ", message));
+    return new RejectedStream(grpc::Status(code, message));
+  };
+  absl::MutexLock lock(&mu_);
+  if (draining_) return reject(grpc::StatusCode::UNAVAILABLE, "worker is draining");
+  // A job for another target could never run here, busy or not.
+  if (target != TargetName(options_.target)) {
+    return reject(grpc::StatusCode::FAILED_PRECONDITION,
+                  absl::StrCat("request.target: this worker serves target ",
+                               TargetName(options_.target), ", the job is for target '", target,
+                               "'"));
+  }
+  if (busy_) {
+    return reject(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                  absl::StrCat("worker is busy with evaluation ", current_evaluation_));
+  }
+  busy_ = true;
+  current_evaluation_ = job->evaluation_id();
+  // The previous job's thread is ending: after clearing busy_ it only sends
+  // its last event and closes its stream.
+  if (job_thread_.joinable()) job_thread_.join();
+  auto* stream = new JobStream(job->evaluation_id());
+  job_thread_ = std::thread([this, stream, copy = *job] { RunJob(stream, copy); });
+  return stream;
+}
+
+void WorkerService::RunJob(JobStream* stream, const v1::WorkerJob& job) {
+  v1::EvaluationEvent last = Execute(stream, job);
+  // The worker is free before the client can see the end of the job, so
+  // that a next job sent on the verdict is taken.
+  {
+    absl::MutexLock lock(&mu_);
+    busy_ = false;
+    current_evaluation_.clear();
+  }
+  stream->Send(std::move(last));
+  stream->Close();
+}
+
+v1::EvaluationEvent WorkerService::Execute(JobStream* stream, const v1::WorkerJob& job) {
+  const std::string label =
+      absl::StrCat("evaluation ", job.evaluation_id(), " (attempt ", job.attempt(), ")");
+  auto failed = [&](absl::string_view error) {
+    WorkerLog(absl::StrCat(label, " failed: ", error));
+    v1::EvaluationEvent event;
+    event.mutable_failed()->set_error(std::string(error));
+    return event;
+  };
+
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(job.request());
+  if (!unpacked.ok()) return failed(unpacked.status().message());
+  const TaskSpec& task = (*unpacked)->task();
+  EvalRequest& eval = (*unpacked)->mutable_eval();
+  eval.cache_dir = options_.cache_dir;
+  eval.work_dir = options_.work_dir;
+  eval.runner_path = options_.runner_path;
+  eval.gpu = options_.gpu;
+  eval.compile_jobs = options_.compile_jobs;
+  eval.sandbox = options_.sandbox;
+  const size_t scenarios =
+      eval.scenarios.empty() ? ScenariosFor(task, eval.target).size() : eval.scenarios.size();
+
+  v1::EvaluationEvent started;
+  v1::Started* s = started.mutable_started();
+  s->set_worker_id(CurrentInfo().worker_id());
+  s->set_device(options_.device.name);
+  s->set_attempt(job.attempt());
+  s->set_scenarios(static_cast<int>(scenarios));
+  stream->Send(std::move(started));
+  WorkerLog(absl::StrCat(label, ": task ", task.name, ", ", scenarios, " scenarios"));
+
+  absl::StatusOr<Verdict> verdict = kseek::Evaluate(task, eval, [&](const EvalProgress& progress) {
+    if (progress.stage != EvalProgress::kScenarioDone || progress.last == nullptr) return;
+    v1::EvaluationEvent event;
+    *event.mutable_scenario() = ToProto(*progress.last);
+    stream->Send(std::move(event));
+  });
+  if (!verdict.ok()) return failed(verdict.status().message());
+  WorkerLog(absl::StrCat(label, ": done, ", verdict->all_correct ? "all correct" : "not all correct",
+                         verdict->geomean_speedup
+                             ? absl::StrFormat(", geomean speedup %.3fx", *verdict->geomean_speedup)
+                             : ""));
+  v1::EvaluationEvent event;
+  *event.mutable_verdict() = ToProto(*verdict);
+  return event;
+}
+
+}  // namespace kseek
