@@ -202,10 +202,11 @@ std::string FormatVerdict(const Verdict& v) {
                               : "-";
     std::string base = s.baseline ? Ms(s.baseline->median) : "-";
     std::string speed = s.speedup ? absl::StrFormat("%.2fx", *s.speedup) : "-";
-    std::string rate = s.tflops && *s.tflops >= 0.1 ? absl::StrFormat("%.1f TFLOP/s", *s.tflops)
-                       : s.gbps                     ? absl::StrFormat("%.1f GB/s", *s.gbps)
-                       : s.tflops                   ? absl::StrFormat("%.3f TFLOP/s", *s.tflops)
-                                                    : "-";
+    // The rate that bounds the kernel: GB/s below 20 FLOP per byte.
+    bool memory_bound = s.gbps && (!s.tflops || *s.tflops * 1e3 < 20 * *s.gbps);
+    std::string rate = memory_bound ? absl::StrFormat("%.1f GB/s", *s.gbps)
+                       : s.tflops   ? absl::StrFormat("%.1f TFLOP/s", *s.tflops)
+                                    : "-";
     std::string error = s.error;
     if (size_t nl = error.find('\n'); nl != std::string::npos) error = error.substr(0, nl) + " ...";
     if (!s.flag.empty()) error = "FLAG: " + s.flag + (error.empty() ? "" : "; " + error);

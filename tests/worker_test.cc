@@ -14,8 +14,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -410,6 +412,14 @@ TEST_F(WorkerTest, SigtermFinishesTheJobInHandRefusesNewOnesAndExitsZero) {
   EXPECT_NE(worker.Log().find("draining"), std::string::npos) << worker.Log();
 }
 
+// /proc/PID/stat, or "" when the process is gone (it may exit at any moment).
+std::string ProcStat(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 // The pids of the processes whose parent is `parent` and whose command name
 // is `name`.
 std::vector<pid_t> ChildrenNamed(pid_t parent, const std::string& name) {
@@ -420,7 +430,7 @@ std::vector<pid_t> ChildrenNamed(pid_t parent, const std::string& name) {
     const pid_t pid = static_cast<pid_t>(atoi(entry->d_name));
     if (pid <= 0) continue;
     // /proc/PID/stat: "PID (COMM) STATE PPID ..."
-    const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+    const std::string stat = ProcStat(pid);
     const size_t open = stat.find('('), close = stat.rfind(')');
     if (open == std::string::npos || close == std::string::npos) continue;
     int ppid = 0;
@@ -461,8 +471,8 @@ TEST_F(WorkerTest, KilledWorkerLeavesNoRunnerBehind) {
   worker.Wait();
   bool gone = false;
   for (int i = 0; i < 600 && !gone; ++i) {
-    gone = kill(runners[0], 0) != 0 ||
-           ReadFile("/proc/" + std::to_string(runners[0]) + "/stat").find(") Z") != std::string::npos;
+    const std::string stat = ProcStat(runners[0]);
+    gone = kill(runners[0], 0) != 0 || stat.empty() || stat.find(") Z") != std::string::npos;
     if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(gone) << "kseek-runner " << runners[0] << " outlived its worker";

@@ -1,0 +1,370 @@
+// kseek-service-bench: measures what the evaluation service adds on top of
+// a worker, against processes already running (scripts/bench_service.sh
+// starts them on loopback).
+//
+//   --phase overhead    the same evaluation N times directly against a
+//                       worker (Worker.Evaluate; one the coordinator does
+//                       not know, so that its direct jobs never make the
+//                       coordinator's worker look busy) and through the
+//                       coordinator (Coordinator.SubmitEvaluation),
+//                       interleaved direct/coordinator so both share the
+//                       machine's noise; wall time from the call to the
+//                       verdict.
+//   --phase throughput  M evaluations submitted at once to the coordinator
+//                       from --threads threads; evaluations per second to
+//                       the last verdict.
+//
+// Each phase starts with one unmeasured evaluation per path so that the
+// worker's compile cache holds the kernel. Prints a table, or one JSON
+// object with --json.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "kernelseek/v1/coordinator.grpc.pb.h"
+#include "kernelseek/v1/worker.grpc.pb.h"
+#include "nlohmann/json.hpp"
+#include "request.h"
+#include "task.h"
+
+ABSL_FLAG(std::string, phase, "overhead", "overhead or throughput");
+ABSL_FLAG(std::string, coordinator, "", "kernelseekd address (HOST:PORT)");
+ABSL_FLAG(std::string, token_file, "", "file holding a user or admin bearer token");
+ABSL_FLAG(std::string, worker, "",
+          "address of a kseek-worker registered with no coordinator, for the direct path "
+          "(overhead phase)");
+ABSL_FLAG(std::string, task, "", "task folder");
+ABSL_FLAG(std::string, kernel, "", "kernel source file (a host kernel of the task)");
+ABSL_FLAG(std::string, scenario, "", "the one scenario to run");
+ABSL_FLAG(int, n, 20, "evaluations per path (overhead phase)");
+ABSL_FLAG(int, m, 20, "evaluations submitted at once (throughput phase)");
+ABSL_FLAG(int, threads, 0, "submitting threads (throughput phase; 0: one per evaluation)");
+ABSL_FLAG(int, wait_workers, 1, "healthy host workers to wait for before measuring");
+ABSL_FLAG(bool, json, false, "print one JSON object instead of a table");
+
+namespace {
+
+namespace v1 = kernelseek::v1;
+using Clock = std::chrono::steady_clock;
+
+// One evaluation may take this long before the bench gives up on it.
+constexpr absl::Duration kEvaluationDeadline = absl::Seconds(300);
+constexpr absl::Duration kWorkerWait = absl::Seconds(30);
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
+}
+
+absl::Status FromGrpc(const grpc::Status& status, const std::string& what) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(what, ": ", status.error_message()));
+}
+
+// Reads a stream of evaluation events to its verdict. Fails when the
+// evaluation failed, the verdict is not all correct, or the stream ends
+// without a verdict.
+absl::Status ReadToVerdict(grpc::ClientReader<v1::EvaluationEvent>* reader,
+                           const std::string& what) {
+  v1::EvaluationEvent event;
+  bool verdict_seen = false;
+  std::string error;
+  while (reader->Read(&event)) {
+    if (event.has_failed()) error = event.failed().error();
+    if (event.has_verdict()) {
+      verdict_seen = true;
+      if (!event.verdict().all_correct()) {
+        error = absl::StrCat("verdict not all correct: ", event.verdict().error());
+      }
+    }
+  }
+  const grpc::Status status = reader->Finish();
+  if (!status.ok()) return FromGrpc(status, what);
+  if (!error.empty()) return absl::InternalError(absl::StrCat(what, ": ", error));
+  if (!verdict_seen) return absl::InternalError(absl::StrCat(what, ": stream ended without a verdict"));
+  return absl::OkStatus();
+}
+
+// The two ways of running the same request, each returning its wall time.
+class Paths {
+ public:
+  Paths(v1::EvaluationRequest request, std::string token)
+      : request_(std::move(request)), token_(std::move(token)) {}
+
+  void ConnectCoordinator(const std::string& address) {
+    coordinator_ = v1::Coordinator::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+  void ConnectWorker(const std::string& address) {
+    worker_ = v1::Worker::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  }
+
+  absl::StatusOr<double> Direct() {
+    v1::WorkerJob job;
+    job.set_evaluation_id(absl::StrCat("bench_direct_", direct_count_.fetch_add(1)));
+    job.set_attempt(1);
+    *job.mutable_request() = request_;
+    const Clock::time_point start = Clock::now();
+    grpc::ClientContext context;
+    SetDeadline(&context, kEvaluationDeadline);
+    auto reader = worker_->Evaluate(&context, job);
+    absl::Status status = ReadToVerdict(reader.get(), "Worker.Evaluate");
+    if (!status.ok()) return status;
+    return Millis(start);
+  }
+
+  absl::StatusOr<double> ThroughCoordinator() {
+    const Clock::time_point start = Clock::now();
+    grpc::ClientContext context;
+    SetDeadline(&context, kEvaluationDeadline);
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+    auto reader = coordinator_->SubmitEvaluation(&context, request_);
+    absl::Status status = ReadToVerdict(reader.get(), "Coordinator.SubmitEvaluation");
+    if (!status.ok()) return status;
+    return Millis(start);
+  }
+
+  // Waits until the coordinator knows `count` healthy host workers.
+  absl::Status WaitForWorkers(int count) {
+    const absl::Time give_up = absl::Now() + kWorkerWait;
+    int healthy = 0;
+    while (absl::Now() < give_up) {
+      grpc::ClientContext context;
+      SetDeadline(&context, absl::Seconds(5));
+      context.AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+      v1::ListWorkersResponse response;
+      const grpc::Status status =
+          coordinator_->ListWorkers(&context, v1::ListWorkersRequest(), &response);
+      if (!status.ok()) return FromGrpc(status, "Coordinator.ListWorkers");
+      healthy = 0;
+      for (const v1::WorkerStatus& worker : response.workers()) {
+        if (worker.healthy() && worker.info().target() == "host") ++healthy;
+      }
+      if (healthy >= count) return absl::OkStatus();
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return absl::DeadlineExceededError(absl::StrFormat(
+        "%d healthy host workers after %s; wanted %d", healthy, absl::FormatDuration(kWorkerWait),
+        count));
+  }
+
+ private:
+  static double Millis(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
+
+  const v1::EvaluationRequest request_;
+  const std::string token_;
+  std::unique_ptr<v1::Coordinator::Stub> coordinator_;
+  std::unique_ptr<v1::Worker::Stub> worker_;
+  std::atomic<int> direct_count_{0};
+};
+
+struct Summary {
+  double median = 0;
+  double mean = 0;
+  double min = 0;
+  double max = 0;
+};
+
+Summary Summarize(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  Summary s;
+  const size_t n = ms.size();
+  s.median = n % 2 == 1 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  s.mean = std::accumulate(ms.begin(), ms.end(), 0.0) / n;
+  s.min = ms.front();
+  s.max = ms.back();
+  return s;
+}
+
+nlohmann::json ToJson(const Summary& s) {
+  return {{"median_ms", s.median}, {"mean_ms", s.mean}, {"min_ms", s.min}, {"max_ms", s.max}};
+}
+
+absl::Status RunOverhead(Paths& paths, int n, bool json) {
+  if (n < 1) return absl::InvalidArgumentError("--n: must be at least 1");
+  // Warm-up: the first evaluation compiles; the rest hit the cache.
+  if (absl::StatusOr<double> ms = paths.Direct(); !ms.ok()) return ms.status();
+  if (absl::StatusOr<double> ms = paths.ThroughCoordinator(); !ms.ok()) return ms.status();
+  std::vector<double> direct, coordinator;
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<double> a = paths.Direct();
+    if (!a.ok()) return a.status();
+    direct.push_back(*a);
+    absl::StatusOr<double> b = paths.ThroughCoordinator();
+    if (!b.ok()) return b.status();
+    coordinator.push_back(*b);
+  }
+  const Summary d = Summarize(direct);
+  const Summary c = Summarize(coordinator);
+  if (json) {
+    const nlohmann::json out = {
+        {"phase", "overhead"},
+        {"n", n},
+        {"direct", ToJson(d)},
+        {"coordinator", ToJson(c)},
+        {"ratio_median", c.median / d.median},
+        {"ratio_mean", c.mean / d.mean},
+        {"difference_median_ms", c.median - d.median},
+        {"difference_mean_ms", c.mean - d.mean},
+    };
+    std::printf("%s\n", out.dump().c_str());
+    return absl::OkStatus();
+  }
+  std::printf("overhead: %d evaluations per path, interleaved\n", n);
+  std::printf("  %-12s %10s %10s %10s %10s\n", "path", "median ms", "mean ms", "min ms", "max ms");
+  for (const auto& [name, s] : {std::pair<const char*, Summary>{"direct", d}, {"coordinator", c}}) {
+    std::printf("  %-12s %10.1f %10.1f %10.1f %10.1f\n", name, s.median, s.mean, s.min, s.max);
+  }
+  std::printf("  coordinator/direct: %.3fx median (+%.1f ms), %.3fx mean (+%.1f ms)\n",
+              c.median / d.median, c.median - d.median, c.mean / d.mean, c.mean - d.mean);
+  return absl::OkStatus();
+}
+
+absl::Status RunThroughput(Paths& paths, int m, int threads, int workers, bool json) {
+  if (m < 1) return absl::InvalidArgumentError("--m: must be at least 1");
+  if (threads <= 0) threads = m;
+  threads = std::min(threads, m);
+  // Warm-up: one evaluation per worker fills their compile caches.
+  {
+    std::vector<std::thread> warm;
+    std::vector<absl::Status> statuses(workers);
+    for (int i = 0; i < workers; ++i) {
+      warm.emplace_back([&paths, &statuses, i] { statuses[i] = paths.ThroughCoordinator().status(); });
+    }
+    for (std::thread& t : warm) t.join();
+    for (const absl::Status& s : statuses) {
+      if (!s.ok()) return s;
+    }
+  }
+  std::atomic<int> next{0};
+  std::vector<absl::Status> statuses(m);
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (int i = next.fetch_add(1); i < m; i = next.fetch_add(1)) {
+        statuses[i] = paths.ThroughCoordinator().status();
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  for (const absl::Status& s : statuses) {
+    if (!s.ok()) return s;
+  }
+  const double rate = m / seconds;
+  if (json) {
+    const nlohmann::json out = {{"phase", "throughput"}, {"workers", workers}, {"m", m},
+                                {"threads", threads},   {"seconds", seconds}, {"evals_per_s", rate}};
+    std::printf("%s\n", out.dump().c_str());
+    return absl::OkStatus();
+  }
+  std::printf("throughput: %d host worker(s), %d evaluations from %d threads: %.2f s, %.2f evals/s\n",
+              workers, m, threads, seconds, rate);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::EvaluationRequest> BuildRequest() {
+  v1::EvaluationRequest request;
+  absl::StatusOr<v1::TaskFiles> files = kseek::PackTask(absl::GetFlag(FLAGS_task), kseek::Target::kHost);
+  if (!files.ok()) return files.status();
+  *request.mutable_task() = *std::move(files);
+  request.set_target("host");
+  const std::string kernel = absl::GetFlag(FLAGS_kernel);
+  absl::StatusOr<std::string> source = ReadWholeFile(kernel);
+  if (!source.ok()) return source.status();
+  request.set_kernel_source(*std::move(source));
+  const size_t slash = kernel.find_last_of('/');
+  request.set_kernel_name(slash == std::string::npos ? kernel : kernel.substr(slash + 1));
+  request.add_scenario_names(absl::GetFlag(FLAGS_scenario));
+  request.mutable_timing()->set_disabled(true);
+  return request;
+}
+
+absl::Status Run() {
+  const std::string phase = absl::GetFlag(FLAGS_phase);
+  if (phase != "overhead" && phase != "throughput") {
+    return absl::InvalidArgumentError("--phase: overhead or throughput");
+  }
+  for (const auto& [name, value] :
+       {std::pair<const char*, std::string>{"--coordinator", absl::GetFlag(FLAGS_coordinator)},
+        {"--token-file", absl::GetFlag(FLAGS_token_file)},
+        {"--task", absl::GetFlag(FLAGS_task)},
+        {"--kernel", absl::GetFlag(FLAGS_kernel)},
+        {"--scenario", absl::GetFlag(FLAGS_scenario)}}) {
+    if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(name, ": required"));
+  }
+  if (phase == "overhead" && absl::GetFlag(FLAGS_worker).empty()) {
+    return absl::InvalidArgumentError("--worker: required for --phase overhead");
+  }
+  absl::StatusOr<std::string> token = ReadWholeFile(absl::GetFlag(FLAGS_token_file));
+  if (!token.ok()) return token.status();
+  absl::StatusOr<v1::EvaluationRequest> request = BuildRequest();
+  if (!request.ok()) return request.status();
+
+  Paths paths(*std::move(request), std::string(absl::StripAsciiWhitespace(*token)));
+  paths.ConnectCoordinator(absl::GetFlag(FLAGS_coordinator));
+  const int workers = absl::GetFlag(FLAGS_wait_workers);
+  if (absl::Status s = paths.WaitForWorkers(workers); !s.ok()) return s;
+  if (phase == "overhead") {
+    paths.ConnectWorker(absl::GetFlag(FLAGS_worker));
+    return RunOverhead(paths, absl::GetFlag(FLAGS_n), absl::GetFlag(FLAGS_json));
+  }
+  return RunThroughput(paths, absl::GetFlag(FLAGS_m), absl::GetFlag(FLAGS_threads), workers,
+                       absl::GetFlag(FLAGS_json));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "kseek-service-bench --phase overhead|throughput --coordinator ADDR --token-file FILE "
+      "[--worker ADDR] --task DIR --kernel FILE --scenario NAME [--n 20] [--m 20] [--threads 0] [--wait-workers 1] [--json]");
+  // Flags are documented with dashes (--token-file), as for the servers;
+  // Abseil names them with underscores.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string& a = args[i];
+    if (a.compare(0, 2, "--") != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    std::replace(a.begin() + 2, a.begin() + end, '-', '_');
+  }
+  std::vector<char*> argp;
+  for (std::string& a : args) argp.push_back(a.data());
+  absl::ParseCommandLine(static_cast<int>(argp.size()), argp.data());
+  const absl::Status status = Run();
+  if (!status.ok()) {
+    std::fprintf(stderr, "kseek-service-bench: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}
