@@ -244,7 +244,7 @@ absl::Status RunOverhead(Paths& paths, int n, bool json) {
   for (const auto& [name, s] : {std::pair<const char*, Summary>{"direct", d}, {"coordinator", c}}) {
     std::printf("  %-12s %10.1f %10.1f %10.1f %10.1f\n", name, s.median, s.mean, s.min, s.max);
   }
-  std::printf("  coordinator/direct: %.3fx median (+%.1f ms), %.3fx mean (+%.1f ms)\n",
+  std::printf("  coordinator/direct: %.3fx median (%+.1f ms), %.3fx mean (%+.1f ms)\n",
               c.median / d.median, c.median - d.median, c.mean / d.mean, c.mean - d.mean);
   return absl::OkStatus();
 }
