@@ -31,7 +31,7 @@ const char kSlowKernel[] = R"(
 #include "kernelseek/abi.h"
 extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
   if (a->tensors[0].dtype != KSEEK_F32) return 1;
-  for (volatile long spin = 0; spin < 150000000L; ++spin) {
+  for (volatile long spin = 0; spin < 400000000L; ++spin) {
   }
   long rows = kseek_param_get(a, "rows", 0), cols = kseek_param_get(a, "cols", 0);
   const float* x = (const float*)a->tensors[0].data;
@@ -203,8 +203,9 @@ TEST(Service, WorkerKilledMidJobCompletesOnAnother) {
   std::string id = ev.evaluation_id();
   int first = c.WorkerIndex(ev.started().worker_id());
   ASSERT_GE(first, 0);
-  // Let it get into the scenarios, then kill its worker outright.
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  // Once its first scenario is done, two slow ones remain: kill its worker
+  // outright in the middle of the job.
+  ASSERT_TRUE(ReadUntil(reader.get(), v1::EvaluationEvent::kScenario, &ev, &events));
   c.worker(first).Signal(SIGKILL);
 
   ASSERT_TRUE(ReadUntil(reader.get(), v1::EvaluationEvent::kVerdict, &ev, &events))
