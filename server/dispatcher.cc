@@ -474,22 +474,18 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
       case v1::EvaluationEvent::kNotice:
         hub_->Publish(event);
         break;
-      case v1::EvaluationEvent::kVerdict: {
-        std::string bytes;
-        event.verdict().SerializeToString(&bytes);
-        absl::StatusOr<bool> changed = store_->FinishDone(id, bytes, NowMs());
-        if (!changed.ok()) {
-          Log("%s", changed.status().message());
-          call->TryCancel();
-          reader->Finish();
-          return JobEnd::kStopped;
-        }
-        if (*changed) hub_->Publish(event);
-        finished = true;
-        break;
-      }
+      case v1::EvaluationEvent::kVerdict:
       case v1::EvaluationEvent::kFailed: {
-        absl::StatusOr<bool> changed = store_->FinishFailed(id, event.failed().error(), NowMs());
+        // The outcome is stored once (idempotent by evaluation id) and
+        // published only by the attempt that stored it.
+        absl::StatusOr<bool> changed;
+        if (event.has_verdict()) {
+          std::string bytes;
+          event.verdict().SerializeToString(&bytes);
+          changed = store_->FinishDone(id, bytes, NowMs());
+        } else {
+          changed = store_->FinishFailed(id, event.failed().error(), NowMs());
+        }
         if (!changed.ok()) {
           Log("%s", changed.status().message());
           call->TryCancel();
