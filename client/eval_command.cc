@@ -13,6 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "cli.h"
 #include "compile.h"
 #include "evaluate.h"
@@ -34,6 +36,9 @@ ABSL_FLAG(int, gpu, 0, "CUDA device ordinal");
 ABSL_FLAG(std::string, cache_dir, "", "compile cache folder (default: ~/.cache/kernelseek/compile)");
 ABSL_FLAG(std::string, kernels, "kernels", "folder of task folders (eval-shipped)");
 ABSL_FLAG(std::string, targets, "", "targets to try, comma-separated (eval-shipped; default: all)");
+ABSL_FLAG(std::string, progress, "auto",
+          "auto (a progress line on a terminal), lines (one stderr line per finished scenario "
+          "with the elapsed time, for logs) or none");
 ABSL_FLAG(bool, local, false, "evaluate on this machine even when a coordinator is configured");
 
 namespace kseek::cli {
@@ -44,13 +49,15 @@ const char kEvalUsage[] =
     "usage: kseek eval --task DIR [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
     "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local]\n"
-    "                  [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
+    "                  [--progress auto|lines|none] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
     "the task's baseline on the same device, and prints the verdict.\n"
     "With a coordinator configured (--coordinator, $KSEEK_COORDINATOR or\n"
     ".kernelseek/client.json) the evaluation runs on one of its workers (--gpu and\n"
     "--cache-dir are then the worker's business); --local forces this machine.\n"
+    "--progress lines prints one line per finished scenario with the elapsed time (for\n"
+    "logs; the default draws a progress line on a terminal only).\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
     "(including a refused request or an unreachable coordinator).\n";
 
@@ -97,13 +104,27 @@ TimingOptions TimingFromFlags() {
   return t;
 }
 
-// One progress line on a terminal, rewritten in place.
+// Progress of a local evaluation on stderr: one line rewritten in place on
+// a terminal (kBar), or one line per finished scenario with the time since
+// the start (kLines, for logs of long runs).
 class ProgressLine {
  public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  enum Mode { kNone, kBar, kLines };
+  explicit ProgressLine(Mode mode) : mode_(mode), start_(absl::Now()) {}
   ~ProgressLine() { Clear(); }
   void Update(const EvalProgress& p) {
-    if (!enabled_) return;
+    if (mode_ == kLines) {
+      if (p.stage == EvalProgress::kScenarioDone) {
+        std::string text = absl::StrFormat("[%d/%d %.1f s] %s %s", p.done, p.total,
+                                           absl::ToDoubleSeconds(absl::Now() - start_), p.last->name,
+                                           StatusName(p.last->status));
+        if (p.last->speedup) absl::StrAppend(&text, absl::StrFormat(" %.2fx", *p.last->speedup));
+        fprintf(stderr, "%s\n", text.c_str());
+        fflush(stderr);
+      }
+      return;
+    }
+    if (mode_ != kBar) return;
     std::string text;
     switch (p.stage) {
       case EvalProgress::kPolicy: text = "checking policy"; break;
@@ -126,9 +147,20 @@ class ProgressLine {
   }
 
  private:
-  bool enabled_;
+  Mode mode_;
+  absl::Time start_;
   bool shown_ = false;
 };
+
+// The --progress flag: "auto" draws the bar on a terminal unless the
+// output is JSON.
+absl::StatusOr<ProgressLine::Mode> ProgressMode(bool json) {
+  std::string flag = absl::GetFlag(FLAGS_progress);
+  if (flag == "lines") return ProgressLine::kLines;
+  if (flag == "none") return ProgressLine::kNone;
+  if (flag == "auto") return !json && StderrIsTerminal() ? ProgressLine::kBar : ProgressLine::kNone;
+  return absl::InvalidArgumentError(absl::StrCat("--progress: '", flag, "' is not auto, lines or none"));
+}
 
 int ExitFor(const Verdict& v) { return v.all_correct ? kExitOk : kExitFailed; }
 
@@ -229,7 +261,7 @@ int EvalCommand(const std::vector<std::string>& args) {
   bool help = false;
   if (!ParseFlags(args,
                   WithRemoteFlags({"task", "target", "scenarios", "seed", "json", "timing", "max_samples",
-                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local"}),
+                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress"}),
                   kEvalUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   auto usage_error = [](const std::string& what) {
@@ -292,7 +324,9 @@ int EvalCommand(const std::vector<std::string>& args) {
     }
     return ExitFor(*outcome.verdict);
   }
-  ProgressLine line(!json && StderrIsTerminal());
+  auto mode = ProgressMode(json);
+  if (!mode.ok()) return usage_error(std::string(mode.status().message()));
+  ProgressLine line(*mode);
   auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
   line.Clear();
   if (!verdict.ok()) return usage_error(std::string(verdict.status().message()));
@@ -457,7 +491,7 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
             verdict = std::move(*outcome.verdict);
           }
         } else {
-          ProgressLine line(!json && StderrIsTerminal());
+          ProgressLine line(!json && StderrIsTerminal() ? ProgressLine::kBar : ProgressLine::kNone);
           verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
         }
         if (!verdict.ok()) {

@@ -4,6 +4,12 @@
 #   suite      scripts/device/gpu_suite.sh (GPU tests, softmax evaluations)
 #   tolerance  flash_attention_fwd error measurement (bench/measure_tolerance.py)
 #   anchor     flash_attention_fwd anchor benchmark (bench/run_anchor.sh)
+#   service    the relocatable bundle (deploy/bundle.sh, in dist/kernelseek-bundle)
+#              as a service: kseek up (coordinator, host worker, one worker per
+#              GPU), kseek workers, CUDA softmax evaluations through the
+#              coordinator (several at once so that two GPUs share them), kseek
+#              evals, kseek down. Runs with no LD_LIBRARY_PATH: the bundle must
+#              find its own libraries.
 # PHASES selects them (default "suite tolerance anchor"). Logs of each phase
 # go to a folder of its own and are packed into $OUT/logs.tgz after every
 # phase (the device returns few files); the summaries are printed.
@@ -12,11 +18,15 @@ cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/device-out}
 work=$(mktemp -d)
 mkdir -p "$out"
+# What is printed also lands in $OUT/summary.txt, which comes back even when
+# the device call runs out of time.
+exec > >(tee "$out/summary.txt") 2>&1
 pack() { tar -C "$work" -czf "$out/logs.tgz" . 2>/dev/null; }
 dev=$PWD/.device
 export LD_LIBRARY_PATH=$dev/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KSEEK_INCLUDE_DIR=$dev/include
-export KSEEK_CACHE_DIR=$work/cache
+# The compile cache stays out of the packed logs (libraries are large).
+export KSEEK_CACHE_DIR=$(mktemp -d)
 export PATH=/usr/local/cuda/bin:$PATH
 
 for phase in ${PHASES:-suite tolerance anchor}; do
@@ -45,6 +55,12 @@ for phase in ${PHASES:-suite tolerance anchor}; do
         bash kernels/flash_attention_fwd/bench/run_anchor.sh ${ANCHOR_KERNEL:-} > "$work/anchor/stdout.txt" 2>&1
       echo "== anchor: exit $? in $(( $(date +%s) - start )) s"
       tail -45 "$work/anchor/stdout.txt"
+      ;;
+    service)
+      SERVICE_TIMEOUT=${SERVICE_TIMEOUT:-240} OUT=$work/service \
+        timeout "${SERVICE_TIMEOUT:-240}" bash scripts/device/service_run.sh > "$work/service/stdout.txt" 2>&1
+      echo "== service: exit $? in $(( $(date +%s) - start )) s"
+      cat "$work/service/stdout.txt"
       ;;
   esac
   pack

@@ -3,13 +3,18 @@
 # libraries they load, and the ABI header into .device/, a folder that runs
 # on a GPU machine without our build dependencies (Abseil, ...). The
 # binaries find their libraries through LD_LIBRARY_PATH, set by the scripts
-# that run there (gpu_suite.sh).
+# that run there (gpu_suite.sh). KSEEK_DEVICE_BINS (names, space-separated)
+# packs only those binaries, to keep a device call's upload small.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=.device
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/include"
-cp build/bin/* "$out/bin/"
+if [[ -n ${KSEEK_DEVICE_BINS:-} ]]; then
+  for b in $KSEEK_DEVICE_BINS; do cp "build/bin/$b" "$out/bin/"; done
+else
+  cp build/bin/* "$out/bin/"
+fi
 strip --strip-debug "$out"/bin/*
 cp -r harness/include/kernelseek "$out/include/"
 # Libraries that a stock Ubuntu/Debian system has are left out.
