@@ -1,0 +1,789 @@
+// Hopper attention forward (flash_attention_fwd), version 1: a dependency-free
+// FlashAttention-2 style kernel on warp-level tensor cores (mma.sync), fed
+// by ldmatrix from swizzled shared memory and a cp.async K/V pipeline.
+//
+// Design
+//   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
+//   (batch, query head); each warp owns 16 of them for the whole kernel.
+//   The block walks its key range in tiles of 64 keys.
+//
+//     head_dim | Q in          | K/V stages | shared memory | blocks/SM | warps/SM
+//     ---------+---------------+------------+---------------+-----------+---------
+//        64    | registers     |     3      |   64 KB       |     2     |   16
+//       128    | registers     |     3      |  128 KB       |     1     |    8
+//       256    | shared memory |     2      |  192 KB       |     1     |    8
+//
+//   Blocks per SM are bound by registers (the fp32 O accumulator is head_dim
+//   / 2 registers per thread; ptxas: 128, 233 and 255 registers, no spills);
+//   at head_dim 256 Q stays in shared memory and is read with ldmatrix for
+//   every key tile so that O, S and P fit.
+//   Shared memory rows are head_dim 16-bit elements in 16-byte chunks;
+//   chunk c of row r is stored at chunk c ^ (r % 8), so the eight row
+//   addresses of every ldmatrix phase hit eight different bank groups.
+//
+//   Pipeline. Q (one cp.async group) and the first `stages - 1` K/V tiles
+//   are issued up front. Iteration j waits for tile j, synchronises the
+//   block once, issues tile j + stages - 1 into the stage tile j - 1 used,
+//   then computes on tile j: the asynchronous copies fill the next tiles
+//   while the tensor cores work on this one. No warp roles: every warp
+//   loads, computes and stores. Two warps per SM sub-partition (four at
+//   head_dim 64) let one warp's softmax overlap another's MMAs.
+//
+//   Per tile and warp: S = Q K^T with mma.sync m16n8k16 (16-bit inputs,
+//   fp32 accumulate; K fragments by ldmatrix, V fragments by
+//   ldmatrix.trans); mask where needed; online softmax in fp32 with exp2
+//   and the scale log2(e)/sqrt(head_dim) applied to fp32 scores; P is
+//   rounded to the input type in registers and used directly as the A
+//   operand of O += P V (the m16n8k16 accumulator layout of two adjacent
+//   8-key tiles is the A layout of one 16-key step). At the end each warp
+//   stages its 16 rows of O through its own (dead) Q rows of shared memory
+//   for 16-byte stores, and writes LSE = ln 2 * (max * scale_log2 +
+//   log2(sum)).
+//
+//   Masking. Key positions at or past seqlen_k, and under causal masking
+//   keys j > i + seqlen_k - seqlen_q (bottom-right), get -inf; only tiles
+//   that cross a warp's limit are masked, and a warp skips the MMAs of a
+//   tile none of its rows sees (its rows past seqlen_q, or past the
+//   diagonal). A row that sees no key keeps max = -inf and sum = 0 and is
+//   written as O = 0, LSE = -inf. Loads past seqlen_q or seqlen_k are
+//   zero-filled by cp.async; stores are predicated on the row.
+//
+//   Scheduling. Blocks are numbered so that consecutive blocks share K/V:
+//   (batch, head) pairs are grouped into L2 sections whose K/V fit in
+//   16 MB; inside a section the query tile is the slow index and the pair
+//   the fast one, and with causal masking the heaviest query tiles (the
+//   last ones) come first. GQA/MQA: query head h reads key/value head
+//   h / (heads_q / heads_kv).
+//
+//   Split keys (flash-decoding). When the blocks would fill less than 80%
+//   of one wave (few query tiles: decode-like and short shapes), the key
+//   tiles are split over `splits` blocks per query tile (up to 16, at
+//   least 4 key tiles each, the split count picked for the best wave
+//   efficiency). Each split writes its normalised partial O (fp32) and its
+//   LSE to a static device scratch buffer; a second kernel, one warp per
+//   row, combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
+//   O_s. The split count is lowered until the partials fit the scratch
+//   buffer (32 MB of O). The scratch buffer is shared by all calls of the
+//   library, so calls must not run concurrently on different streams.
+//
+// Measured (NVIDIA H200, 2026-11-30, scripts/device/full_run.sh phase anchor
+// with ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu; NOTES.md v1):
+// correct on all 236 scenarios and the 18 of extra_scenarios.json; 313
+// TFLOP/s at head_dim 128, seqlen 16384, bf16, non-causal (cuDNN 688, FA2
+// 345 in the same run); geomean 0.51x cuDNN / 0.93x FA2 over the FA3 grid,
+// 0.73x cuDNN / 0.98x FA2 over all scenarios.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+
+#include "kernelseek/abi.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Configuration.
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kRowsPerWarp = 16;                 // one m16 MMA tile
+constexpr int kBlockM = kRowsPerWarp * kWarps;   // query rows per block
+constexpr int kBlockN = 64;                      // keys per tile
+constexpr int kMaxSplits = 16;
+constexpr int kMinTilesPerSplit = 4;
+constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
+constexpr int kMinHeadDim = 64;
+constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB
+constexpr int64_t kScratchLseFloats = kScratchOFloats / kMinHeadDim;
+constexpr int kCombineWarps = 8;
+constexpr float kLog2e = 1.4426950408889634f;
+constexpr float kLn2 = 0.6931471805599453f;
+
+template <int D>
+struct Config {
+  static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
+  static constexpr int kStages = D == 256 ? 2 : 3;
+  static constexpr bool kQInRegisters = D <= 128;
+  static constexpr int kMinBlocksPerSm = D == 64 ? 2 : 1;
+  static constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  static constexpr int kRowBytes = D * 2;
+  static constexpr int kQBytes = kBlockM * kRowBytes;
+  static constexpr int kTileBytes = kBlockN * kRowBytes;  // K or V of a tile
+  static constexpr int kStageBytes = 2 * kTileBytes;
+  static constexpr int kSmemBytes = kQBytes + kStages * kStageBytes;
+};
+
+// Partial results of split-key blocks: [split][row][head_dim] and
+// [split][row], row = (batch * heads_q + head) * seqlen_q + query.
+__device__ float g_split_o[kScratchOFloats];
+__device__ float g_split_lse[kScratchLseFloats];
+
+const char* g_error = "";
+
+struct Problem {
+  int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
+  int q_tiles;          // ceil(seqlen_q / kBlockM)
+  int section_pairs;    // (batch, head) pairs per L2 section
+  int splits;           // key-range splits per query tile (1: none)
+  int tiles_per_split;  // key tiles per split
+  float scale_log2;     // log2(e) / sqrt(head_dim)
+};
+
+// ---------------------------------------------------------------------------
+// PTX wrappers.
+
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared; when `valid` is false nothing is read and the
+// 16 bytes are zero-filled.
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src,
+                                          bool valid) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(src_bytes)
+               : "memory");
+}
+
+__device__ __forceinline__ void CpAsyncCommit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int kPending>
+__device__ __forceinline__ void CpAsyncWait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+// Four 8x8 16-bit matrices; lanes 8i .. 8i+7 give the row addresses of
+// matrix i, which lands in r[i].
+__device__ __forceinline__ void LdMatrixX4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(addr));
+}
+
+// The same, each matrix transposed.
+__device__ __forceinline__ void LdMatrixX4Trans(uint32_t (&r)[4],
+                                                uint32_t addr) {
+  asm volatile(
+      "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, "
+      "[%4];\n"
+      : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+      : "r"(addr));
+}
+
+// c += a b for one m16n8k16 tile (A row-major, B column-major, fp32 C).
+__device__ __forceinline__ void Mma(float (&c)[4], const uint32_t (&a)[4],
+                                    uint32_t b0, uint32_t b1, __nv_bfloat16) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void Mma(float (&c)[4], const uint32_t (&a)[4],
+                                    uint32_t b0, uint32_t b1, __half) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats rounded to the 16-bit type, `lo` in the low half.
+__device__ __forceinline__ uint32_t Pack2(float lo, float hi, __nv_bfloat16) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+__device__ __forceinline__ uint32_t Pack2(float lo, float hi, __half) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<const uint32_t*>(&h);
+}
+
+// ---------------------------------------------------------------------------
+// Shared-memory tiles: rows of D 16-bit elements, 16-byte chunks swizzled.
+
+template <int D>
+__device__ __forceinline__ uint32_t Swizzled(int row, int chunk) {
+  return row * Config<D>::kRowBytes + ((chunk ^ (row & 7)) << 4);
+}
+
+// Byte offsets of the 16-byte chunks one lane addresses in ldmatrix.x4
+// loads that walk a tile in steps of two chunks (16 elements): the lane
+// gives row `row_base + lane_row`, chunk `2 * step + lane_chunk`. The
+// swizzle only touches the low three chunk bits and lane_row % 8 ==
+// lane % 8, so four per-lane offsets cover every step; the rest is
+// constant after unrolling.
+template <int D>
+struct LaneOffsets {
+  uint32_t off[4];
+
+  __device__ __forceinline__ LaneOffsets(int lane_row, int lane_chunk) {
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+      off[m] = lane_row * Config<D>::kRowBytes +
+               (((2 * m + lane_chunk) ^ (lane_row & 7)) << 4);
+  }
+  __device__ __forceinline__ uint32_t At(int row_base, int step) const {
+    return row_base * Config<D>::kRowBytes + (step / 4) * 128 + off[step % 4];
+  }
+};
+
+// Lane patterns: A operands (Q, and P V's B operand read transposed from V)
+// take rows lane % 16 and chunk lane / 16; K^T as a B operand takes rows
+// lane % 8 + 8 * (lane / 16) and chunk (lane / 8) % 2.
+template <int D>
+__device__ __forceinline__ LaneOffsets<D> RowMajorOffsets(int lane) {
+  return LaneOffsets<D>(lane % 16, lane / 16);
+}
+template <int D>
+__device__ __forceinline__ LaneOffsets<D> KeyOffsets(int lane) {
+  return LaneOffsets<D>(lane % 8 + 8 * (lane / 16), (lane / 8) % 2);
+}
+
+// Copies rows [0, kRows) of a row-strided global tile into shared memory;
+// rows at or past `valid_rows` are zero-filled. `src` must be readable.
+template <typename T, int D, int kRows>
+__device__ __forceinline__ void LoadRows(uint32_t dst, const T* src,
+                                         int64_t row_stride, int valid_rows) {
+  constexpr int kChunks = Config<D>::kChunks;
+  static_assert(kRows * kChunks % kThreads == 0, "whole chunks per thread");
+#pragma unroll
+  for (int it = 0; it < kRows * kChunks / kThreads; ++it) {
+    const int i = it * kThreads + threadIdx.x;
+    const int row = i / kChunks, chunk = i % kChunks;
+    const bool valid = row < valid_rows;
+    const T* from = valid ? src + row * row_stride + chunk * 8 : src;
+    CpAsync16(dst + Swizzled<D>(row, chunk), from, valid);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Block and warp work.
+
+struct BlockWork {
+  int b, hq, q0;               // batch, query head, first query row
+  int tile_begin, tile_end;    // key tiles [begin, end) of this block
+};
+
+__device__ BlockWork LocateBlock(const Problem& p) {
+  const int pairs = p.batch * p.heads_q;
+  const int per_section = p.section_pairs * p.q_tiles;
+  const int section = blockIdx.x / per_section;
+  const int rem = blockIdx.x % per_section;
+  const int width = min(p.section_pairs, pairs - section * p.section_pairs);
+  const int rank = rem / width;
+  const int pair = section * p.section_pairs + rem % width;
+  const int tile = p.causal ? p.q_tiles - 1 - rank : rank;
+
+  BlockWork w;
+  w.b = pair / p.heads_q;
+  w.hq = pair % p.heads_q;
+  w.q0 = tile * kBlockM;
+  const int last_row = min(w.q0 + kBlockM, p.seqlen_q) - 1;
+  const int key_end =
+      p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
+               : p.seqlen_k;
+  const int key_tiles = (key_end + kBlockN - 1) / kBlockN;
+  w.tile_begin = blockIdx.y * p.tiles_per_split;
+  w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
+  return w;
+}
+
+// Keys a query row sees: [0, limit).
+__device__ __forceinline__ int KeyLimit(const Problem& p, int row) {
+  return p.causal ? min(p.seqlen_k, row + p.seqlen_k - p.seqlen_q + 1)
+                  : p.seqlen_k;
+}
+
+// Per-thread state of a warp's 16 rows: this thread holds rows g and g + 8
+// (g = lane / 4) and, of each 8-column tile, columns 2 (lane % 4) and +1.
+template <int D>
+struct WarpState {
+  float acc[D / 8][4];  // O, unnormalised
+  float row_max[2];     // raw score units
+  float row_sum[2];     // this thread's partial sums
+};
+
+// S = Q K^T for the warp's 16 rows and the tile's 64 keys.
+template <typename T, int D>
+__device__ __forceinline__ void ComputeScores(
+    const uint32_t (&q_frag)[Config<D>::kQInRegisters ? D / 16 : 1][4],
+    uint32_t q_rows, uint32_t k_tile, const LaneOffsets<D>& a_off,
+    const LaneOffsets<D>& k_off, float (&s)[kBlockN / 8][4]) {
+#pragma unroll
+  for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) s[n][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    uint32_t a[4];
+    if constexpr (Config<D>::kQInRegisters) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[e] = q_frag[kk][e];
+    } else {
+      LdMatrixX4(a, q_rows + a_off.At(0, kk));
+    }
+#pragma unroll
+    for (int np = 0; np < kBlockN / 16; ++np) {
+      uint32_t b[4];
+      LdMatrixX4(b, k_tile + k_off.At(16 * np, kk));
+      Mma(s[2 * np], a, b[0], b[1], T());
+      Mma(s[2 * np + 1], a, b[2], b[3], T());
+    }
+  }
+}
+
+// Scores of keys at or past a row's limit become -inf.
+__device__ __forceinline__ void MaskScores(float (&s)[kBlockN / 8][4], int k0,
+                                           int lane, int limit0, int limit1) {
+#pragma unroll
+  for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int key = k0 + 8 * n + 2 * (lane % 4) + e;
+      if (key >= limit0) s[n][e] = -INFINITY;
+      if (key >= limit1) s[n][2 + e] = -INFINITY;
+    }
+}
+
+// Online softmax: new row maxima, rescale of O and the sums, S -> P.
+template <int D>
+__device__ __forceinline__ void UpdateSoftmax(float (&s)[kBlockN / 8][4],
+                                              WarpState<D>& st,
+                                              float scale_log2) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float mx = st.row_max[i];
+#pragma unroll
+    for (int n = 0; n < kBlockN / 8; ++n)
+      mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    // While a row has seen no key its max is -inf: subtract 0 instead, so
+    // exp2(-inf - base) is 0 rather than NaN.
+    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
+    const float alpha = exp2f(st.row_max[i] * scale_log2 - base);
+    st.row_max[i] = mx;
+    float sum = 0.f;
+#pragma unroll
+    for (int n = 0; n < kBlockN / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float pe = exp2f(fmaf(s[n][2 * i + e], scale_log2, -base));
+        s[n][2 * i + e] = pe;
+        sum += pe;
+      }
+    st.row_sum[i] = st.row_sum[i] * alpha + sum;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d) {
+      st.acc[d][2 * i] *= alpha;
+      st.acc[d][2 * i + 1] *= alpha;
+    }
+  }
+}
+
+// O += P V, P taken from the score registers.
+template <typename T, int D>
+__device__ __forceinline__ void AccumulatePV(const float (&s)[kBlockN / 8][4],
+                                             uint32_t v_tile,
+                                             const LaneOffsets<D>& v_off,
+                                             float (&acc)[D / 8][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kBlockN / 16; ++kk) {
+    const uint32_t a[4] = {Pack2(s[2 * kk][0], s[2 * kk][1], T()),
+                           Pack2(s[2 * kk][2], s[2 * kk][3], T()),
+                           Pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T()),
+                           Pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T())};
+#pragma unroll
+    for (int dp = 0; dp < D / 16; ++dp) {
+      uint32_t b[4];
+      LdMatrixX4Trans(b, v_tile + v_off.At(16 * kk, dp));
+      Mma(acc[2 * dp], a, b[0], b[1], T());
+      Mma(acc[2 * dp + 1], a, b[2], b[3], T());
+    }
+  }
+}
+
+// Final O and LSE of the warp's rows: O staged through the warp's own Q
+// rows of shared memory (`rows`, generic pointer), then 16-byte stores.
+template <typename T, int D>
+__device__ void StoreOutput(const Problem& p, const BlockWork& w,
+                            const WarpState<D>& st, float total0,
+                            float total1, int warp, int lane,
+                            unsigned char* rows, T* o, float* lse) {
+  const float inv[2] = {total0 > 0.f ? 1.f / total0 : 0.f,
+                        total1 > 0.f ? 1.f / total1 : 0.f};
+  const int g = lane / 4;
+  __syncwarp();
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+    for (int i = 0; i < 2; ++i)
+      *reinterpret_cast<uint32_t*>(rows + Swizzled<D>(g + 8 * i, n) +
+                                   4 * (lane % 4)) =
+          Pack2(st.acc[n][2 * i] * inv[i], st.acc[n][2 * i + 1] * inv[i], T());
+  __syncwarp();
+  const int first = w.q0 + kRowsPerWarp * warp;
+  constexpr int kChunks = Config<D>::kChunks;
+#pragma unroll
+  for (int it = 0; it < kRowsPerWarp * kChunks / 32; ++it) {
+    const int r = (32 * it + lane) / kChunks, chunk = (32 * it + lane) % kChunks;
+    if (first + r >= p.seqlen_q) continue;
+    const uint4 val =
+        *reinterpret_cast<const uint4*>(rows + Swizzled<D>(r, chunk));
+    T* out = o + ((int64_t(w.b) * p.seqlen_q + first + r) * p.heads_q + w.hq) * D +
+             chunk * 8;
+    *reinterpret_cast<uint4*>(out) = val;
+  }
+  if (lane % 4 == 0) {
+    const float totals[2] = {total0, total1};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = first + g + 8 * i;
+      if (row >= p.seqlen_q) continue;
+      lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+          totals[i] > 0.f
+              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
+              : -INFINITY;
+    }
+  }
+}
+
+// Normalised partial O (fp32) and LSE of the warp's rows for this split.
+template <int D>
+__device__ void StorePartial(const Problem& p, const BlockWork& w,
+                             const WarpState<D>& st, float total0,
+                             float total1, int warp, int lane) {
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  const float totals[2] = {total0, total1};
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int row = w.q0 + kRowsPerWarp * warp + lane / 4 + 8 * i;
+    if (row >= p.seqlen_q) continue;
+    const int64_t index = blockIdx.y * rows_total +
+                          (int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row;
+    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    float* out = g_split_o + index * D + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<float2*>(out + 8 * n) =
+          make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
+    if (lane % 4 == 0)
+      g_split_lse[index] =
+          totals[i] > 0.f
+              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
+              : -INFINITY;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The attention kernel.
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
+    AttentionForward(Problem p, const T* __restrict__ q,
+                     const T* __restrict__ k, const T* __restrict__ v,
+                     T* __restrict__ o, float* __restrict__ lse) {
+  using C = Config<D>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const BlockWork w = LocateBlock(p);
+
+  const int64_t q_stride = int64_t(p.heads_q) * D;    // between query rows
+  const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
+  const int hkv = w.hq / (p.heads_q / p.heads_kv);
+  const T* q_tile = q + ((int64_t(w.b) * p.seqlen_q + w.q0) * p.heads_q + w.hq) * D;
+  const T* k_head = k + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * D;
+  const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * D;
+
+  const uint32_t q_smem = SharedAddress(smem);
+  const uint32_t kv_smem = q_smem + C::kQBytes;
+  auto load_kv = [&](int tile) {
+    const uint32_t stage =
+        kv_smem + ((tile - w.tile_begin) % C::kStages) * C::kStageBytes;
+    const int64_t first = int64_t(tile) * kBlockN * kv_stride;
+    const int valid = p.seqlen_k - tile * kBlockN;
+    LoadRows<T, D, kBlockN>(stage, k_head + first, kv_stride, valid);
+    LoadRows<T, D, kBlockN>(stage + C::kTileBytes, v_head + first, kv_stride,
+                            valid);
+  };
+
+  LoadRows<T, D, kBlockM>(q_smem, q_tile, q_stride, p.seqlen_q - w.q0);
+  CpAsyncCommit();
+#pragma unroll
+  for (int s = 0; s < C::kStages - 1; ++s) {
+    if (w.tile_begin + s < w.tile_end) load_kv(w.tile_begin + s);
+    CpAsyncCommit();
+  }
+  CpAsyncWait<C::kStages - 1>();  // Q has landed
+  __syncthreads();
+
+  const uint32_t q_rows = q_smem + warp * kRowsPerWarp * C::kRowBytes;
+  const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
+  const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
+  uint32_t q_frag[C::kQInRegisters ? D / 16 : 1][4];
+  if constexpr (C::kQInRegisters) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      LdMatrixX4(q_frag[kk], q_rows + a_off.At(0, kk));
+  }
+
+  WarpState<D> st;
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
+  st.row_max[0] = st.row_max[1] = -INFINITY;
+  st.row_sum[0] = st.row_sum[1] = 0.f;
+
+  // Keys this warp's rows see: the first row [0, mask_from), the last valid
+  // row [0, key_end); none when the warp has no row below seqlen_q.
+  const int first_row = w.q0 + kRowsPerWarp * warp;
+  const int warp_key_end =
+      first_row >= p.seqlen_q
+          ? 0
+          : KeyLimit(p, min(first_row + kRowsPerWarp, p.seqlen_q) - 1);
+  const int warp_mask_from = KeyLimit(p, first_row);
+  const int limit0 = KeyLimit(p, first_row + lane / 4);
+  const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
+
+  for (int j = w.tile_begin; j < w.tile_end; ++j) {
+    CpAsyncWait<C::kStages - 2>();  // tile j has landed
+    __syncthreads();                // ... for all, and tile j - 1 is free
+    if (j + C::kStages - 1 < w.tile_end) load_kv(j + C::kStages - 1);
+    CpAsyncCommit();
+    const int k0 = j * kBlockN;
+    if (k0 >= warp_key_end) continue;  // no row of this warp sees the tile
+    const uint32_t k_tile =
+        kv_smem + ((j - w.tile_begin) % C::kStages) * C::kStageBytes;
+    float s[kBlockN / 8][4];
+    ComputeScores<T, D>(q_frag, q_rows, k_tile, a_off, k_off, s);
+    if (k0 + kBlockN > warp_mask_from) MaskScores(s, k0, lane, limit0, limit1);
+    UpdateSoftmax<D>(s, st, p.scale_log2);
+    AccumulatePV<T, D>(s, k_tile + C::kTileBytes, a_off, st.acc);
+  }
+
+  float total[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    total[i] = st.row_sum[i];
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
+  }
+  if (p.splits == 1)
+    StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
+                      smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
+  else
+    StorePartial<D>(p, w, st, total[0], total[1], warp, lane);
+}
+
+// ---------------------------------------------------------------------------
+// Combining the splits: one warp per query row.
+
+__device__ __forceinline__ float WarpMax(float x) {
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, m));
+  return x;
+}
+__device__ __forceinline__ float WarpSum(float x) {
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) x += __shfl_xor_sync(0xffffffffu, x, m);
+  return x;
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(32 * kCombineWarps)
+    CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
+  constexpr int kPerLane = D / 32;  // 2, 4 or 8 columns
+  const int lane = threadIdx.x % 32;
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  const int64_t row = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+  if (row >= rows_total) return;
+  const int i = int(row % p.seqlen_q);
+  const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
+  const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
+  T* out = o + ((b * p.seqlen_q + i) * p.heads_q + hq) * D + lane * kPerLane;
+
+  const float part = lane < p.splits ? g_split_lse[lane * rows_total + row]
+                                     : -INFINITY;
+  const float mx = WarpMax(part);
+  float vals[kPerLane];
+#pragma unroll
+  for (int c = 0; c < kPerLane; ++c) vals[c] = 0.f;
+  float total = 0.f;
+  if (mx != -INFINITY) {
+    const float weight = lane < p.splits ? expf(part - mx) : 0.f;
+    total = WarpSum(weight);
+    for (int s = 0; s < p.splits; ++s) {
+      const float ws = __shfl_sync(0xffffffffu, weight, s) / total;
+      const float* src = g_split_o + (s * rows_total + row) * D + lane * kPerLane;
+#pragma unroll
+      for (int c = 0; c < kPerLane; c += 2) {
+        const float2 x = *reinterpret_cast<const float2*>(src + c);
+        vals[c] += ws * x.x;
+        vals[c + 1] += ws * x.y;
+      }
+    }
+  }
+  uint32_t packed[kPerLane / 2];
+#pragma unroll
+  for (int c = 0; c < kPerLane / 2; ++c)
+    packed[c] = Pack2(vals[2 * c], vals[2 * c + 1], T());
+  if constexpr (kPerLane == 2) {
+    *reinterpret_cast<uint32_t*>(out) = packed[0];
+  } else if constexpr (kPerLane == 4) {
+    *reinterpret_cast<uint2*>(out) = make_uint2(packed[0], packed[1]);
+  } else {
+    *reinterpret_cast<uint4*>(out) =
+        make_uint4(packed[0], packed[1], packed[2], packed[3]);
+  }
+  if (lane == 0) lse[row] = mx == -INFINITY ? -INFINITY : mx + logf(total);
+}
+
+// ---------------------------------------------------------------------------
+// Host side.
+
+// Splits of the key range per query tile: 1 when the blocks fill most of a
+// wave, else the fewest splits within 85% of the best wave efficiency
+// (blocks * splits / slots over its ceiling), each split at least
+// kMinTilesPerSplit key tiles, the partials within the scratch buffer.
+int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
+                 int64_t rows_total, int head_dim) {
+  if (blocks * 5 >= slots * 4) return 1;
+  int max_splits = key_tiles / kMinTilesPerSplit;
+  if (max_splits > kMaxSplits) max_splits = kMaxSplits;
+  while (max_splits > 1 && max_splits * rows_total * head_dim > kScratchOFloats)
+    --max_splits;
+  if (max_splits <= 1) return 1;
+  float efficiency[kMaxSplits + 1];
+  float best = 0.f;
+  for (int s = 1; s <= max_splits; ++s) {
+    const float waves = float(blocks * s) / float(slots);
+    efficiency[s] = waves / ceilf(waves);
+    if (efficiency[s] > best) best = efficiency[s];
+  }
+  for (int s = 1; s <= max_splits; ++s)
+    if (efficiency[s] >= 0.85f * best) return s;
+  return 1;
+}
+
+template <typename T, int D>
+int Launch(Problem p, const kseek_launch_args* args) {
+  using C = Config<D>;
+  auto kernel = AttentionForward<T, D>;
+  static const cudaError_t attribute = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  static const int blocks_per_sm = [&] {
+    int n = 0;
+    if (attribute != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads,
+                                                      C::kSmemBytes) !=
+            cudaSuccess)
+      return 0;
+    return n;
+  }();
+  if (blocks_per_sm == 0) {
+    g_error = "the attention kernel does not fit on this device's SMs";
+    return 1;
+  }
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess) {
+    g_error = "cannot query the device's SM count";
+    return 1;
+  }
+
+  p.q_tiles = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int64_t pairs = int64_t(p.batch) * p.heads_q;
+  const int64_t blocks = pairs * p.q_tiles;
+  if (blocks > INT_MAX) {
+    g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
+    return 1;
+  }
+  const int64_t group = p.heads_q / p.heads_kv;
+  const int64_t kv_bytes_per_pair =
+      (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
+  int64_t section = kL2SectionBytes / kv_bytes_per_pair;
+  p.section_pairs = int(section < 1 ? 1 : section > pairs ? pairs : section);
+
+  const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
+  const int64_t rows_total = pairs * p.seqlen_q;
+  const int wanted = ChooseSplits(blocks, int64_t(sms) * blocks_per_sm,
+                                  key_tiles, rows_total, D);
+  p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
+  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+
+  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  T* o = static_cast<T*>(args->tensors[3].data);
+  float* lse = static_cast<float*>(args->tensors[4].data);
+  kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), kThreads, C::kSmemBytes,
+           stream>>>(p, static_cast<const T*>(args->tensors[0].data),
+                     static_cast<const T*>(args->tensors[1].data),
+                     static_cast<const T*>(args->tensors[2].data), o, lse);
+  if (p.splits > 1) {
+    const int64_t combine_blocks =
+        (rows_total + kCombineWarps - 1) / kCombineWarps;
+    CombineSplits<T, D><<<unsigned(combine_blocks), 32 * kCombineWarps, 0,
+                          stream>>>(p, o, lse);
+  }
+  if (cudaGetLastError() != cudaSuccess) {
+    g_error = "attention kernel launch failed";
+    return 1;
+  }
+  return 0;
+}
+
+template <typename T>
+int LaunchForDim(int head_dim, const Problem& p,
+                 const kseek_launch_args* args) {
+  switch (head_dim) {
+    case 64: return Launch<T, 64>(p, args);
+    case 128: return Launch<T, 128>(p, args);
+    case 256: return Launch<T, 256>(p, args);
+  }
+  g_error = "head_dim must be 64, 128 or 256";
+  return 1;
+}
+
+}  // namespace
+
+extern "C" KSEEK_EXPORT const char* kseek_error_message(void) {
+  return g_error;
+}
+
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {
+  if (args->abi_version != KSEEK_ABI_VERSION || args->num_tensors != 5) {
+    g_error = "expected ABI version 1 and tensors q, k, v, o, lse";
+    return 1;
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (reinterpret_cast<uintptr_t>(args->tensors[i].data) % 16 != 0) {
+      g_error = "q, k, v and o must be 16-byte aligned";
+      return 1;
+    }
+  }
+  Problem p = {};
+  p.batch = int(kseek_param_get(args, "batch", 0));
+  p.seqlen_q = int(kseek_param_get(args, "seqlen_q", 0));
+  p.seqlen_k = int(kseek_param_get(args, "seqlen_k", 0));
+  p.heads_q = int(kseek_param_get(args, "heads_q", 0));
+  p.heads_kv = int(kseek_param_get(args, "heads_kv", 0));
+  p.causal = int(kseek_param_get(args, "causal", 0));
+  const int head_dim = int(kseek_param_get(args, "head_dim", 0));
+  const int64_t dtype = kseek_param_get(args, "dtype", -1);
+  if (p.batch < 1 || p.seqlen_q < 1 || p.seqlen_k < 1 || p.heads_kv < 1 ||
+      p.heads_q < 1 || p.heads_q % p.heads_kv != 0) {
+    g_error = "bad shape: need positive sizes and heads_kv dividing heads_q";
+    return 1;
+  }
+  p.scale_log2 = kLog2e / sqrtf(float(head_dim));
+  if (dtype == KSEEK_BF16) return LaunchForDim<__nv_bfloat16>(head_dim, p, args);
+  if (dtype == KSEEK_F16) return LaunchForDim<__half>(head_dim, p, args);
+  g_error = "dtype must be bf16 or f16";
+  return 1;
+}
