@@ -4,6 +4,9 @@
 #   suite      scripts/device/gpu_suite.sh (GPU tests, softmax evaluations)
 #   tolerance  flash_attention_fwd error measurement (bench/measure_tolerance.py)
 #   anchor     flash_attention_fwd anchor benchmark (bench/run_anchor.sh)
+#   extra      flash_attention_fwd checks beyond the task: the WGMMA probe
+#              (hopper_wgmma_probe.cu, PASS/FAIL) and ANCHOR_KERNEL on
+#              extra_scenarios.json (correctness only)
 #   service    the relocatable bundle (deploy/bundle.sh, in dist/kernelseek-bundle)
 #              as a service: kseek up (coordinator, host worker, one worker per
 #              GPU), kseek workers, CUDA softmax evaluations through the
@@ -55,6 +58,17 @@ for phase in ${PHASES:-suite tolerance anchor}; do
         bash kernels/flash_attention_fwd/bench/run_anchor.sh ${ANCHOR_KERNEL:-} > "$work/anchor/stdout.txt" 2>&1
       echo "== anchor: exit $? in $(( $(date +%s) - start )) s"
       tail -45 "$work/anchor/stdout.txt"
+      ;;
+    extra)
+      fa=kernels/flash_attention_fwd
+      ( timeout 60 nvcc -gencode=arch=compute_90a,code=sm_90a -O2 -o "$work/extra/wgmma_probe" $fa/hopper_wgmma_probe.cu &&
+        timeout 30 "$work/extra/wgmma_probe" ) > "$work/extra/probe.log" 2>&1
+      echo "== extra: wgmma probe exit $?"
+      tail -20 "$work/extra/probe.log"
+      timeout "${EXTRA_TIMEOUT:-120}" "$dev/bin/kseek" eval --task $fa --target sm_90a --no-timing \
+        --scenarios $fa/extra_scenarios.json "${ANCHOR_KERNEL:-$fa/baseline.cu}" > "$work/extra/extra.txt" 2>&1
+      echo "== extra: kseek eval extra_scenarios.json exit $? in $(( $(date +%s) - start )) s"
+      cat "$work/extra/extra.txt"
       ;;
     service)
       SERVICE_TIMEOUT=${SERVICE_TIMEOUT:-240} OUT=$work/service \
