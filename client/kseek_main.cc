@@ -25,7 +25,12 @@ const char kUsage[] =
     "  evals         list evaluations at the coordinator\n"
     "  show EVAL     one evaluation's state and verdict\n"
     "  workers       the coordinator's workers and their health\n"
+    "  health        whether a coordinator or worker is serving (gRPC health check)\n"
     "  admin         users and tokens (admin user add|list|revoke, admin token create)\n"
+    "\n"
+    "sessions (an agent makes a kernel faster until the coordinator verifies the goal):\n"
+    "  session       start|ls|show|watch|ask|cancel|best|trace|report\n"
+    "  bank          the question bank: list|stats|add\n"
     "\n"
     "The coordinator is --coordinator ADDR, else $KSEEK_COORDINATOR, else the config file\n"
     "(./.kernelseek/client.json, then ~/.config/kernelseek/client.json); the token is\n"
@@ -51,6 +56,9 @@ int main(int argc, char** argv) {
   if (command == "admin") return kseek::cli::AdminCommand(args);
   if (command == "up") return kseek::cli::UpCommand(args);
   if (command == "down") return kseek::cli::DownCommand(args);
+  if (command == "health") return kseek::cli::HealthCommand(args);
+  if (command == "session") return kseek::cli::SessionCommand(args);
+  if (command == "bank") return kseek::cli::BankCommand(args);
   if (command == "help" || command == "--help" || command == "-h") {
     fputs(kUsage, stdout);
     return kseek::cli::kExitOk;

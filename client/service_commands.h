@@ -1,7 +1,8 @@
 // The kseek subcommands that talk to a coordinator or manage one:
-// evals, show, workers (evals_command.cc), admin (admin_command.cc), and
-// up / down (up_command.cc). Each takes the arguments after its name and
-// returns the process exit code.
+// evals, show, workers (evals_command.cc), admin (admin_command.cc),
+// up / down (up_command.cc), health (health_command.cc, which also
+// checks workers), session (session_command.cc) and bank (bank_command.cc). Each takes the arguments after its name and returns the
+// process exit code.
 #ifndef KERNELSEEK_CLIENT_SERVICE_COMMANDS_H_
 #define KERNELSEEK_CLIENT_SERVICE_COMMANDS_H_
 
@@ -16,6 +17,9 @@ int WorkersCommand(const std::vector<std::string>& args);
 int AdminCommand(const std::vector<std::string>& args);
 int UpCommand(const std::vector<std::string>& args);
 int DownCommand(const std::vector<std::string>& args);
+int HealthCommand(const std::vector<std::string>& args);
+int SessionCommand(const std::vector<std::string>& args);
+int BankCommand(const std::vector<std::string>& args);
 
 }  // namespace kseek::cli
 

@@ -26,6 +26,7 @@ std::string RoleName(Role role) {
     case Role::kAdmin: return "admin";
     case Role::kUser: return "user";
     case Role::kWorker: return "worker";
+    case Role::kAgent: return "agent";
   }
   return "user";
 }
@@ -74,8 +75,12 @@ absl::StatusOr<Caller> Authenticator::Authenticate(
     const grpc::ServerContextBase& context) const {
   absl::StatusOr<std::string> token = BearerToken(context);
   if (!token.ok()) return token.status();
-  absl::StatusOr<UserRecord> user = store_->LookupToken(HashToken(*token));
+  const std::string hash = HashToken(*token);
+  absl::StatusOr<UserRecord> user = store_->LookupToken(hash);
   if (absl::IsNotFound(user.status())) {
+    absl::StatusOr<SessionRecord> session = store_->LookupSessionToken(hash);
+    if (session.ok()) return Caller{session->user, Role::kAgent, session->id};
+    if (!absl::IsNotFound(session.status())) return session.status();
     return absl::UnauthenticatedError("unknown or revoked token");
   }
   if (!user.ok()) return user.status();
@@ -84,7 +89,7 @@ absl::StatusOr<Caller> Authenticator::Authenticate(
     return absl::InternalError(
         absl::StrCat("user ", user->name, " has an unknown role \"", user->role, "\""));
   }
-  return Caller{user->name, *role};
+  return Caller{user->name, *role, ""};
 }
 
 absl::Status CheckRole(const Caller& caller, std::initializer_list<Role> allowed,

@@ -2,8 +2,11 @@
 //
 // Callers present `authorization: Bearer TOKEN` metadata. Tokens are "ks_"
 // followed by 64 hex digits (32 random bytes); the store keeps only their
-// SHA-256. Roles: admin (everything, every evaluation), user (its own
-// evaluations), worker (registration and heartbeats only).
+// SHA-256. Roles: admin (everything, every evaluation and session), user
+// (its own evaluations and sessions), worker (registration and heartbeats
+// only), agent (a token minted for one session's agent: it submits
+// evaluations linked to that session and reads them and the session, only
+// while the session has not ended; never stored in the users table).
 //
 // PrepareStateDir() and Bootstrap() run on every start: when the store lacks them (the first
 // start) it creates the admin user and the "local-workers" worker user and
@@ -25,8 +28,9 @@
 
 namespace kseek::server {
 
-enum class Role { kAdmin, kUser, kWorker };
-std::string RoleName(Role role);  // "admin", "user", "worker"
+enum class Role { kAdmin, kUser, kWorker, kAgent };
+std::string RoleName(Role role);  // "admin", "user", "worker", "agent"
+// The roles a user can have (admin, user, worker); "agent" is refused.
 absl::StatusOr<Role> ParseRole(const std::string& name);
 
 inline constexpr char kAdminUser[] = "admin";
@@ -47,15 +51,17 @@ absl::StatusOr<std::string> BearerToken(const grpc::ServerContextBase& context);
 
 // Who is calling.
 struct Caller {
-  std::string user;
+  std::string user;          // for an agent: the session's owner
   Role role = Role::kUser;
+  std::string session_id;    // for an agent: its session
 };
 
 class Authenticator {
  public:
   explicit Authenticator(Store* store) : store_(store) {}
 
-  // UNAUTHENTICATED for a missing, unknown or revoked token.
+  // UNAUTHENTICATED for a missing, unknown or revoked token (or an agent
+  // token whose session has ended).
   absl::StatusOr<Caller> Authenticate(const grpc::ServerContextBase& context) const;
   // Authenticate, then PERMISSION_DENIED unless the role is in `allowed`;
   // `what` names the call in the message.

@@ -202,6 +202,13 @@ absl::StatusOr<EvaluationRecord> CoordinatorService::Visible(const Caller& calle
   if (id.empty()) return absl::InvalidArgumentError("evaluation_id: empty");
   absl::StatusOr<EvaluationRecord> r = ctx_.store->GetEvaluation(id);
   if (!r.ok()) return r.status();
+  if (caller.role == Role::kAgent) {
+    if (r->session_id != caller.session_id) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("evaluation ", id, " is not of this agent's session"));
+    }
+    return r;
+  }
   if (caller.role != Role::kAdmin && r->user != caller.user) {
     return absl::PermissionDeniedError(
         absl::StrCat("evaluation ", id, " belongs to another user"));
@@ -212,7 +219,7 @@ absl::StatusOr<EvaluationRecord> CoordinatorService::Visible(const Caller& calle
 grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluation(
     grpc::CallbackServerContext* context, const v1::EvaluationRequest* request) {
   absl::StatusOr<Caller> caller =
-      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin}, "SubmitEvaluation");
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "SubmitEvaluation");
   if (!caller.ok()) return EventStream::Rejected(caller.status());
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(*request);
   if (!unpacked.ok()) return EventStream::Rejected(unpacked.status());
@@ -225,6 +232,11 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
   r.kernel_name = (*unpacked)->eval().kernel_name;
   r.scenarios_total = static_cast<int>((*unpacked)->eval().scenarios.size());
   r.created_ms = absl::ToUnixMillis(absl::Now());
+  if (caller->role == Role::kAgent) {
+    // An agent's evaluation enters its session's trace when it finishes.
+    r.session_id = caller->session_id;
+    r.session_by = "agent";
+  }
   request->SerializeToString(&r.request);
   unpacked->reset();
   absl::Status st = ctx_.dispatcher->Submit(r);
@@ -238,7 +250,7 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
 grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::WatchEvaluation(
     grpc::CallbackServerContext* context, const v1::EvaluationRef* request) {
   absl::StatusOr<Caller> caller =
-      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin}, "WatchEvaluation");
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "WatchEvaluation");
   if (!caller.ok()) return EventStream::Rejected(caller.status());
   absl::StatusOr<EvaluationRecord> r = Visible(*caller, request->evaluation_id());
   if (!r.ok()) return EventStream::Rejected(r.status());
@@ -249,7 +261,7 @@ grpc::ServerUnaryReactor* CoordinatorService::GetEvaluation(grpc::CallbackServer
                                                             const v1::EvaluationRef* request,
                                                             v1::Evaluation* response) {
   absl::StatusOr<Caller> caller =
-      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin}, "GetEvaluation");
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "GetEvaluation");
   if (!caller.ok()) return Done(context, caller.status());
   absl::StatusOr<EvaluationRecord> r = Visible(*caller, request->evaluation_id());
   if (!r.ok()) return Done(context, r.status());

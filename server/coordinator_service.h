@@ -2,6 +2,10 @@
 // admins; registration and heartbeats for workers) and Admin (users and
 // tokens, admin tokens only). Callback API; each call authenticates first.
 //
+// The session RPCs are in session_service.cc; their streams (WatchSession,
+// ExportTrace) read the trace from the store, woken by the SessionManager
+// after each append.
+//
 // Streams (SubmitEvaluation, WatchEvaluation) are EventHub subscribers:
 // they replay the evaluation's current state, then relay live events until
 // the Verdict or Failed event, or until the client goes away (which does
@@ -16,6 +20,7 @@
 #include "dispatcher.h"
 #include "event_hub.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
+#include "session_manager.h"
 #include "store.h"
 
 namespace kseek::server {
@@ -26,6 +31,7 @@ struct ServiceContext {
   EventHub* hub;
   Dispatcher* dispatcher;
   const Authenticator* auth;
+  SessionManager* sessions;
 };
 
 class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackService {
@@ -53,7 +59,43 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
                                       const kernelseek::v1::HeartbeatRequest* request,
                                       kernelseek::v1::HeartbeatResponse* response) override;
 
+  // Sessions (session_service.cc).
+  grpc::ServerUnaryReactor* CreateSession(grpc::CallbackServerContext* context,
+                                          const kernelseek::v1::CreateSessionRequest* request,
+                                          kernelseek::v1::Session* response) override;
+  grpc::ServerUnaryReactor* GetSession(grpc::CallbackServerContext* context,
+                                       const kernelseek::v1::SessionRef* request,
+                                       kernelseek::v1::Session* response) override;
+  grpc::ServerUnaryReactor* ListSessions(grpc::CallbackServerContext* context,
+                                         const kernelseek::v1::ListSessionsRequest* request,
+                                         kernelseek::v1::ListSessionsResponse* response) override;
+  grpc::ServerWriteReactor<kernelseek::v1::SessionEvent>* WatchSession(
+      grpc::CallbackServerContext* context,
+      const kernelseek::v1::WatchSessionRequest* request) override;
+  grpc::ServerUnaryReactor* PostMessage(grpc::CallbackServerContext* context,
+                                        const kernelseek::v1::PostMessageRequest* request,
+                                        kernelseek::v1::PostMessageResponse* response) override;
+  grpc::ServerUnaryReactor* CancelSession(grpc::CallbackServerContext* context,
+                                          const kernelseek::v1::SessionRef* request,
+                                          kernelseek::v1::CancelSessionResponse* response) override;
+  grpc::ServerUnaryReactor* GetBestKernel(grpc::CallbackServerContext* context,
+                                          const kernelseek::v1::SessionRef* request,
+                                          kernelseek::v1::BestKernel* response) override;
+  grpc::ServerWriteReactor<kernelseek::v1::SessionEvent>* ExportTrace(
+      grpc::CallbackServerContext* context, const kernelseek::v1::SessionRef* request) override;
+  grpc::ServerUnaryReactor* GetQuestionStats(
+      grpc::CallbackServerContext* context, const kernelseek::v1::QuestionStatsRequest* request,
+      kernelseek::v1::QuestionStatsResponse* response) override;
+  grpc::ServerUnaryReactor* ListBank(grpc::CallbackServerContext* context,
+                                     const kernelseek::v1::ListBankRequest* request,
+                                     kernelseek::v1::ListBankResponse* response) override;
+
  private:
+  // The stored session `id`, if `caller` may see it: INVALID_ARGUMENT for
+  // an empty id, NOT_FOUND, or PERMISSION_DENIED (another user's session, or
+  // an agent token of another session).
+  absl::StatusOr<SessionRecord> VisibleSession(const Caller& caller, const std::string& id);
+
   // The stored evaluation `id`, if `caller` may see it: NOT_FOUND when
   // there is none, PERMISSION_DENIED when it belongs to another user.
   absl::StatusOr<EvaluationRecord> Visible(const Caller& caller, const std::string& id);

@@ -1,6 +1,7 @@
 // kernelseekd: the KernelSeek coordinator. Serves the Coordinator and Admin
 // services (plus gRPC health checking and reflection), keeps its state in
-// STATE_DIR/kernelseek.db, and dispatches evaluations to registered workers.
+// STATE_DIR/kernelseek.db, dispatches evaluations to registered workers, and
+// runs sessions (agents in workspaces under --workspaces).
 //
 // The first line on stdout is "listening on HOST:PORT" (with the port
 // chosen when --listen asks for port 0); logs go to stderr. SIGTERM or
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -27,6 +29,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "auth.h"
+#include "question_bank/bank.h"
+#include "session_manager.h"
 #include "coordinator_service.h"
 #include "dispatcher.h"
 #include "event_hub.h"
@@ -45,6 +49,13 @@ ABSL_FLAG(int, max_attempts, 5, "attempts before an evaluation whose workers kee
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for serving TLS (with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for serving TLS (with --tls-cert)");
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates for dialling workers over TLS");
+ABSL_FLAG(std::string, bank, "",
+          "the question bank file (default: the source tree's question_bank/bank.json)");
+ABSL_FLAG(std::string, workspaces, "",
+          "folder of the sessions' workspaces (default: STATE_DIR/workspaces)");
+ABSL_FLAG(std::string, kseek, "",
+          "the kseek binary agents run; its folder goes first on their PATH (default: a kseek "
+          "beside kernelseekd, if there is one)");
 
 namespace kseek::server {
 namespace {
@@ -55,6 +66,19 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
   std::stringstream buf;
   buf << in.rdbuf();
   return buf.str();
+}
+
+// The folder of the kseek binary agents should find first on PATH.
+std::string KseekDir() {
+  std::string flag = absl::GetFlag(FLAGS_kseek);
+  std::error_code ec;
+  if (!flag.empty()) {
+    return std::filesystem::absolute(flag, ec).parent_path().string();
+  }
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  std::filesystem::path beside = self.parent_path() / "kseek";
+  return std::filesystem::exists(beside, ec) ? self.parent_path().string() : "";
 }
 
 int Fail(const absl::Status& status) {
@@ -106,12 +130,42 @@ int Run() {
   st = Bootstrap(store->get(), state_dir);
   if (!st.ok()) return Fail(st);
 
+  SessionOptions session_options;
+  std::string bank_path = absl::GetFlag(FLAGS_bank);
+  if (bank_path.empty()) bank_path = KSEEK_DEFAULT_BANK;
+  absl::StatusOr<question_bank::Bank> bank = question_bank::Bank::Load(bank_path);
+  if (!bank.ok()) {
+    // Only a bank asked for by name must load; without one, sessions get
+    // no bank questions.
+    if (!absl::GetFlag(FLAGS_bank).empty()) {
+      return Fail(absl::Status(bank.status().code(),
+                               absl::StrCat("--bank: ", bank.status().message())));
+    }
+    absl::FPrintF(stderr, "kernelseekd: no question bank (%s)\n", bank.status().message());
+    bank = question_bank::Bank::FromQuestions({}, "no bank");
+    bank_path.clear();
+  }
+  session_options.bank = *std::move(bank);
+  session_options.bank_source = bank_path;
+  std::error_code ec;
+  std::string workspaces = absl::GetFlag(FLAGS_workspaces);
+  if (workspaces.empty()) workspaces = state_dir + "/workspaces";
+  workspaces = std::filesystem::absolute(workspaces, ec).string();
+  std::filesystem::create_directories(workspaces, ec);
+  if (ec) {
+    return Fail(absl::InternalError(
+        absl::StrCat("--workspaces: cannot create ", workspaces, ": ", ec.message())));
+  }
+  session_options.workspaces_dir = workspaces;
+  session_options.kseek_dir = KseekDir();
+
   EventHub hub;
   Dispatcher dispatcher(store->get(), &hub, dispatch);
   st = dispatcher.Start();
   if (!st.ok()) return Fail(st);
   Authenticator auth(store->get());
-  ServiceContext services{store->get(), &hub, &dispatcher, &auth};
+  SessionManager sessions(store->get(), &dispatcher, std::move(session_options));
+  ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions};
   CoordinatorService coordinator(services);
   AdminService admin(services);
 
@@ -129,7 +183,21 @@ int Run() {
     dispatcher.Stop();
     return Fail(absl::UnavailableError(absl::StrCat("--listen: cannot serve on ", listen)));
   }
+  // The health check answers for the server ("") and for each service by
+  // name.
+  if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
+    health->SetServingStatus(kernelseek::v1::Coordinator::service_full_name(), true);
+    health->SetServingStatus(kernelseek::v1::Admin::service_full_name(), true);
+  }
   std::string host = listen.substr(0, listen.rfind(':'));
+  // Agents run on this machine: they dial the loopback when every address
+  // is served.
+  std::string agent_host = host == "0.0.0.0" || host == "[::]" ? "127.0.0.1" : host;
+  st = sessions.Start(absl::StrCat(agent_host, ":", port));
+  if (!st.ok()) {
+    dispatcher.Stop();
+    return Fail(st);
+  }
   std::printf("listening on %s:%d\n", host.c_str(), port);
   std::fflush(stdout);
   absl::FPrintF(stderr, "kernelseekd: serving on %s:%d, state in %s\n", host, port, state_dir);
@@ -144,6 +212,7 @@ int Run() {
   sigwait(&signals, &sig);
   absl::FPrintF(stderr, "kernelseekd: %s: shutting down\n", strsignal(sig));
 
+  sessions.Stop();
   dispatcher.Stop();
   // Streams to watchers never end by themselves: give calls in flight a
   // moment, then cancel them.
@@ -158,7 +227,8 @@ int Run() {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the KernelSeek coordinator\n"
-      "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]");
+      "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]\n"
+      "                   [--bank FILE] [--workspaces DIR] [--kseek PATH]");
   // Flags are documented with dashes (--state-dir); Abseil names them with
   // underscores. Accept both.
   std::vector<std::string> args(argv, argv + argc);

@@ -3,9 +3,12 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace kseek::server {
 
@@ -15,7 +18,9 @@ namespace {
 // ReadEvaluationRow expects.
 constexpr char kEvaluationColumns[] =
     "id, user, target, task, kernel_name, state, attempts, worker_id, created_ms, "
-    "started_ms, finished_ms, error, scenarios_done, scenarios_total";
+    "started_ms, finished_ms, error, scenarios_done, scenarios_total, session_id, session_by";
+// The index of the first column after kEvaluationColumns.
+constexpr int kEvaluationExtra = 16;
 
 constexpr char kSchema[] = R"sql(
 CREATE TABLE users (
@@ -60,6 +65,60 @@ CREATE INDEX evaluations_by_created ON evaluations(created_ms);
 CREATE INDEX evaluations_by_state ON evaluations(state);
 )sql";
 
+// Version 2: sessions.
+constexpr char kSchemaV2[] = R"sql(
+ALTER TABLE evaluations ADD COLUMN session_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN session_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE evaluations ADD COLUMN session_logged INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX evaluations_by_session ON evaluations(session_id);
+CREATE TABLE sessions (
+  id TEXT PRIMARY KEY,
+  user TEXT NOT NULL,
+  task TEXT NOT NULL,
+  target TEXT NOT NULL,
+  spec BLOB NOT NULL,
+  goal_speedup REAL NOT NULL,
+  workspace TEXT NOT NULL,
+  state TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  verifying_evaluation_id TEXT NOT NULL DEFAULT '',
+  agent_pgid INTEGER NOT NULL DEFAULT 0,
+  events INTEGER NOT NULL DEFAULT 0,
+  turns INTEGER NOT NULL DEFAULT 0,
+  evaluations INTEGER NOT NULL DEFAULT 0,
+  cost_usd REAL NOT NULL DEFAULT 0,
+  has_best INTEGER NOT NULL DEFAULT 0,
+  best_speedup REAL NOT NULL DEFAULT 0,
+  best_evaluation_id TEXT NOT NULL DEFAULT '',
+  agent_session_id TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_by_created ON sessions(created_ms);
+CREATE TABLE session_events (
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  idx INTEGER NOT NULL,
+  time_ms INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, idx)
+);
+CREATE INDEX session_events_by_kind ON session_events(kind);
+CREATE TABLE session_tokens (
+  hash TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(id),
+  created_ms INTEGER NOT NULL
+);
+)sql";
+
+constexpr char kSessionColumns[] =
+    "id, user, task, target, spec, goal_speedup, workspace, state, reason, created_ms, "
+    "updated_ms, verifying_evaluation_id, agent_pgid, events, turns, evaluations, cost_usd, "
+    "has_best, best_speedup, best_evaluation_id, agent_session_id";
+
+constexpr const char* kEndedStates[] = {kSessionSucceeded, kSessionFailed, kSessionCancelled,
+                                        kSessionBudgetSpent};
+
 }  // namespace
 
 // A prepared statement, finalized on destruction. Values bind in call
@@ -96,6 +155,15 @@ class Store::Statement {
     return p == nullptr ? std::string() : std::string(static_cast<const char*>(p), n);
   }
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  Statement& BindNull() {
+    sqlite3_bind_null(stmt_, ++bound_);
+    return *this;
+  }
+  Statement& Bind(double v) {
+    sqlite3_bind_double(stmt_, ++bound_, v);
+    return *this;
+  }
   int Changes() const { return sqlite3_changes(db_); }
 
  private:
@@ -157,7 +225,8 @@ absl::Status Store::Migrate() {
   }
   absl::Status st = Exec("BEGIN IMMEDIATE");
   if (!st.ok()) return st;
-  st = Exec(kSchema);
+  if (version < 1) st = Exec(kSchema);
+  if (st.ok() && version < 2) st = Exec(kSchemaV2);
   if (st.ok()) st = Exec(absl::StrCat("PRAGMA user_version=", kSchemaVersion).c_str());
   if (st.ok()) return Exec("COMMIT");
   Exec("ROLLBACK").IgnoreError();
@@ -326,11 +395,11 @@ absl::Status Store::InsertEvaluation(const EvaluationRecord& e) {
   absl::MutexLock lock(&mu_);
   Statement q(db_,
               "INSERT INTO evaluations(id, user, target, task, kernel_name, request, state, "
-              "attempts, worker_id, created_ms, scenarios_total) "
-              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+              "attempts, worker_id, created_ms, scenarios_total, session_id, session_by) "
+              "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   q.Bind(e.id).Bind(e.user).Bind(e.target).Bind(e.task).Bind(e.kernel_name).BindBlob(e.request)
       .Bind(e.state).Bind(int64_t{e.attempts}).Bind(e.worker_id).Bind(e.created_ms)
-      .Bind(int64_t{e.scenarios_total});
+      .Bind(int64_t{e.scenarios_total}).Bind(e.session_id).Bind(e.session_by);
   int rc = q.Step();
   if (rc == SQLITE_CONSTRAINT) {
     return absl::AlreadyExistsError(absl::StrCat("evaluation ", e.id, " already exists"));
@@ -360,6 +429,8 @@ EvaluationRecord ReadEvaluationRow(const Stmt& q) {
   e.error = q.Text(11);
   e.scenarios_done = static_cast<int>(q.Int(12));
   e.scenarios_total = static_cast<int>(q.Int(13));
+  e.session_id = q.Text(14);
+  e.session_by = q.Text(15);
   return e;
 }
 
@@ -375,8 +446,8 @@ absl::StatusOr<EvaluationRecord> Store::GetEvaluation(const std::string& id) {
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no evaluation ", id));
   if (rc != SQLITE_ROW) return Error("reading evaluation " + id);
   EvaluationRecord e = ReadEvaluationRow(q);
-  e.request = q.Text(14);
-  e.verdict = q.Text(15);
+  e.request = q.Text(kEvaluationExtra);
+  e.verdict = q.Text(kEvaluationExtra + 1);
   return e;
 }
 
@@ -393,7 +464,7 @@ absl::StatusOr<std::vector<EvaluationRecord>> Store::ListEvaluations(const std::
   std::vector<EvaluationRecord> out;
   while (q.Step() == SQLITE_ROW) {
     out.push_back(ReadEvaluationRow(q));
-    if (with_verdict) out.back().verdict = q.Text(14);
+    if (with_verdict) out.back().verdict = q.Text(kEvaluationExtra);
   }
   if (q.Failed()) return Error("listing evaluations");
   return out;
@@ -408,7 +479,7 @@ absl::StatusOr<std::vector<EvaluationRecord>> Store::PendingEvaluations() {
   std::vector<EvaluationRecord> out;
   while (q.Step() == SQLITE_ROW) {
     out.push_back(ReadEvaluationRow(q));
-    out.back().request = q.Text(14);
+    out.back().request = q.Text(kEvaluationExtra);
   }
   if (q.Failed()) return Error("listing pending evaluations");
   return out;
@@ -471,6 +542,296 @@ absl::StatusOr<bool> Store::FinishFailed(const std::string& id, const std::strin
   q.Bind(error).Bind(now_ms).Bind(id);
   if (q.Step() != SQLITE_DONE) return Error("failing " + id);
   return q.Changes() > 0;
+}
+
+// ---- sessions ----
+
+bool SessionEnded(const std::string& state) {
+  for (const char* s : kEndedStates) {
+    if (state == s) return true;
+  }
+  return false;
+}
+
+namespace {
+
+template <typename Stmt>
+SessionRecord ReadSessionRow(const Stmt& q) {
+  SessionRecord r;
+  r.id = q.Text(0);
+  r.user = q.Text(1);
+  r.task = q.Text(2);
+  r.target = q.Text(3);
+  r.spec = q.Text(4);
+  r.goal_speedup = q.Real(5);
+  r.workspace = q.Text(6);
+  r.state = q.Text(7);
+  r.reason = q.Text(8);
+  r.created_ms = q.Int(9);
+  r.updated_ms = q.Int(10);
+  r.verifying_evaluation_id = q.Text(11);
+  r.agent_pgid = q.Int(12);
+  r.events = q.Int(13);
+  r.turns = static_cast<int>(q.Int(14));
+  r.evaluations = static_cast<int>(q.Int(15));
+  r.cost_usd = q.Real(16);
+  r.has_best = q.Int(17) != 0;
+  r.best_speedup = q.Real(18);
+  r.best_evaluation_id = q.Text(19);
+  r.agent_session_id = q.Text(20);
+  return r;
+}
+
+std::string JsonString(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+double JsonNumber(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
+}  // namespace
+
+absl::Status Store::InsertSession(const SessionRecord& r, std::vector<nlohmann::json> first_events) {
+  absl::MutexLock lock(&mu_);
+  absl::Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  {
+    Statement q(db_,
+                "INSERT INTO sessions(id, user, task, target, spec, goal_speedup, workspace, state, "
+                "reason, created_ms, updated_ms) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    q.Bind(r.id).Bind(r.user).Bind(r.task).Bind(r.target).BindBlob(r.spec).Bind(r.goal_speedup)
+        .Bind(r.workspace).Bind(r.state).Bind(r.reason).Bind(r.created_ms).Bind(r.created_ms);
+    int rc = q.Step();
+    if (rc == SQLITE_CONSTRAINT) {
+      st = absl::AlreadyExistsError(absl::StrCat("session ", r.id, " already exists"));
+    } else if (rc != SQLITE_DONE) {
+      st = Error("storing session " + r.id);
+    }
+  }
+  if (st.ok()) st = AppendEventsLocked(r.id, std::move(first_events), {}).status();
+  if (st.ok()) return Exec("COMMIT");
+  Exec("ROLLBACK").IgnoreError();
+  return st;
+}
+
+absl::StatusOr<SessionRecord> Store::GetSession(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns, " FROM sessions WHERE id = ?").c_str());
+  q.Bind(id);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no session ", id));
+  if (rc != SQLITE_ROW) return Error("reading session " + id);
+  return ReadSessionRow(q);
+}
+
+absl::StatusOr<std::vector<SessionRecord>> Store::ListSessions(const std::string& user,
+                                                               const std::string& state,
+                                                               int limit) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns,
+                                " FROM sessions WHERE (? = '' OR user = ?) AND (? = '' OR state = ?) "
+                                "ORDER BY created_ms DESC, id DESC LIMIT ?")
+                       .c_str());
+  q.Bind(user).Bind(user).Bind(state).Bind(state).Bind(int64_t{limit});
+  std::vector<SessionRecord> out;
+  while (q.Step() == SQLITE_ROW) out.push_back(ReadSessionRow(q));
+  if (q.Failed()) return Error("listing sessions");
+  return out;
+}
+
+absl::StatusOr<std::vector<SessionRecord>> Store::ActiveSessions() {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns,
+                                " FROM sessions WHERE state IN ('created', 'running', 'verifying') "
+                                "ORDER BY created_ms, id")
+                       .c_str());
+  std::vector<SessionRecord> out;
+  while (q.Step() == SQLITE_ROW) out.push_back(ReadSessionRow(q));
+  if (q.Failed()) return Error("listing active sessions");
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredEvent>> Store::AppendEventsLocked(
+    const std::string& session_id, std::vector<nlohmann::json> events,
+    const SessionChange& change) {
+  Statement cur(db_, "SELECT events, state FROM sessions WHERE id = ?");
+  cur.Bind(session_id);
+  int rc = cur.Step();
+  if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no session ", session_id));
+  if (rc != SQLITE_ROW) return Error("reading session " + session_id);
+  int64_t next = cur.Int(0);
+  if (change.state && SessionEnded(cur.Text(1))) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("session ", session_id, " has ended (", cur.Text(1), ")"));
+  }
+
+  std::vector<StoredEvent> out;
+  int turns = 0, evaluations = 0;
+  double cost = 0;
+  std::optional<std::pair<double, std::string>> best;
+  std::optional<std::string> agent_session;
+  int64_t now_ms = 0;
+  for (nlohmann::json& e : events) {
+    StoredEvent stored;
+    stored.session_id = session_id;
+    stored.index = next++;
+    stored.kind = JsonString(e, "kind");
+    stored.time_ms = static_cast<int64_t>(JsonNumber(e, "time_ms"));
+    now_ms = std::max(now_ms, stored.time_ms);
+    e["session_id"] = session_id;
+    e["index"] = stored.index;
+    stored.json = e.dump();
+    if (stored.kind == "turn_start") ++turns;
+    if (stored.kind == "evaluation") ++evaluations;
+    if (stored.kind == "cost") cost += JsonNumber(e, "usd");
+    if (stored.kind == "best") {
+      best = std::make_pair(JsonNumber(e, "geomean_speedup"), JsonString(e, "evaluation_id"));
+    }
+    if (stored.kind == "agent_session") agent_session = JsonString(e, "agent_session_id");
+    Statement ins(db_,
+                  "INSERT INTO session_events(session_id, idx, time_ms, kind, body) "
+                  "VALUES(?, ?, ?, ?, ?)");
+    ins.Bind(session_id).Bind(stored.index).Bind(stored.time_ms).Bind(stored.kind)
+        .Bind(stored.json);
+    if (ins.Step() != SQLITE_DONE) return Error("appending an event to " + session_id);
+    out.push_back(std::move(stored));
+  }
+  Statement up(db_,
+               "UPDATE sessions SET events = ?, turns = turns + ?, evaluations = evaluations + ?, "
+               "cost_usd = cost_usd + ?, "
+               "has_best = CASE WHEN ? THEN 1 ELSE has_best END, "
+               "best_speedup = CASE WHEN ? THEN ? ELSE best_speedup END, "
+               "best_evaluation_id = CASE WHEN ? THEN ? ELSE best_evaluation_id END, "
+               "agent_session_id = CASE WHEN ? THEN ? ELSE agent_session_id END, "
+               "state = COALESCE(?, state), reason = COALESCE(?, reason), "
+               "verifying_evaluation_id = COALESCE(?, verifying_evaluation_id), "
+               "agent_pgid = COALESCE(?, agent_pgid), "
+               "updated_ms = MAX(updated_ms, ?) WHERE id = ?");
+  up.Bind(next).Bind(int64_t{turns}).Bind(int64_t{evaluations}).Bind(cost);
+  up.Bind(int64_t{best.has_value()});
+  up.Bind(int64_t{best.has_value()}).Bind(best ? best->first : 0.0);
+  up.Bind(int64_t{best.has_value()}).Bind(best ? best->second : std::string());
+  up.Bind(int64_t{agent_session.has_value()}).Bind(agent_session.value_or(""));
+  // NULL (an unbound parameter) keeps the column.
+  auto bind_opt = [&up](const std::optional<std::string>& v) {
+    if (v) {
+      up.Bind(*v);
+    } else {
+      up.BindNull();
+    }
+  };
+  bind_opt(change.state);
+  bind_opt(change.reason);
+  bind_opt(change.verifying_evaluation_id);
+  if (change.agent_pgid) {
+    up.Bind(*change.agent_pgid);
+  } else {
+    up.BindNull();
+  }
+  up.Bind(now_ms).Bind(session_id);
+  if (up.Step() != SQLITE_DONE) return Error("updating session " + session_id);
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredEvent>> Store::AppendSessionEvents(
+    const std::string& session_id, std::vector<nlohmann::json> events, const SessionChange& change,
+    const std::string& logged_evaluation) {
+  absl::MutexLock lock(&mu_);
+  absl::Status st = Exec("BEGIN IMMEDIATE");
+  if (!st.ok()) return st;
+  absl::StatusOr<std::vector<StoredEvent>> out =
+      AppendEventsLocked(session_id, std::move(events), change);
+  if (out.ok() && !logged_evaluation.empty()) {
+    Statement q(db_, "UPDATE evaluations SET session_logged = 1 WHERE id = ?");
+    q.Bind(logged_evaluation);
+    if (q.Step() != SQLITE_DONE) out = Error("marking evaluation " + logged_evaluation);
+  }
+  if (!out.ok()) {
+    Exec("ROLLBACK").IgnoreError();
+    return out.status();
+  }
+  st = Exec("COMMIT");
+  if (!st.ok()) return st;
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredEvent>> Store::ReadSessionEvents(const std::string& session_id,
+                                                                  int64_t from, int limit) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_,
+              "SELECT idx, time_ms, kind, body FROM session_events WHERE session_id = ? AND "
+              "idx >= ? ORDER BY idx LIMIT ?");
+  q.Bind(session_id).Bind(from).Bind(int64_t{limit});
+  std::vector<StoredEvent> out;
+  while (q.Step() == SQLITE_ROW) {
+    out.push_back({session_id, q.Int(0), q.Int(1), q.Text(2), q.Text(3)});
+  }
+  if (q.Failed()) return Error("reading the events of " + session_id);
+  return out;
+}
+
+absl::StatusOr<std::vector<StoredEvent>> Store::EventsOfKinds(
+    const std::vector<std::string>& kinds) {
+  absl::MutexLock lock(&mu_);
+  std::string marks;
+  for (size_t i = 0; i < kinds.size(); ++i) absl::StrAppend(&marks, i == 0 ? "?" : ", ?");
+  Statement q(db_, absl::StrCat("SELECT session_id, idx, time_ms, kind, body FROM session_events "
+                                "WHERE kind IN (",
+                                marks, ") ORDER BY session_id, idx")
+                       .c_str());
+  for (const std::string& k : kinds) q.Bind(k);
+  std::vector<StoredEvent> out;
+  while (q.Step() == SQLITE_ROW) {
+    out.push_back({q.Text(0), q.Int(1), q.Int(2), q.Text(3), q.Text(4)});
+  }
+  if (q.Failed()) return Error("reading session events");
+  return out;
+}
+
+absl::StatusOr<std::vector<EvaluationRecord>> Store::UnloggedAgentEvaluations() {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, absl::StrCat("SELECT ", kEvaluationColumns,
+                                ", verdict FROM evaluations WHERE session_id != '' AND "
+                                "session_by = 'agent' AND session_logged = 0 AND "
+                                "state IN ('done', 'failed') ORDER BY finished_ms, id")
+                       .c_str());
+  std::vector<EvaluationRecord> out;
+  while (q.Step() == SQLITE_ROW) {
+    out.push_back(ReadEvaluationRow(q));
+    out.back().verdict = q.Text(kEvaluationExtra);
+  }
+  if (q.Failed()) return Error("listing the agents' evaluations");
+  return out;
+}
+
+absl::Status Store::AddSessionToken(const std::string& token_hash, const std::string& session_id,
+                                    int64_t now_ms) {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, "INSERT INTO session_tokens(hash, session_id, created_ms) VALUES(?, ?, ?)");
+  q.Bind(token_hash).Bind(session_id).Bind(now_ms);
+  if (q.Step() != SQLITE_DONE) return Error("adding a token for session " + session_id);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SessionRecord> Store::LookupSessionToken(const std::string& token_hash) {
+  absl::MutexLock lock(&mu_);
+  std::string columns;
+  for (absl::string_view c : absl::StrSplit(kSessionColumns, ", ")) {
+    absl::StrAppend(&columns, columns.empty() ? "" : ", ", "s.", c);
+  }
+  Statement q(db_, absl::StrCat("SELECT ", columns,
+                                " FROM session_tokens t JOIN sessions s ON t.session_id = s.id "
+                                "JOIN users u ON s.user = u.name WHERE t.hash = ? AND u.revoked = 0 "
+                                "AND s.state IN ('created', 'running', 'verifying')")
+                       .c_str());
+  q.Bind(token_hash);
+  int rc = q.Step();
+  if (rc == SQLITE_DONE) return absl::NotFoundError("unknown token, or its session has ended");
+  if (rc != SQLITE_ROW) return Error("looking up a session token");
+  return ReadSessionRow(q);
 }
 
 }  // namespace kseek::server

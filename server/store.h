@@ -1,6 +1,7 @@
 // The coordinator's durable state: one SQLite database (WAL journal,
 // synchronous=FULL, so a committed write survives a crash of the process or
-// the machine) holding users, hashed tokens, workers and evaluations.
+// the machine) holding users, hashed tokens, workers, evaluations, and
+// sessions with their append-only traces and agent tokens.
 //
 // The schema is versioned with `PRAGMA user_version`; Open creates it in an
 // empty file and refuses a file written by a newer schema. Every method is
@@ -11,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
 
 struct sqlite3;
 
@@ -62,12 +65,72 @@ struct EvaluationRecord {
   std::string error;    // when failed
   int scenarios_done = 0;
   int scenarios_total = 0;
+  std::string session_id;  // the session it belongs to, if any
+  std::string session_by;  // "agent" or "verification", with session_id
+};
+
+// Session states, as stored, reported and traced.
+inline constexpr char kSessionCreated[] = "created";
+inline constexpr char kSessionRunning[] = "running";
+inline constexpr char kSessionVerifying[] = "verifying";
+inline constexpr char kSessionSucceeded[] = "succeeded";
+inline constexpr char kSessionFailed[] = "failed";
+inline constexpr char kSessionCancelled[] = "cancelled";
+inline constexpr char kSessionBudgetSpent[] = "budget_spent";
+// Whether a session in `state` has ended (succeeded, failed, cancelled,
+// budget_spent).
+bool SessionEnded(const std::string& state);
+
+struct SessionRecord {
+  std::string id;
+  std::string user;
+  std::string task;
+  std::string target;
+  std::string spec;  // a serialized kernelseek.v1.CreateSessionRequest, defaults filled in
+  double goal_speedup = 0;
+  std::string workspace;
+  std::string state = kSessionCreated;
+  std::string reason;
+  int64_t created_ms = 0;
+  int64_t updated_ms = 0;
+  // The coordinator's verification in flight, if any (resumed after a restart).
+  std::string verifying_evaluation_id;
+  // The process group of the agent's running turn (0: none).
+  int64_t agent_pgid = 0;
+  // Kept current from the events as they are appended.
+  int64_t events = 0;
+  int turns = 0;
+  int evaluations = 0;
+  double cost_usd = 0;
+  bool has_best = false;
+  double best_speedup = 0;
+  std::string best_evaluation_id;
+  std::string agent_session_id;
+};
+
+// A change to a session's row, applied with the events it comes with.
+struct SessionChange {
+  std::optional<std::string> state;
+  std::optional<std::string> reason;
+  std::optional<std::string> verifying_evaluation_id;
+  std::optional<int64_t> agent_pgid;
+};
+
+// One stored trace event.
+struct StoredEvent {
+  std::string session_id;
+  int64_t index = 0;
+  int64_t time_ms = 0;
+  std::string kind;
+  std::string json;  // the whole event
 };
 
 class Store {
  public:
   // The schema version this code writes.
-  static constexpr int kSchemaVersion = 1;
+  // Version 2 added sessions, session_events, session_tokens and the
+  // session columns of evaluations; a version 1 file is upgraded in place.
+  static constexpr int kSchemaVersion = 2;
 
   // Opens (creating when absent) the database at `path`.
   static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
@@ -132,11 +195,52 @@ class Store {
   absl::StatusOr<bool> FinishFailed(const std::string& id, const std::string& error,
                                     int64_t now_ms);
 
+  // Sessions. Events are JSON objects with "kind", "time_ms" and the kind's
+  // fields; the store adds "session_id" and "index" (dense from 0 per
+  // session), and keeps the counters of SessionRecord current from them.
+  // Inserts a session with its first events in one transaction.
+  absl::Status InsertSession(const SessionRecord& session,
+                             std::vector<nlohmann::json> first_events);
+  absl::StatusOr<SessionRecord> GetSession(const std::string& id);
+  // Newest first; empty `user` or `state`: no filter.
+  absl::StatusOr<std::vector<SessionRecord>> ListSessions(const std::string& user,
+                                                          const std::string& state, int limit);
+  // Sessions that have not ended, oldest first.
+  absl::StatusOr<std::vector<SessionRecord>> ActiveSessions();
+  // Appends `events` and applies `change` in one transaction (committed when
+  // this returns); `logged_evaluation` (when not empty) is marked as entered
+  // in its session's trace in the same transaction. Returns the stored
+  // events. NOT_FOUND for an unknown session; FAILED_PRECONDITION (and
+  // nothing written) when `change` sets a state and the session has ended:
+  // an ended session never changes state again.
+  absl::StatusOr<std::vector<StoredEvent>> AppendSessionEvents(
+      const std::string& session_id, std::vector<nlohmann::json> events,
+      const SessionChange& change = {}, const std::string& logged_evaluation = "");
+  // Events with index >= `from`, at most `limit`, in order.
+  absl::StatusOr<std::vector<StoredEvent>> ReadSessionEvents(const std::string& session_id,
+                                                             int64_t from, int limit);
+  // The events of every session whose kind is in `kinds`, by session then index.
+  absl::StatusOr<std::vector<StoredEvent>> EventsOfKinds(const std::vector<std::string>& kinds);
+  // Finished evaluations submitted by a session's agent and not yet entered
+  // in its trace, oldest first, with their verdicts.
+  absl::StatusOr<std::vector<EvaluationRecord>> UnloggedAgentEvaluations();
+
+  // Agent tokens: each reaches one session, and only while it has not ended.
+  absl::Status AddSessionToken(const std::string& token_hash, const std::string& session_id,
+                               int64_t now_ms);
+  // The session (not ended) of a live agent token; NOT_FOUND otherwise.
+  absl::StatusOr<SessionRecord> LookupSessionToken(const std::string& token_hash);
+
  private:
   class Statement;
 
   Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Inside a transaction: stores `events` after the session's last one and
+  // updates its counters (and `change`).
+  absl::StatusOr<std::vector<StoredEvent>> AppendEventsLocked(
+      const std::string& session_id, std::vector<nlohmann::json> events,
+      const SessionChange& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Error(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 

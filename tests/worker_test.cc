@@ -1,6 +1,9 @@
 // kseek-worker as a real process on the host target: Info and Evaluate over
 // gRPC (events, busy, wrong target), refusing a GPU target it cannot serve,
-// staying up while its coordinator is unreachable, and draining on SIGTERM.
+// staying up while its coordinator is unreachable, draining on SIGTERM (also
+// when the runner of the job in hand is signalled too, as a batch system
+// stopping the whole job does), and interrupting, not failing, a job whose
+// runner is killed from outside while it drains.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -477,6 +480,141 @@ TEST_F(WorkerTest, KilledWorkerLeavesNoRunnerBehind) {
   }
   EXPECT_TRUE(gone) << "kseek-runner " << runners[0] << " outlived its worker";
   if (!gone) kill(runners[0], SIGKILL);
+}
+
+// A correct f32 softmax that spins before it computes, so that signals can
+// reach a job while its runner is in a scenario. (A kernel, not a
+// stand-in: it computes the task.)
+const char kSlowSoftmax[] = R"(
+#include <math.h>
+#include "kernelseek/abi.h"
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
+  if (a->tensors[0].dtype != KSEEK_F32) return 1;
+  for (volatile long spin = 0; spin < 1500000000L; ++spin) {
+  }
+  long rows = kseek_param_get(a, "rows", 0), cols = kseek_param_get(a, "cols", 0);
+  const float* x = (const float*)a->tensors[0].data;
+  float* y = (float*)a->tensors[1].data;
+  for (long r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (long c = 0; c < cols; ++c) m = fmax(m, x[r * cols + c]);
+    for (long c = 0; c < cols; ++c) s += exp(x[r * cols + c] - m);
+    for (long c = 0; c < cols; ++c) y[r * cols + c] = (float)(exp(x[r * cols + c] - m) / s);
+  }
+  return 0;
+}
+)";
+
+// The worker's kseek-runner children, waited for (up to a minute) until
+// there is one.
+std::vector<pid_t> WaitForRunners(pid_t worker) {
+  std::vector<pid_t> runners;
+  for (int i = 0; i < 1200 && runners.empty(); ++i) {
+    runners = ChildrenNamed(worker, "kseek-runner");
+    if (runners.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return runners;
+}
+
+// What a batch system's "stop this job" does (Slurm's plain scancel): the
+// stop signals go to every process of the job, the worker and the runner of
+// the job in hand alike. The worker drains and says NOT_SERVING to the
+// health check; the runner ignores the signals; the job ends with its true
+// verdict.
+TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheJobInHandKeepsItsTrueVerdict) {
+  WorkerProcess worker(HostFlags());
+  ASSERT_FALSE(worker.address().empty()) << worker.Log();
+  v1::WorkerJob job = SoftmaxJob("ev_stop_all", "host");
+  job.mutable_request()->set_kernel_source(kSlowSoftmax);
+  job.mutable_request()->set_kernel_name("slow.cc");
+  job.mutable_request()->mutable_timing()->set_disabled(true);
+  auto stub = worker.Stub();
+  auto context = StreamContext();
+  auto reader = stub->Evaluate(context.get(), job);
+  v1::EvaluationEvent event;
+  ASSERT_TRUE(reader->Read(&event)) << worker.Log();
+  ASSERT_TRUE(event.has_started()) << event.DebugString();
+  const std::vector<pid_t> runners = WaitForRunners(worker.pid());
+  ASSERT_FALSE(runners.empty()) << worker.Log();
+
+  ASSERT_EQ(kill(worker.pid(), SIGTERM), 0);
+  for (pid_t runner : runners) {
+    for (int sig : {SIGTERM, SIGHUP, SIGINT}) EXPECT_EQ(kill(runner, sig), 0) << "runner " << runner;
+  }
+  // While the job is in hand, the health check says the worker is not
+  // serving, for the server and for the Worker service by name.
+  for (const std::string service : {"", "kernelseek.v1.Worker"}) {
+    testing::ProcessResult health = RunProcess({BinDir() + "/kseek", "health", "--worker",
+                                                worker.address(), "--service", service, "--json"});
+    EXPECT_EQ(health.exit_code, 1) << "service '" << service << "': " << health.out << health.err;
+    EXPECT_NE(health.out.find("\"status\": \"NOT_SERVING\""), std::string::npos)
+        << "service '" << service << "': " << health.out << health.err;
+  }
+  EXPECT_TRUE(worker.Running()) << "the worker left before the job in hand ended:\n"
+                                << worker.Log();
+
+  std::vector<v1::ScenarioResult> scenarios;
+  v1::Verdict verdict;
+  ExpectScenariosAndVerdict(reader.get(), "ev_stop_all", &scenarios, &verdict);
+  ASSERT_EQ(scenarios.size(), 2u) << worker.Log();
+  for (const v1::ScenarioResult& s : scenarios) EXPECT_EQ(s.status(), "ok") << s.DebugString();
+  EXPECT_TRUE(verdict.all_correct()) << verdict.DebugString() << worker.Log();
+
+  const int status = worker.Wait();
+  ASSERT_TRUE(WIFEXITED(status)) << worker.Log();
+  EXPECT_EQ(WEXITSTATUS(status), 0) << worker.Log();
+}
+
+// A runner killed from outside while the worker drains (the SIGKILL a batch
+// system sends at the end of its grace time, the OOM killer) is no fault of
+// the candidate: the job ends without a crash or a verdict, UNAVAILABLE,
+// which tells the coordinator to run it elsewhere.
+TEST_F(WorkerTest, RunnerKilledFromOutsideWhileDrainingInterruptsTheJobWithoutACrash) {
+  WorkerProcess worker(HostFlags());
+  ASSERT_FALSE(worker.address().empty()) << worker.Log();
+  v1::WorkerJob job = SoftmaxJob("ev_interrupted", "host");
+  job.mutable_request()->set_kernel_source(
+      "#include \"kernelseek/abi.h\"\n"
+      "extern \"C\" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {\n"
+      "  volatile long spin = 0;\n"
+      "  for (;;) spin = spin + 1;\n"
+      "}\n");
+  job.mutable_request()->set_kernel_name("hang.cc");
+  job.mutable_request()->clear_scenario_names();
+  job.mutable_request()->add_scenario_names("r1_c1_f32_host");
+  auto stub = worker.Stub();
+  auto context = StreamContext();
+  auto reader = stub->Evaluate(context.get(), job);
+  v1::EvaluationEvent event;
+  ASSERT_TRUE(reader->Read(&event)) << worker.Log();
+  ASSERT_TRUE(event.has_started()) << event.DebugString();
+  const std::vector<pid_t> runners = WaitForRunners(worker.pid());
+  ASSERT_FALSE(runners.empty()) << worker.Log();
+
+  ASSERT_EQ(kill(worker.pid(), SIGTERM), 0);
+  bool draining = false;
+  for (int i = 0; i < 600 && !draining; ++i) {
+    v1::WorkerInfo info;
+    grpc::ClientContext info_context;
+    info_context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    draining = stub->Info(&info_context, v1::WorkerInfoRequest(), &info).ok() && info.draining();
+    if (!draining) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(draining) << worker.Log();
+  for (pid_t runner : runners) EXPECT_EQ(kill(runner, SIGKILL), 0) << "runner " << runner;
+
+  while (reader->Read(&event)) {
+    ADD_FAILURE() << "an interrupted job sent an event: " << event.DebugString();
+  }
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  EXPECT_NE(status.error_message().find("ev_interrupted was interrupted"), std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("signal 9"), std::string::npos) << status.error_message();
+
+  const int wait_status = worker.Wait();
+  ASSERT_TRUE(WIFEXITED(wait_status)) << worker.Log();
+  EXPECT_EQ(WEXITSTATUS(wait_status), 0) << worker.Log();
 }
 
 TEST_F(WorkerTest, RegistersOnceTheCoordinatorIsUpHeartbeatsAndReportsDraining) {

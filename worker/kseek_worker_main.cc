@@ -2,7 +2,8 @@
 // sm_100a or host) and one GPU, and keeps itself registered with a
 // coordinator. Prints "listening on HOST:PORT" as the first line of stdout;
 // everything else goes to stderr. SIGTERM (or SIGINT) drains: no new job is
-// taken, the job in hand finishes, then the process exits 0.
+// taken, the health check says NOT_SERVING, the job in hand finishes, then
+// the process exits 0.
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -215,6 +216,10 @@ int Main(int argc, char** argv) {
   if (server == nullptr || port == 0) {
     return Fail(absl::UnavailableError(absl::StrCat("--listen ", listen, ": cannot listen")));
   }
+  // The health check answers for the server ("") and for the Worker
+  // service by name; both turn NOT_SERVING once draining begins.
+  grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+  if (health != nullptr) health->SetServingStatus(kernelseek::v1::Worker::service_full_name(), true);
   const std::string bound = WithPort(listen, port);
   std::string advertise = absl::GetFlag(FLAGS_advertise);
   if (advertise.empty()) advertise = DefaultAdvertise(listen, port);
@@ -240,6 +245,7 @@ int Main(int argc, char** argv) {
   WorkerLog(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
                          ": draining (finishing the job in hand, taking no new one)"));
   service->StartDraining();
+  if (health != nullptr) health->SetServingStatus(false);
   if (registration) registration->Wake();
   service->WaitIdle();
   // In-flight streams get time to deliver their last events.

@@ -2,6 +2,9 @@
 // (worker_service.h).
 #include "worker_service.h"
 
+#include <signal.h>
+
+#include <cstring>
 #include <deque>
 #include <utility>
 
@@ -32,12 +35,14 @@ class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::Evalu
     PumpLocked();
   }
 
-  // No more events: the stream finishes (OK) once the queue is written.
-  void Close() {
+  // No more events: the stream finishes with `status` once the queue is
+  // written.
+  void Close(grpc::Status status = grpc::Status::OK) {
     bool release;
     {
       absl::MutexLock lock(&mu_);
       closed_ = true;
+      end_status_ = std::move(status);
       PumpLocked();
       release = done_;
     }
@@ -86,7 +91,7 @@ class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::Evalu
     }
     if (closed_) {
       finished_ = true;
-      Finish(grpc::Status::OK);
+      Finish(end_status_);
     }
   }
 
@@ -94,6 +99,7 @@ class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::Evalu
   absl::Mutex mu_;
   std::deque<v1::EvaluationEvent> queue_ ABSL_GUARDED_BY(mu_);
   v1::EvaluationEvent in_flight_ ABSL_GUARDED_BY(mu_);  // the event being written
+  grpc::Status end_status_ ABSL_GUARDED_BY(mu_);         // what Close asked for
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;     // the job sends nothing more
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // the client went away
@@ -102,6 +108,16 @@ class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::Evalu
 };
 
 namespace {
+
+// A stop signal that ended a runner child: sandboxed children ignore
+// SIGTERM, SIGINT and SIGHUP, so one of these means the process was stopped
+// from outside (by a batch system stopping the whole job, by the kernel's
+// OOM killer), not that the candidate failed, when the worker is draining.
+bool StoppedFromOutside(const ScenarioResult& result) {
+  if (result.status != ScenarioStatus::kCrash) return false;
+  const int sig = result.runner_signal;
+  return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGKILL;
+}
 
 // A stream refused before it started.
 class RejectedStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
@@ -145,6 +161,11 @@ void WorkerService::SetAddress(const std::string& address) {
 void WorkerService::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;
+}
+
+bool WorkerService::Draining() const {
+  absl::MutexLock lock(&mu_);
+  return draining_;
 }
 
 void WorkerService::WaitIdle() {
@@ -197,7 +218,7 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
 }
 
 void WorkerService::RunJob(JobStream* stream, const v1::WorkerJob& job) {
-  v1::EvaluationEvent last = Execute(stream, job);
+  absl::StatusOr<v1::EvaluationEvent> last = Execute(stream, job);
   // The worker is free before the client can see the end of the job, so
   // that a next job sent on the verdict is taken.
   {
@@ -205,11 +226,16 @@ void WorkerService::RunJob(JobStream* stream, const v1::WorkerJob& job) {
     busy_ = false;
     current_evaluation_.clear();
   }
-  stream->Send(std::move(last));
+  if (!last.ok()) {
+    stream->Close(grpc::Status(grpc::StatusCode::UNAVAILABLE, std::string(last.status().message())));
+    return;
+  }
+  stream->Send(*std::move(last));
   stream->Close();
 }
 
-v1::EvaluationEvent WorkerService::Execute(JobStream* stream, const v1::WorkerJob& job) {
+absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
+                                                           const v1::WorkerJob& job) {
   const std::string label =
       absl::StrCat("evaluation ", job.evaluation_id(), " (attempt ", job.attempt(), ")");
   auto failed = [&](absl::string_view error) {
@@ -241,12 +267,34 @@ v1::EvaluationEvent WorkerService::Execute(JobStream* stream, const v1::WorkerJo
   stream->Send(std::move(started));
   WorkerLog(absl::StrCat(label, ": task ", task.name, ", ", scenarios, " scenarios"));
 
+  // A runner stopped from outside while draining ends the job as
+  // interrupted: no crash is reported against the candidate, and the stream
+  // ends UNAVAILABLE so that the coordinator runs the evaluation elsewhere.
+  // The check is made as each scenario ends and again at the end of the
+  // job, when a stop signal that reached the runner first has certainly
+  // reached the worker too. Events after an interruption are not sent.
+  std::string interrupted;
+  auto check = [&](const ScenarioResult& r) {
+    if (!interrupted.empty() || !StoppedFromOutside(r) || !Draining()) return;
+    interrupted = absl::StrCat("worker is draining and evaluation ", job.evaluation_id(),
+                               " was interrupted: its runner was killed by signal ",
+                               r.runner_signal, " (", strsignal(r.runner_signal),
+                               ") from outside during scenario ", r.name,
+                               "; it is to run again elsewhere");
+    WorkerLog(absl::StrCat(label, ": ", interrupted));
+  };
   absl::StatusOr<Verdict> verdict = kseek::Evaluate(task, eval, [&](const EvalProgress& progress) {
     if (progress.stage != EvalProgress::kScenarioDone || progress.last == nullptr) return;
+    check(*progress.last);
+    if (!interrupted.empty()) return;
     v1::EvaluationEvent event;
     *event.mutable_scenario() = ToProto(*progress.last);
     stream->Send(std::move(event));
   });
+  if (verdict.ok()) {
+    for (const ScenarioResult& r : verdict->scenarios) check(r);
+  }
+  if (!interrupted.empty()) return absl::UnavailableError(interrupted);
   if (!verdict.ok()) return failed(verdict.status().message());
   WorkerLog(absl::StrCat(label, ": done, ", verdict->all_correct ? "all correct" : "not all correct",
                          verdict->geomean_speedup

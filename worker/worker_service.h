@@ -7,7 +7,10 @@
 // (kseek::Evaluate, whose compiles run on a pool of `compile_jobs` threads
 // and whose runner children are sandboxed), and its events are streamed back
 // as they happen: Started, a ScenarioResult per finished scenario, then the
-// Verdict, or Failed when the job could not be carried out.
+// Verdict, or Failed when the job could not be carried out. A job whose
+// runner was killed from outside (SIGTERM, SIGINT, SIGHUP or SIGKILL) while
+// the worker drains is interrupted instead: no verdict, and the stream ends
+// UNAVAILABLE, which tells the coordinator to run it on another worker.
 //
 // Thread-safe. The service must outlive the gRPC server it is registered
 // with; call StartDraining() and WaitIdle() before shutting the server down.
@@ -18,6 +21,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "device_check.h"
 #include "evaluate.h"
@@ -63,6 +67,7 @@ class WorkerService final : public kernelseek::v1::Worker::CallbackService {
 
   // From now on Evaluate answers UNAVAILABLE; the job in hand goes on.
   void StartDraining();
+  bool Draining() const;
   // Blocks until no job is in hand and its thread has queued its last event.
   void WaitIdle();
 
@@ -73,8 +78,10 @@ class WorkerService final : public kernelseek::v1::Worker::CallbackService {
   // of the stream.
   void RunJob(JobStream* stream, const kernelseek::v1::WorkerJob& job);
   // Unpacks and evaluates the job, streaming Started and the scenario
-  // results; returns the last event (the Verdict, or Failed).
-  kernelseek::v1::EvaluationEvent Execute(JobStream* stream, const kernelseek::v1::WorkerJob& job);
+  // results; returns the last event (the Verdict, or Failed), or
+  // UNAVAILABLE when the job was interrupted.
+  absl::StatusOr<kernelseek::v1::EvaluationEvent> Execute(JobStream* stream,
+                                                          const kernelseek::v1::WorkerJob& job);
 
   const WorkerOptions options_;
   mutable absl::Mutex mu_;

@@ -380,6 +380,13 @@ absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
       // A service killed outright must not leave kernels running.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(127);
+      // Stopping is the service's decision: a stop signal sent to every
+      // process of a batch job (Slurm's scancel) must not end the kernel
+      // that the draining service is finishing. Ignored dispositions
+      // survive exec; the service still ends children with SIGKILL.
+      struct sigaction ignore {};
+      ignore.sa_handler = SIG_IGN;
+      for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &ignore, nullptr);
       LimitResource(RLIMIT_CORE, 0);
       LimitResource(RLIMIT_FSIZE, sandbox.max_file_bytes);
       LimitResource(RLIMIT_NOFILE, sandbox.max_open_files);
@@ -485,7 +492,8 @@ class JobRunner {
   ScenarioResult Blank(int index) const;
   // Records a result (its index names the scenario) and reports it.
   void Finish(ScenarioResult r);
-  void FinishWith(int index, ScenarioStatus status, const std::string& error);
+  void FinishWith(int index, ScenarioStatus status, const std::string& error,
+                  int runner_signal = 0);
   void FinishRemaining(ScenarioStatus status, const std::string& error);
   bool IsRemaining(int index) const;
 
@@ -537,10 +545,11 @@ void JobRunner::Finish(ScenarioResult r) {
 }
 
 void JobRunner::FinishWith(int index, ScenarioStatus status,
-                           const std::string& error) {
+                           const std::string& error, int runner_signal) {
   ScenarioResult r = Blank(index);
   r.status = status;
   r.error = error;
+  r.runner_signal = runner_signal;
   Finish(std::move(r));
 }
 
@@ -819,7 +828,8 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
         FinishWith(in_flight, ScenarioStatus::kCrash,
                    absl::StrCat("the runner ", death, " during the scenario",
                                 clean_exit ? " (the kernel ended the process)" : "",
-                                tail));
+                                tail),
+                   WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
       } else if (out.failure.empty()) {
         out.failure = absl::StrCat("the runner ", death,
                                    out.ready ? " between scenarios" : " before it was ready",

@@ -38,7 +38,9 @@ struct TimingOptions {
 // in `keep_env` (plus TMPDIR pointing at a private folder inside the job's
 // work_dir), the resource limits below, and, where the kernel allows it, a
 // network namespace of its own (no network). It is killed when the thread
-// that started it ends (a service killed outright leaves no kernel running).
+// that started it ends (a service killed outright leaves no kernel running),
+// and it ignores SIGTERM, SIGINT and SIGHUP: a stop signal sent to every
+// process of a batch job reaches the service alone, which drains.
 struct SandboxOptions {
   bool enabled = false;
   std::vector<std::string> keep_env = {"PATH", "HOME", "LANG", "LD_LIBRARY_PATH",

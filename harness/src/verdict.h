@@ -46,6 +46,10 @@ struct ScenarioResult {
   nlohmann::json params;  // dtype parameters by name
   ScenarioStatus status = ScenarioStatus::kOk;
   std::string error;  // empty when ok
+  // kCrash: the signal that ended the runner during the scenario (0: it
+  // was not a signal). Not part of the verdict's JSON or proto: a service
+  // uses it to tell a kernel's fault from a stop signal sent from outside.
+  int runner_signal = 0;
   std::vector<OutputError> outputs;
   double rel_l2 = 0;   // worst over outputs
   double max_abs = 0;  // worst over outputs

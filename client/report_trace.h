@@ -1,0 +1,110 @@
+// A session's trace as the report reads it: the evaluations with the best
+// speedup so far, the questions asked with the best speedup before and after
+// each, the turns, and the totals, taken from the trace events (the event
+// schema of `kseek session trace`). FieldReader reads the typed fields of
+// one JSON object and names the object and field at fault.
+//
+// A speedup counts toward "best" only when its evaluation was all correct
+// and it is a finite number > 0; null, NaN or a missing speedup is "none".
+// Event kinds the report does not draw are skipped, so a newer trace still
+// renders. Plain values and pure functions; thread-safe.
+#ifndef KERNELSEEK_CLIENT_REPORT_TRACE_H_
+#define KERNELSEEK_CLIENT_REPORT_TRACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace kseek::report {
+
+// Typed fields of one JSON object. A missing or null field reads as the
+// empty value ("", 0, false, nullopt). A field of another type reads as the
+// empty value too, and the first such field is kept as the reader's status:
+// INVALID_ARGUMENT "<where>: field 'correct' is a string, expected an
+// integer". Read every field, then check status().
+class FieldReader {
+ public:
+  // `object` must outlive the reader. `where` names it in errors.
+  FieldReader(const nlohmann::json& object, std::string where);
+
+  std::string String(absl::string_view field);
+  int64_t Int(absl::string_view field);
+  bool Bool(absl::string_view field);
+  // nullopt for a missing, null or non-finite number.
+  std::optional<double> Number(absl::string_view field);
+
+  const absl::Status& status() const { return status_; }
+
+ private:
+  // The field, or nullptr when missing or null.
+  const nlohmann::json* Find(absl::string_view field) const;
+  void WrongType(absl::string_view field, absl::string_view expected);
+
+  const nlohmann::json& object_;
+  std::string where_;
+  absl::Status status_;
+};
+
+struct EvaluationRow {
+  int number = 0;         // 1-based, in trace order
+  int64_t time_ms = 0;
+  std::string evaluation_id;
+  std::string by;         // "agent" or "verification"
+  bool compiled = false;
+  bool all_correct = false;
+  int64_t correct = 0;
+  int64_t total = 0;
+  std::optional<double> speedup;      // counted speedup (see above)
+  std::optional<double> best_so_far;  // after this evaluation
+  std::string verification;           // the verification's verdict, if any
+};
+
+struct AskedQuestion {
+  int64_t time_ms = 0;
+  int evaluations_before = 0;   // evaluations in the trace before it
+  std::string source;           // "human", "bank" or "self"
+  std::string question_id;
+  std::string text;
+  std::string category;         // as in the trace ("" for a human)
+  std::string reason;
+  std::optional<double> best_before;  // best so far when asked
+  std::optional<double> best_after;   // best before the next question or the end
+};
+
+struct TurnRow {
+  int64_t turn = 0;
+  int64_t start_ms = 0;
+  std::optional<int64_t> end_ms;
+  bool resumed = false;
+  bool is_error = false;
+  std::string result;
+};
+
+struct SessionTrace {
+  int64_t first_ms = 0;  // time of the first event (0 when none)
+  int64_t last_ms = 0;   // time of the last event
+  std::vector<EvaluationRow> evaluations;
+  std::vector<AskedQuestion> questions;
+  std::vector<TurnRow> turns;
+  int human_messages = 0;
+  double cost_usd = 0;  // the sum of the cost events (each one run's totals)
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  std::string last_state;         // of the last state event
+  std::string last_state_reason;
+  std::optional<double> best;     // best counted speedup of all evaluations
+};
+
+// Reads `events` in the order given. Errors name the event: "events[7]
+// (evaluation): field 'correct' is a string, expected an integer".
+absl::StatusOr<SessionTrace> ReadTrace(const std::vector<nlohmann::json>& events);
+
+}  // namespace kseek::report
+
+#endif  // KERNELSEEK_CLIENT_REPORT_TRACE_H_

@@ -1,0 +1,265 @@
+// Sessions of kernelseekd (see session_manager.h).
+#include "session_manager.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "agent/adapter.h"
+#include "question_bank/self_ask.h"
+#include "request.h"
+#include "session_runner.h"
+#include "session_workspace.h"
+
+namespace kseek::server {
+
+namespace v1 = ::kernelseek::v1;
+
+namespace {
+
+int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+absl::Status Invalid(const std::string& field, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
+}
+
+// Checks the agent and budget of `request` and fills in the defaults.
+absl::Status ValidateSpec(v1::CreateSessionRequest* request) {
+  const v1::AgentSpec& a = request->agent();
+  if (a.kind().empty()) return Invalid("agent.kind", "missing (claude, codex or command)");
+  agent::AgentConfig config;
+  config.kind = a.kind();
+  config.program = a.program();
+  config.model = a.model();
+  config.start_template = a.start_template();
+  config.resume_template = a.resume_template();
+  absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter = agent::MakeAdapter(config);
+  if (!adapter.ok()) return Invalid("agent", adapter.status().message());
+
+  v1::SessionBudget* b = request->mutable_budget();
+  if (b->max_turns() < 0) return Invalid("budget.max_turns", "must not be negative");
+  if (b->max_evaluations() < 0) return Invalid("budget.max_evaluations", "must not be negative");
+  if (!(b->max_minutes() >= 0)) return Invalid("budget.max_minutes", "must not be negative");
+  if (!(b->max_usd() >= 0)) return Invalid("budget.max_usd", "must not be negative");
+  if (b->max_turns() == 0) b->set_max_turns(kDefaultMaxTurns);
+  if (b->max_evaluations() == 0) b->set_max_evaluations(kDefaultMaxEvaluations);
+  if (b->max_minutes() == 0) b->set_max_minutes(kDefaultMaxMinutes);
+  if (request->has_goal_speedup() && !(request->goal_speedup() > 0)) {
+    return Invalid("goal_speedup", "must be positive");
+  }
+  const v1::TimingOptions& t = request->verification_timing();
+  if (t.max_samples() < 0) return Invalid("verification_timing.max_samples", "must not be negative");
+  if (!(t.max_seconds() >= 0)) {
+    return Invalid("verification_timing.max_seconds", "must not be negative");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+SessionManager::SessionManager(Store* store, Dispatcher* dispatcher, SessionOptions options)
+    : store_(store), dispatcher_(dispatcher), options_(std::move(options)) {}
+
+SessionManager::~SessionManager() { Stop(); }
+
+std::string SessionManager::coordinator_address() {
+  absl::MutexLock lock(&mu_);
+  return coordinator_address_;
+}
+
+absl::Status SessionManager::Start(const std::string& coordinator_address) {
+  absl::StatusOr<std::vector<SessionRecord>> active = store_->ActiveSessions();
+  if (!active.ok()) return active.status();
+  absl::MutexLock lock(&mu_);
+  coordinator_address_ = coordinator_address;
+  started_ = true;
+  for (const SessionRecord& r : *active) StartRunnerLocked(r.id);
+  absl::FPrintF(stderr, "kernelseekd: %d sessions resumed\n", active->size());
+  linker_ = std::thread([this] { LinkLoop(); });
+  return absl::OkStatus();
+}
+
+void SessionManager::Stop() {
+  std::map<std::string, std::unique_ptr<SessionRunner>> runners;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    runners.swap(runners_);
+  }
+  // Stopped in parallel: each may wait for its agent to exit.
+  std::vector<std::thread> stops;
+  for (auto& [id, runner] : runners) {
+    SessionRunner* r = runner.get();
+    stops.emplace_back([r] { r->Stop(); });
+  }
+  for (std::thread& t : stops) t.join();
+  if (linker_.joinable()) linker_.join();
+  absl::MutexLock lock(&watch_mu_);
+  for (auto& [id, w] : watchers_) {
+    for (auto& [handle, wake] : w.wakes) wake();
+  }
+}
+
+void SessionManager::StartRunnerLocked(const std::string& session_id) {
+  // Runners whose sessions have ended are done: let them go.
+  for (auto it = runners_.begin(); it != runners_.end();) {
+    it = it->second->done() ? runners_.erase(it) : std::next(it);
+  }
+  auto runner = std::make_unique<SessionRunner>(this, session_id);
+  runner->Start();
+  runners_[session_id] = std::move(runner);
+}
+
+absl::StatusOr<SessionRecord> SessionManager::Create(const Caller& caller,
+                                                     const v1::CreateSessionRequest& request) {
+  v1::CreateSessionRequest spec = request;
+  absl::Status st = ValidateSpec(&spec);
+  if (!st.ok()) return st;
+  // The task, target and kernel are checked as an evaluation of the
+  // starting kernel would be.
+  v1::EvaluationRequest probe;
+  *probe.mutable_task() = spec.task();
+  probe.set_target(spec.target());
+  probe.set_kernel_source(spec.kernel_source());
+  probe.set_kernel_name(kWorkspaceKernel);
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(probe);
+  if (!unpacked.ok()) return unpacked.status();
+
+  SessionRecord r;
+  r.id = absl::StrCat("ss_", RandomHex(6));
+  r.user = caller.user;
+  r.task = (*unpacked)->task().name;
+  r.target = spec.target();
+  r.goal_speedup =
+      spec.has_goal_speedup() ? spec.goal_speedup() : (*unpacked)->task().goal_speedup;
+  spec.set_goal_speedup(r.goal_speedup);
+  r.workspace = absl::StrCat(options_.workspaces_dir, "/", r.id);
+  r.created_ms = NowMs();
+  r.updated_ms = r.created_ms;
+  spec.SerializeToString(&r.spec);
+  st = PrepareWorkspace(r.workspace, spec,
+                        BriefText(r.task, spec, r.goal_speedup,
+                                  question_bank::RenderBankForAgent(bank())));
+  if (!st.ok()) return st;
+  st = store_->InsertSession(
+      r, {StateEvent(kSessionCreated, absl::StrCat("created by ", caller.user))});
+  if (!st.ok()) return st;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || !started_) {
+      return absl::UnavailableError("the coordinator is not running sessions now; retry");
+    }
+    StartRunnerLocked(r.id);
+  }
+  return store_->GetSession(r.id);
+}
+
+absl::StatusOr<int64_t> SessionManager::PostMessage(const std::string& session_id,
+                                                    const std::string& text, bool now) {
+  if (text.empty()) return Invalid("text", "empty");
+  absl::StatusOr<SessionRecord> r = store_->GetSession(session_id);
+  if (!r.ok()) return r.status();
+  if (SessionEnded(r->state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("session ", session_id, " has ended (", r->state, ")"));
+  }
+  absl::StatusOr<std::vector<StoredEvent>> stored =
+      Append(session_id, {HumanMessageEvent(text, now)});
+  if (!stored.ok()) return stored.status();
+  if (now) {
+    absl::MutexLock lock(&mu_);
+    auto it = runners_.find(session_id);
+    if (it != runners_.end()) it->second->InterruptTurn("a human message asks for the turn to stop");
+  }
+  return stored->front().index;
+}
+
+absl::Status SessionManager::Cancel(const std::string& session_id, const std::string& by) {
+  std::string reason = absl::StrCat("cancelled by ", by);
+  SessionChange change;
+  change.state = kSessionCancelled;
+  change.reason = reason;
+  change.verifying_evaluation_id = "";
+  absl::Status st = Append(session_id, {StateEvent(kSessionCancelled, reason)}, change).status();
+  if (!st.ok()) return st;
+  absl::MutexLock lock(&mu_);
+  auto it = runners_.find(session_id);
+  if (it != runners_.end()) it->second->Ended(reason);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<StoredEvent>> SessionManager::Append(
+    const std::string& session_id, std::vector<nlohmann::json> events, const SessionChange& change,
+    const std::string& logged_evaluation) {
+  absl::StatusOr<std::vector<StoredEvent>> stored =
+      store_->AppendSessionEvents(session_id, std::move(events), change, logged_evaluation);
+  if (stored.ok() && !stored->empty()) Wake(session_id);
+  return stored;
+}
+
+absl::StatusOr<std::vector<StoredEvent>> SessionManager::AppendEvaluation(
+    const std::string& session_id, const EvaluationSummary& summary, const std::string& by,
+    std::vector<nlohmann::json> more, const SessionChange& change,
+    const std::string& logged_evaluation) {
+  absl::MutexLock lock(&best_mu_);
+  absl::StatusOr<SessionRecord> r = store_->GetSession(session_id);
+  if (!r.ok()) return r.status();
+  std::vector<nlohmann::json> events = {EvaluationTraceEvent(summary, by)};
+  if (summary.all_correct && summary.geomean && (!r->has_best || *summary.geomean > r->best_speedup)) {
+    events.push_back(BestEvent(*summary.geomean, summary.evaluation_id));
+  }
+  for (nlohmann::json& e : more) events.push_back(std::move(e));
+  return Append(session_id, std::move(events), change, logged_evaluation);
+}
+
+uint64_t SessionManager::Subscribe(const std::string& session_id, std::function<void()> wake) {
+  absl::MutexLock lock(&watch_mu_);
+  uint64_t handle = next_handle_++;
+  watchers_[session_id].wakes[handle] = std::move(wake);
+  return handle;
+}
+
+void SessionManager::Unsubscribe(const std::string& session_id, uint64_t handle) {
+  absl::MutexLock lock(&watch_mu_);
+  auto it = watchers_.find(session_id);
+  if (it == watchers_.end()) return;
+  it->second.wakes.erase(handle);
+  if (it->second.wakes.empty()) watchers_.erase(it);
+}
+
+void SessionManager::Wake(const std::string& session_id) {
+  absl::MutexLock lock(&watch_mu_);
+  auto it = watchers_.find(session_id);
+  if (it == watchers_.end()) return;
+  for (auto& [handle, wake] : it->second.wakes) wake();
+}
+
+absl::StatusOr<std::map<std::string, question_bank::QuestionStats>>
+SessionManager::QuestionStats() {
+  absl::StatusOr<std::vector<StoredEvent>> events = store_->EventsOfKinds({"evaluation", "question"});
+  if (!events.ok()) return events.status();
+  return QuestionStatsFromEvents(*events, options_.decision.plateau_window,
+                                 options_.decision.min_gain);
+}
+
+void SessionManager::LinkLoop() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.poll)) return;
+    }
+    absl::StatusOr<std::vector<EvaluationRecord>> evals = store_->UnloggedAgentEvaluations();
+    if (!evals.ok()) {
+      absl::FPrintF(stderr, "kernelseekd: %s\n", evals.status().message());
+      continue;
+    }
+    for (const EvaluationRecord& e : *evals) {
+      absl::Status st =
+          AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent", {}, {}, e.id).status();
+      if (!st.ok()) absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", e.session_id, st.message());
+    }
+  }
+}
+
+}  // namespace kseek::server

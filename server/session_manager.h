@@ -1,0 +1,147 @@
+// The sessions of kernelseekd: creating them, one runner thread per session
+// that has not ended (session_runner.h), human messages, cancellation, the
+// trace (every append goes through here, so that watchers hear of it), and
+// the entry of the agents' own evaluations into their sessions' traces.
+//
+// Start() resumes every session the store holds as created, running or
+// verifying (after a restart). Stop() stops the runners without changing
+// the sessions' states, so that the next Start() resumes them; the agents'
+// running turns are interrupted.
+//
+// Thread-safe. Wake callbacks (Subscribe) run under the manager's lock: they
+// must be quick and must not call back into the manager.
+#ifndef KERNELSEEK_SERVER_SESSION_MANAGER_H_
+#define KERNELSEEK_SERVER_SESSION_MANAGER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/agent_process.h"
+#include "auth.h"
+#include "dispatcher.h"
+#include "kernelseek/v1/session.pb.h"
+#include "question_bank/bank.h"
+#include "question_bank/decision_points.h"
+#include "question_bank/scheduler.h"
+#include "session_trace.h"
+#include "store.h"
+
+namespace kseek::server {
+
+class SessionRunner;
+
+struct SessionOptions {
+  std::string workspaces_dir;  // absolute; one folder per session inside
+  // The folder of the kseek binary, put first on the agents' PATH ("" : none).
+  std::string kseek_dir;
+  // The bank questions are chosen from (Bank has no empty default; see
+  // Bank::FromQuestions). Required.
+  std::optional<question_bank::Bank> bank;
+  std::string bank_source;     // the file it came from, for ListBank
+  question_bank::DecisionPointOptions decision;
+  question_bank::SchedulerOptions scheduler;
+  agent::AgentLimits agent_limits;
+  // How often runners and the agent-evaluation linker look at the store.
+  absl::Duration poll = absl::Milliseconds(200);
+};
+
+// Defaults of a session's budget (SessionBudget fields left at 0).
+inline constexpr int kDefaultMaxTurns = 20;
+inline constexpr int kDefaultMaxEvaluations = 100;
+inline constexpr double kDefaultMaxMinutes = 240;
+
+class SessionManager {
+ public:
+  SessionManager(Store* store, Dispatcher* dispatcher, SessionOptions options);
+  ~SessionManager();  // Stop()
+  SessionManager(const SessionManager&) = delete;
+  SessionManager& operator=(const SessionManager&) = delete;
+
+  // `coordinator_address` is what agents dial (HOST:PORT). Resumes the
+  // sessions that have not ended and starts the linker.
+  absl::Status Start(const std::string& coordinator_address);
+  void Stop();
+
+  // Validates `request` (INVALID_ARGUMENT naming the field), stores the
+  // session and its first event, prepares the workspace and starts it.
+  absl::StatusOr<SessionRecord> Create(const Caller& caller,
+                                       const kernelseek::v1::CreateSessionRequest& request);
+  // A human's message for the next decision point; `now` interrupts the
+  // running turn. FAILED_PRECONDITION when the session has ended.
+  absl::StatusOr<int64_t> PostMessage(const std::string& session_id, const std::string& text,
+                                      bool now);
+  // Ends the session as cancelled and stops its agent. FAILED_PRECONDITION
+  // when it had already ended.
+  absl::Status Cancel(const std::string& session_id, const std::string& by);
+
+  // Appends events (and a change of the session's row) and wakes the
+  // session's watchers. A change of state is refused (FAILED_PRECONDITION)
+  // once the session has ended.
+  absl::StatusOr<std::vector<StoredEvent>> Append(const std::string& session_id,
+                                                  std::vector<nlohmann::json> events,
+                                                  const SessionChange& change = {},
+                                                  const std::string& logged_evaluation = "");
+  // Appends an `evaluation` event for a finished evaluation, a `best` event
+  // when it beats the session's best, then `more` events, with `change`.
+  absl::StatusOr<std::vector<StoredEvent>> AppendEvaluation(
+      const std::string& session_id, const EvaluationSummary& summary, const std::string& by,
+      std::vector<nlohmann::json> more, const SessionChange& change,
+      const std::string& logged_evaluation);
+
+  // Calls `wake` after each append to the session (and once when the
+  // manager stops). Returns a handle for Unsubscribe.
+  uint64_t Subscribe(const std::string& session_id, std::function<void()> wake);
+  void Unsubscribe(const std::string& session_id, uint64_t handle);
+
+  // Per bank question id, over every session.
+  absl::StatusOr<std::map<std::string, question_bank::QuestionStats>> QuestionStats();
+
+  const question_bank::Bank& bank() const { return *options_.bank; }
+  const std::string& bank_source() const { return options_.bank_source; }
+  const SessionOptions& options() const { return options_; }
+  Store* store() const { return store_; }
+  Dispatcher* dispatcher() const { return dispatcher_; }
+  // What agents dial; set by Start.
+  std::string coordinator_address();
+
+ private:
+  struct Watchers {
+    std::map<uint64_t, std::function<void()>> wakes;
+  };
+
+  void StartRunnerLocked(const std::string& session_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void LinkLoop();
+  void Wake(const std::string& session_id);
+
+  Store* const store_;
+  Dispatcher* const dispatcher_;
+  const SessionOptions options_;
+
+  absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::string coordinator_address_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::unique_ptr<SessionRunner>> runners_ ABSL_GUARDED_BY(mu_);
+  std::thread linker_;
+
+  absl::Mutex watch_mu_;
+  uint64_t next_handle_ ABSL_GUARDED_BY(watch_mu_) = 1;
+  std::map<std::string, Watchers> watchers_ ABSL_GUARDED_BY(watch_mu_);
+
+  // Serialises the read-compare-append of a session's best speedup.
+  absl::Mutex best_mu_;
+};
+
+}  // namespace kseek::server
+
+#endif  // KERNELSEEK_SERVER_SESSION_MANAGER_H_

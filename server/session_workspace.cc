@@ -1,0 +1,90 @@
+// Session workspaces (see session_workspace.h).
+#include "session_workspace.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "auth.h"
+#include "nlohmann/json.hpp"
+#include "request.h"
+
+namespace kseek::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+absl::Status WriteIfAbsent(const fs::path& path, const std::string& text) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return absl::OkStatus();
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return absl::InternalError(absl::StrCat(path.string(), ": cannot write"));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
+                      double goal_speedup, const std::string& bank_text) {
+  const kernelseek::v1::SessionBudget& b = spec.budget();
+  std::string budget = absl::StrFormat("%d turns, %d evaluations (yours and the coordinator's), "
+                                       "%g minutes of wall time",
+                                       b.max_turns(), b.max_evaluations(), b.max_minutes());
+  if (b.max_usd() > 0) absl::StrAppendFormat(&budget, ", %.2f USD of model cost", b.max_usd());
+  std::string brief = absl::StrFormat(
+      "# Brief\n"
+      "\n"
+      "Make `kernel.cu` in this folder faster for the task `%s` on the target `%s`.\n"
+      "\n"
+      "Goal: correct on every scenario of the task, and a geometric-mean speedup of at least\n"
+      "%.2fx over the task's baseline. Only the coordinator decides that the goal is met: after\n"
+      "each of your turns it evaluates kernel.cu itself (every scenario, fresh inputs). Saying\n"
+      "that you are done does not end the work.\n"
+      "\n"
+      "Budget: %s.\n"
+      "\n"
+      "The task is in this folder (task.json, the reference and the baseline). Evaluate your\n"
+      "kernel with\n"
+      "\n"
+      "    kseek eval --task . --target %s kernel.cu\n"
+      "\n"
+      "(--json for machine-readable output). Work only in this folder.\n",
+      task, spec.target(), goal_speedup, budget, spec.target());
+  if (spec.self_ask()) absl::StrAppend(&brief, "\n", bank_text);
+  return brief;
+}
+
+absl::Status PrepareWorkspace(const std::string& dir,
+                              const kernelseek::v1::CreateSessionRequest& spec,
+                              const std::string& brief) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return absl::InternalError(absl::StrCat(dir, ": cannot create the workspace: ", ec.message()));
+  if (!fs::exists(fs::path(dir) / "task.json", ec)) {
+    absl::Status st = UnpackTask(spec.task(), dir);
+    if (!st.ok()) return st;
+  }
+  absl::Status st = WriteIfAbsent(fs::path(dir) / kWorkspaceKernel, spec.kernel_source());
+  if (st.ok()) st = WriteIfAbsent(fs::path(dir) / kWorkspaceBrief, brief);
+  return st;
+}
+
+absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,
+                                        const std::string& token) {
+  std::string config_dir = dir + "/.kernelseek";
+  if (::mkdir(config_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::InternalError(absl::StrCat(config_dir, ": cannot create: ", std::strerror(errno)));
+  }
+  nlohmann::json config = {{"coordinator", coordinator}, {"token", token}};
+  return WriteSecretFile(config_dir + "/client.json", config.dump(2) + "\n");
+}
+
+}  // namespace kseek::server

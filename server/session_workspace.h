@@ -1,0 +1,40 @@
+// A session's workspace: the folder the agent works in. It holds the task
+// (task.json and its sources, so that `kseek eval --task . --target T
+// kernel.cu` works there), kernel.cu (the starting kernel, then the agent's), BRIEF.md (the
+// goal, the budget and how to evaluate) and .kernelseek/client.json (the
+// coordinator's address and the session's agent token, mode 0600, so that
+// kseek finds them even where the agent's shell drops environment
+// variables).
+//
+// Plain functions; not safe against two writers of one workspace.
+#ifndef KERNELSEEK_SERVER_SESSION_WORKSPACE_H_
+#define KERNELSEEK_SERVER_SESSION_WORKSPACE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "kernelseek/v1/session.pb.h"
+
+namespace kseek::server {
+
+inline constexpr char kWorkspaceKernel[] = "kernel.cu";
+inline constexpr char kWorkspaceBrief[] = "BRIEF.md";
+
+// What the agent is told in BRIEF.md and in its first prompt; in self-ask
+// mode `bank_text` (question_bank::RenderBankForAgent) is appended.
+std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
+                      double goal_speedup, const std::string& bank_text);
+
+// Creates `dir` with the task, kernel.cu and BRIEF.md. Files already there
+// are kept (a restarted coordinator must not undo the agent's work).
+absl::Status PrepareWorkspace(const std::string& dir,
+                              const kernelseek::v1::CreateSessionRequest& spec,
+                              const std::string& brief);
+
+// Writes DIR/.kernelseek/client.json (0600) naming the coordinator and token.
+absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,
+                                        const std::string& token);
+
+}  // namespace kseek::server
+
+#endif  // KERNELSEEK_SERVER_SESSION_WORKSPACE_H_
