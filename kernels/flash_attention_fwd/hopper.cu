@@ -1,8 +1,76 @@
-// Hopper attention forward (flash_attention_fwd), version 1: a dependency-free
-// FlashAttention-2 style kernel on warp-level tensor cores (mma.sync), fed
-// by ldmatrix from swizzled shared memory and a cp.async K/V pipeline.
+// Hopper attention forward (flash_attention_fwd), version 2: a dependency-free
+// FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
+// specialisation, ping-pong of two consumer warpgroups) for the shapes that
+// fill the GPU, and version 1's mma.sync kernel (split keys) for the rest.
+// Both are in this file; which one runs depends on the shape only.
 //
-// Design
+// Dispatch. On a compute capability 9 device, when batch * heads_q *
+// ceil(seqlen_q / 128) blocks fill at least 80% of one wave of one block
+// per SM, the WGMMA kernel runs; otherwise (decode-like and few-query
+// shapes) the mma.sync kernel, which can split the keys (flash-decoding),
+// and on other architectures (the WGMMA kernel is empty there).
+//
+// The WGMMA kernel
+//   Tiles. One block of 3 warpgroups (384 threads) owns 128 query rows of
+//   one (batch, query head): warpgroup 0 is the producer, warpgroups 1 and
+//   2 the consumers, each owning 64 rows (one m64 WGMMA tile) for the whole
+//   kernel. Keys are walked in tiles of kBlockN.
+//
+//     head_dim | keys/tile | K/V stages | shared memory | registers
+//     ---------+-----------+------------+---------------+-----------
+//        64    |    128    |     4      |  145 KB       |  24 / 240
+//       128    |    128    |     3      |  225 KB       |  24 / 240
+//       256    |     64    |     2      |  193 KB       |  24 / 240
+//
+//   (registers: producer / consumer threads)
+//
+//   One block per SM (shared memory; ptxas: 168 registers at launch, then
+//   setmaxnreg moves them from the producer to the consumers, no spills).
+//   Shared memory holds Q (per consumer 64 rows) and a ring of K/V stages,
+//   every tile as 64-column blocks of rows x 128 bytes, 128-byte swizzled
+//   (16-byte chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the
+//   layout TMA writes and the WGMMA descriptors read
+//   (hopper_wgmma_probe.cu checks those descriptors on the device).
+//
+//   Producer. One thread issues TMA loads (cp.async.bulk.tensor) through
+//   three 4-D tensor maps built per call over the BSHD tensors, dimensions
+//   (head_dim, heads, seqlen, batch), boxes of 64 columns x 64 (Q) or
+//   kBlockN (K, V) rows: Q once, then every key tile of the block into the
+//   next stage, after the consumers released it (an "empty" mbarrier per
+//   stage, one arrival per consumer warp) and announcing its bytes on the
+//   stage's "full" mbarrier. Boxes past seqlen are zero-filled by TMA and
+//   never reach into the next batch (batch is its own dimension).
+//
+//   Consumers, per key tile j: wait for the stage; take the turn (named
+//   barrier); issue S = Q K^T (wgmma m64nNk16, Q and K from shared memory)
+//   and then O += P V of tile j - 1 (wgmma m64nDk16, P from registers, V
+//   MN-major from shared memory); pass the turn to the other consumer;
+//   wait for S; mask; online softmax in fp32 with exp2 (new maxima, P, sums);
+//   wait for P V and release tile j - 1's stage; rescale O; round P to 16
+//   bits in registers (the accumulator layout of S is the A layout of P V).
+//   Overlap: the TMA loads of later tiles run under all of this; one
+//   consumer's softmax runs under the other's GEMMs (ping-pong), and its own
+//   P V of tile j - 1 runs under its softmax of tile j.
+//   At the end each consumer warp stages its 16 rows of O through its own
+//   (dead) Q rows of shared memory for 16-byte stores and writes
+//   LSE = ln 2 * (max * scale_log2 + log2(sum)).
+//
+//   Masking and scheduling as in version 1 (below): key positions at or
+//   past seqlen_k and, with causal masking, past a row's bottom-right
+//   diagonal get -inf on the tiles that cross a consumer's limit; a
+//   consumer skips the GEMMs of tiles none of its rows sees (it still waits
+//   for them, takes and passes its turn and releases them); the block's
+//   tile range ends at its last row's limit; rows that see no key give
+//   O = 0 and LSE = -inf; blocks are ordered in L2 sections, heaviest query
+//   tiles first under causal masking; GQA/MQA through the K/V head index.
+//
+//   v2 measured (NVIDIA H200, 2026-11-30, FA3 grid only; NOTES.md v2):
+//   correct on the 72 grid scenarios and the 18 extra ones; 460 TFLOP/s at
+//   head_dim 128, seqlen 16384, bf16, non-causal (cuDNN 659, FA2 345);
+//   geomean 0.63x cuDNN / 1.09x FA2 over the FA3 grid. Not yet run on the
+//   other 164 scenarios of task.json.
+//
+// The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
 //   (batch, query head); each warp owns 16 of them for the whole kernel.
 //   The block walks its key range in tiles of 64 keys.
@@ -66,12 +134,14 @@
 //   buffer (32 MB of O). The scratch buffer is shared by all calls of the
 //   library, so calls must not run concurrently on different streams.
 //
-// Measured (NVIDIA H200, 2026-11-30, scripts/device/full_run.sh phase anchor
-// with ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu; NOTES.md v1):
+//   Measured with version 1 alone on every shape (NVIDIA H200, 2026-11-30,
+//   scripts/device/full_run.sh phase anchor with
+//   ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu; NOTES.md v1):
 // correct on all 236 scenarios and the 18 of extra_scenarios.json; 313
 // TFLOP/s at head_dim 128, seqlen 16384, bf16, non-causal (cuDNN 688, FA2
 // 345 in the same run); geomean 0.51x cuDNN / 0.93x FA2 over the FA3 grid,
 // 0.73x cuDNN / 0.98x FA2 over all scenarios.
+#include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -79,6 +149,8 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+
+#include <type_traits>
 
 #include "kernelseek/abi.h"
 
@@ -122,6 +194,9 @@ __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
 
 const char* g_error = "";
+
+template <typename T>
+constexpr bool kIsHalf = std::is_same<T, __half>::value;
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
@@ -269,6 +344,7 @@ struct BlockWork {
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
 };
 
+template <int kN>
 __device__ BlockWork LocateBlock(const Problem& p) {
   const int pairs = p.batch * p.heads_q;
   const int per_section = p.section_pairs * p.q_tiles;
@@ -287,7 +363,7 @@ __device__ BlockWork LocateBlock(const Problem& p) {
   const int key_end =
       p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
                : p.seqlen_k;
-  const int key_tiles = (key_end + kBlockN - 1) / kBlockN;
+  const int key_tiles = (key_end + kN - 1) / kN;
   w.tile_begin = blockIdx.y * p.tiles_per_split;
   w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
   return w;
@@ -337,11 +413,12 @@ __device__ __forceinline__ void ComputeScores(
   }
 }
 
-// Scores of keys at or past a row's limit become -inf.
-__device__ __forceinline__ void MaskScores(float (&s)[kBlockN / 8][4], int k0,
+// Scores of keys at or past a row's limit become -inf (kN keys from k0).
+template <int kN>
+__device__ __forceinline__ void MaskScores(float (&s)[kN / 8][4], int k0,
                                            int lane, int limit0, int limit1) {
 #pragma unroll
-  for (int n = 0; n < kBlockN / 8; ++n)
+  for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int key = k0 + 8 * n + 2 * (lane % 4) + e;
@@ -350,40 +427,60 @@ __device__ __forceinline__ void MaskScores(float (&s)[kBlockN / 8][4], int k0,
     }
 }
 
-// Online softmax: new row maxima, rescale of O and the sums, S -> P.
-template <int D>
-__device__ __forceinline__ void UpdateSoftmax(float (&s)[kBlockN / 8][4],
+// Online softmax, scores part: new row maxima, S -> P (unnormalised, in
+// place) and the running sums; alpha[i] is the factor by which O of row i
+// must then be rescaled (RescaleRows).
+template <int D, int kN>
+__device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
                                               WarpState<D>& st,
-                                              float scale_log2) {
+                                              float scale_log2,
+                                              float (&alpha)[2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = st.row_max[i];
 #pragma unroll
-    for (int n = 0; n < kBlockN / 8; ++n)
+    for (int n = 0; n < kN / 8; ++n)
       mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     // While a row has seen no key its max is -inf: subtract 0 instead, so
     // exp2(-inf - base) is 0 rather than NaN.
     const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    const float alpha = exp2f(st.row_max[i] * scale_log2 - base);
+    alpha[i] = exp2f(st.row_max[i] * scale_log2 - base);
     st.row_max[i] = mx;
     float sum = 0.f;
 #pragma unroll
-    for (int n = 0; n < kBlockN / 8; ++n)
+    for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const float pe = exp2f(fmaf(s[n][2 * i + e], scale_log2, -base));
         s[n][2 * i + e] = pe;
         sum += pe;
       }
-    st.row_sum[i] = st.row_sum[i] * alpha + sum;
+    st.row_sum[i] = st.row_sum[i] * alpha[i] + sum;
+  }
+}
+
+template <int D>
+__device__ __forceinline__ void RescaleRows(WarpState<D>& st,
+                                            const float (&alpha)[2]) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
 #pragma unroll
     for (int d = 0; d < D / 8; ++d) {
-      st.acc[d][2 * i] *= alpha;
-      st.acc[d][2 * i + 1] *= alpha;
+      st.acc[d][2 * i] *= alpha[i];
+      st.acc[d][2 * i + 1] *= alpha[i];
     }
-  }
+}
+
+// Online softmax: new row maxima, rescale of O and the sums, S -> P.
+template <int D, int kN>
+__device__ __forceinline__ void UpdateSoftmax(float (&s)[kN / 8][4],
+                                              WarpState<D>& st,
+                                              float scale_log2) {
+  float alpha[2];
+  SoftmaxScores<D, kN>(s, st, scale_log2, alpha);
+  RescaleRows<D>(st, alpha);
 }
 
 // O += P V, P taken from the score registers.
@@ -491,7 +588,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BlockWork w = LocateBlock(p);
+  const BlockWork w = LocateBlock<kBlockN>(p);
 
   const int64_t q_stride = int64_t(p.heads_q) * D;    // between query rows
   const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
@@ -562,8 +659,9 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
         kv_smem + ((j - w.tile_begin) % C::kStages) * C::kStageBytes;
     float s[kBlockN / 8][4];
     ComputeScores<T, D>(q_frag, q_rows, k_tile, a_off, k_off, s);
-    if (k0 + kBlockN > warp_mask_from) MaskScores(s, k0, lane, limit0, limit1);
-    UpdateSoftmax<D>(s, st, p.scale_log2);
+    if (k0 + kBlockN > warp_mask_from)
+      MaskScores<kBlockN>(s, k0, lane, limit0, limit1);
+    UpdateSoftmax<D, kBlockN>(s, st, p.scale_log2);
     AccumulatePV<T, D>(s, k_tile + C::kTileBytes, a_off, st.acc);
   }
 
@@ -579,6 +677,469 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
                       smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
   else
     StorePartial<D>(p, w, st, total[0], total[1], warp, lane);
+}
+
+// ---------------------------------------------------------------------------
+// PTX wrappers of the WGMMA kernel: WGMMA, TMA, mbarriers, register
+// reallocation. sm_90a only (the kernel is empty for other targets).
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// Shared-memory matrix descriptor of a 128-byte-swizzled operand: start
+// address, leading and stride byte offsets (hopper_wgmma_probe.cu checks
+// these conventions on the device).
+__device__ __forceinline__ uint64_t Descriptor(uint32_t smem_addr,
+                                               uint32_t lbo_bytes,
+                                               uint32_t sbo_bytes) {
+  constexpr uint64_t kSwizzle128B = 1;
+  return uint64_t((smem_addr & 0x3FFFF) >> 4) |
+         (uint64_t((lbo_bytes >> 4) & 0x3FFF) << 16) |
+         (uint64_t((sbo_bytes >> 4) & 0x3FFF) << 32) | (kSwizzle128B << 62);
+}
+
+__device__ __forceinline__ void WgmmaFence() {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+}
+__device__ __forceinline__ void WgmmaCommit() {
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+// Waits until at most kPending committed groups are still running.
+template <int kPending>
+__device__ __forceinline__ void WgmmaWait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending)
+               : "memory");
+}
+
+// Keeps registers an asynchronous wgmma reads or writes in place until
+// this point: the compiler may neither reuse nor move them earlier.
+template <int G>
+__device__ __forceinline__ void HoldRegisters(float (&r)[G][4]) {
+#pragma unroll
+  for (int i = 0; i < G; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+f"(r[i][e])::"memory");
+}
+template <int G>
+__device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
+#pragma unroll
+  for (int i = 0; i < G; ++i)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) asm volatile("" : "+r"(r[i][e])::"memory");
+}
+
+// Accumulator operands: groups i .. i + 1 (8 registers) of d[][4], and
+// the register lists of 32 and 64 accumulators.
+#define KSEEK_ACC8(d, i)                                                    \
+  "+f"(d[i][0]), "+f"(d[i][1]), "+f"(d[i][2]), "+f"(d[i][3]),               \
+      "+f"(d[(i) + 1][0]), "+f"(d[(i) + 1][1]), "+f"(d[(i) + 1][2]),        \
+      "+f"(d[(i) + 1][3])
+#define KSEEK_ACC32(d, i)                                                   \
+  KSEEK_ACC8(d, i), KSEEK_ACC8(d, (i) + 2), KSEEK_ACC8(d, (i) + 4),         \
+      KSEEK_ACC8(d, (i) + 6)
+#define KSEEK_ACC64(d, i) KSEEK_ACC32(d, i), KSEEK_ACC32(d, (i) + 8)
+#define KSEEK_REGS32                                                        \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "  \
+  "%30, %31}"
+#define KSEEK_REGS64                                                        \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "  \
+  "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "  \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, "  \
+  "%58, %59, %60, %61, %62, %63}"
+
+// d (64 x N, fp32) = A B^T (+ d when accumulate != 0); A (64 x 16) and B
+// (N x 16) K-major in shared memory. A_, B_ and P_ name the operands
+// after the accumulators.
+#define KSEEK_WGMMA_SS(TYPE, N, REGS, A_, B_, P_, ...)                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " P_ ", 0;\n"             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "."   \
+               TYPE " " REGS ", " A_ ", " B_ ", p, 1, 1, 0, 0;\n}\n"         \
+               : __VA_ARGS__                                                \
+               : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+
+// d (64 x N, fp32) += A B; A (64 x 16) in registers (the m16n8k16 A
+// layout per warp), B (16 x N) MN-major in shared memory.
+#define KSEEK_WGMMA_RS(TYPE, N, REGS, A_, B_, P_, ...)                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " P_ ", 0;\n"             \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "."   \
+               TYPE " " REGS ", " A_ ", " B_ ", p, 1, 1, 1;\n}\n"            \
+               : __VA_ARGS__                                                \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),   \
+                 "r"(1))
+
+template <typename T>
+__device__ __forceinline__ void WgmmaSS64(float (&d)[8][4], uint64_t desc_a,
+                                          uint64_t desc_b, int accumulate) {
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_SS("f16", 64, KSEEK_REGS32, "%32", "%33", "%34",
+                   KSEEK_ACC32(d, 0));
+  else
+    KSEEK_WGMMA_SS("bf16", 64, KSEEK_REGS32, "%32", "%33", "%34",
+                   KSEEK_ACC32(d, 0));
+}
+template <typename T>
+__device__ __forceinline__ void WgmmaSS128(float (&d)[16][4], uint64_t desc_a,
+                                           uint64_t desc_b, int accumulate) {
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_SS("f16", 128, KSEEK_REGS64, "%64", "%65", "%66",
+                   KSEEK_ACC64(d, 0));
+  else
+    KSEEK_WGMMA_SS("bf16", 128, KSEEK_REGS64, "%64", "%65", "%66",
+                   KSEEK_ACC64(d, 0));
+}
+// The RS forms accumulate into groups kBase .. of d.
+template <typename T, int kBase, int G>
+__device__ __forceinline__ void WgmmaRS64(float (&d)[G][4],
+                                          const uint32_t (&a)[4],
+                                          uint64_t desc_b) {
+  static_assert(kBase + 8 <= G, "accumulator groups");
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_RS("f16", 64, KSEEK_REGS32, "{%32, %33, %34, %35}",
+                   "%36", "%37", KSEEK_ACC32(d, kBase));
+  else
+    KSEEK_WGMMA_RS("bf16", 64, KSEEK_REGS32, "{%32, %33, %34, %35}",
+                   "%36", "%37", KSEEK_ACC32(d, kBase));
+}
+template <typename T, int kBase, int G>
+__device__ __forceinline__ void WgmmaRS128(float (&d)[G][4],
+                                           const uint32_t (&a)[4],
+                                           uint64_t desc_b) {
+  static_assert(kBase + 16 <= G, "accumulator groups");
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_RS("f16", 128, KSEEK_REGS64, "{%64, %65, %66, %67}",
+                   "%68", "%69", KSEEK_ACC64(d, kBase));
+  else
+    KSEEK_WGMMA_RS("bf16", 128, KSEEK_REGS64, "{%64, %65, %66, %67}",
+                   "%68", "%69", KSEEK_ACC64(d, kBase));
+}
+
+#undef KSEEK_WGMMA_RS
+#undef KSEEK_WGMMA_SS
+#undef KSEEK_REGS64
+#undef KSEEK_REGS32
+#undef KSEEK_ACC64
+#undef KSEEK_ACC32
+#undef KSEEK_ACC8
+
+__device__ __forceinline__ void BarrierInit(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
+               "r"(count)
+               : "memory");
+}
+// Makes the initialised barriers visible to the async proxy (TMA).
+__device__ __forceinline__ void FenceBarrierInit() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// One arrival that also announces `bytes` of TMA transactions.
+__device__ __forceinline__ void ArriveExpectBytes(uint32_t bar,
+                                                  uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+               ::"r"(bar), "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void Arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar)
+               : "memory");
+}
+// Waits until the barrier's phase with parity `parity` has completed.
+__device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+
+// One box of a 4-D tensor map (coordinates innermost first) into shared
+// memory; completion is counted in bytes on `bar`.
+__device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
+                                          uint32_t bar, int c0, int c1, int c2,
+                                          int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+      "bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+      "r"(bar)
+      : "memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void RaiseRegisters() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void LowerRegisters() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+// Named barrier `id` (not 0, which __syncthreads uses) of `threads`
+// threads: wait for all of them, or only count this warp in.
+__device__ __forceinline__ void NamedBarrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void NamedBarrierArrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+// ---------------------------------------------------------------------------
+// The WGMMA kernel: configuration.
+
+constexpr int kWgThreads = 128;  // one warpgroup
+constexpr int kConsumers = 2;    // warpgroups that compute
+constexpr int kWgmmaThreads = kWgThreads * (1 + kConsumers);
+constexpr int kWgRows = kBlockM / kConsumers;  // query rows per consumer
+constexpr int kColBlockRowBytes = 128;         // 64 columns of one row
+constexpr int kStoreBarrier = 1;  // + consumer: its warpgroup's own
+constexpr int kTurnBarrier = 3;   // + consumer: its turn to issue GEMMs
+constexpr int kProducerRegisters = 24;
+constexpr int kConsumerRegisters = 240;
+static_assert(kWgRows == 64, "a consumer warpgroup owns one m64 tile");
+static_assert((kConsumerRegisters * kConsumers + kProducerRegisters) *
+                      kWgThreads <= 65536,
+              "the warpgroups' registers fit the register file");
+
+template <int D>
+struct WgmmaConfig {
+  static constexpr int kBlockN = D == 256 ? 64 : 128;  // keys per tile
+  static constexpr int kStages = D == 64 ? 4 : D == 128 ? 3 : 2;
+  static constexpr int kColBlocks = D / 64;
+  static constexpr int kQHalfBytes = kColBlocks * kWgRows * kColBlockRowBytes;
+  static constexpr int kQBytes = kConsumers * kQHalfBytes;
+  static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
+  static constexpr int kStageBytes = 2 * kTileBytes;
+  static constexpr int kBarriersAt = kQBytes + kStages * kStageBytes;
+  static constexpr int kBarrierBytes = 8 * (1 + 2 * kStages);
+  // 1024 bytes of slack to align the tiles to the swizzle atom.
+  static constexpr int kSmemBytes = 1024 + kBarriersAt + kBarrierBytes;
+};
+
+// ---------------------------------------------------------------------------
+// The WGMMA kernel.
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+
+// O += P V for one tile of kN keys: P (16-bit, the m16n8k16 A layout per
+// warp) from registers, V from the second half of the K/V stage at
+// `stage`, MN-major: 64-column blocks kN * 128 bytes apart (LBO), 8-key
+// groups 1024 bytes apart (SBO), 16 keys per step.
+template <typename T, int D, int kN>
+__device__ __forceinline__ void AccumulatePVWgmma(
+    float (&acc)[D / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
+  constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
+  constexpr uint32_t kV = WgmmaConfig<D>::kTileBytes;
+#pragma unroll
+  for (int kk = 0; kk < kN / 16; ++kk) {
+    const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
+    if constexpr (D == 64) {
+      WgmmaRS64<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+    } else {
+      WgmmaRS128<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+      if constexpr (D == 256)
+        WgmmaRS128<T, 16>(acc, pk[kk],
+                          Descriptor(v_rows + 2 * kColBlockBytes,
+                                     kColBlockBytes, 1024));
+    }
+  }
+}
+
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+template <typename T, int D>
+__global__ void __launch_bounds__(kWgmmaThreads, 1)
+    AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
+                          const __grid_constant__ CUtensorMap k_map,
+                          const __grid_constant__ CUtensorMap v_map,
+                          T* __restrict__ o, float* __restrict__ lse) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using C = WgmmaConfig<D>;
+  constexpr int kN = C::kBlockN;
+  constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
+  constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
+  constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t raw = SharedAddress(smem);
+  const uint32_t base = (raw + kAtomBytes - 1) & ~(kAtomBytes - 1);
+  unsigned char* const base_ptr = smem + (base - raw);
+  const uint32_t q_smem = base;
+  const uint32_t kv_smem = base + C::kQBytes;
+  const uint32_t q_full = base + C::kBarriersAt;
+  auto full = [&](int s) { return q_full + 8 * (1 + s); };
+  auto empty = [&](int s) { return q_full + 8 * (1 + C::kStages + s); };
+  const BlockWork w = LocateBlock<kN>(p);
+
+  if (threadIdx.x == 0) {
+    BarrierInit(q_full, 1);
+    for (int s = 0; s < C::kStages; ++s) {
+      BarrierInit(full(s), 1);
+      BarrierInit(empty(s), kConsumers * kWgThreads / 32);  // one per warp
+    }
+    FenceBarrierInit();
+  }
+  __syncthreads();
+
+  const int wg = threadIdx.x / kWgThreads;
+  if (wg == 0) {
+    // Producer: one thread issues every TMA load of the block.
+    LowerRegisters<kProducerRegisters>();
+    if (threadIdx.x != 0) return;
+    const int hkv = w.hq / (p.heads_q / p.heads_kv);
+    uint32_t q_bytes = 0;
+    for (int h = 0; h < kConsumers; ++h)
+      if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
+    ArriveExpectBytes(q_full, q_bytes);
+    for (int h = 0; h < kConsumers; ++h) {
+      if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
+      for (int cb = 0; cb < C::kColBlocks; ++cb)
+        TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ, &q_map,
+                  q_full, 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+    }
+    for (int j = w.tile_begin; j < w.tile_end; ++j) {
+      const int i = j - w.tile_begin, s = i % C::kStages;
+      Wait(empty(s), ((i / C::kStages) & 1) ^ 1);
+      ArriveExpectBytes(full(s), C::kStageBytes);
+      const uint32_t stage = kv_smem + s * C::kStageBytes;
+      for (int cb = 0; cb < C::kColBlocks; ++cb) {
+        TmaLoad4d(stage + cb * kColBlockBytesKV, &k_map, full(s), 64 * cb, hkv,
+                  j * kN, w.b);
+        TmaLoad4d(stage + C::kTileBytes + cb * kColBlockBytesKV, &v_map,
+                  full(s), 64 * cb, hkv, j * kN, w.b);
+      }
+    }
+    return;
+  }
+
+  // Consumers: warpgroup cwg owns rows [64 cwg, 64 cwg + 64) of the block;
+  // its warp `warp` (0 .. 7 over both) rows 16 warp .. 16 warp + 15.
+  RaiseRegisters<kConsumerRegisters>();
+  const int cwg = wg - 1;
+  const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
+  const int wg_first = w.q0 + kWgRows * cwg;
+  const int wg_key_end =
+      wg_first >= p.seqlen_q
+          ? 0
+          : KeyLimit(p, min(wg_first + kWgRows, p.seqlen_q) - 1);
+  const int wg_mask_from = KeyLimit(p, wg_first);
+  const int first_row = w.q0 + kRowsPerWarp * warp;
+  const int limit0 = KeyLimit(p, first_row + lane / 4);
+  const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
+  const uint32_t q_rows = q_smem + cwg * C::kQHalfBytes;
+
+  WarpState<D> st;
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
+  st.row_max[0] = st.row_max[1] = -INFINITY;
+  st.row_sum[0] = st.row_sum[1] = 0.f;
+  uint32_t pk[kN / 16][4];  // P of the pending tile (below)
+#pragma unroll
+  for (int kk = 0; kk < kN / 16; ++kk)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pk[kk][e] = 0u;
+
+  Wait(q_full, 0);
+  // Ping-pong: a warpgroup issues its GEMMs of a tile only after the other
+  // one issued its own, so one's softmax runs under the other's GEMMs.
+  // Consumer 1 lets consumer 0 go first; every turn is taken and passed on
+  // once per tile, also on tiles a warpgroup skips, and the last pass to
+  // consumer 0 is left out so that no arrival is pending at exit.
+  if (cwg == 1 && w.tile_begin < w.tile_end)
+    NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
+  int pending = -1;  // the stage of the tile whose P V is not issued yet
+  for (int j = w.tile_begin; j < w.tile_end; ++j) {
+    const int i = j - w.tile_begin, s = i % C::kStages;
+    const uint32_t stage = kv_smem + s * C::kStageBytes;
+    const int k0 = j * kN;
+    const bool compute = k0 < wg_key_end;  // the same for the warpgroup
+    Wait(full(s), (i / C::kStages) & 1);
+    NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+
+    // S = Q K^T of this tile, then O += P V of the previous one.
+    float sc[kN / 8][4];  // written by the first step (accumulate = 0)
+    WgmmaFence();
+    if (compute) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        const uint32_t step = (kk % 4) * 32;  // 16 columns, inside the swizzle
+        const uint64_t da = Descriptor(
+            q_rows + (kk / 4) * kColBlockBytesQ + step, 16, kAtomBytes);
+        const uint64_t db = Descriptor(
+            stage + (kk / 4) * kColBlockBytesKV + step, 16, kAtomBytes);
+        if constexpr (kN == 64)
+          WgmmaSS64<T>(sc, da, db, kk > 0);
+        else
+          WgmmaSS128<T>(sc, da, db, kk > 0);
+      }
+      WgmmaCommit();
+    }
+    if (pending >= 0) {
+      AccumulatePVWgmma<T, D, kN>(st.acc, pk,
+                                  kv_smem + pending * C::kStageBytes);
+      WgmmaCommit();
+    }
+    if (cwg == 0 || j + 1 < w.tile_end)
+      NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+
+    float alpha[2];
+    if (compute) {
+      if (pending >= 0)
+        WgmmaWait<1>();  // S only
+      else
+        WgmmaWait<0>();
+      HoldRegisters(sc);
+      if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+      SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
+    }
+    WgmmaWait<0>();
+    HoldRegisters(pk);
+    HoldRegisters(st.acc);
+    if (pending >= 0 && lane == 0) Arrive(empty(pending));
+    pending = -1;
+    if (!compute) {
+      if (lane == 0) Arrive(empty(s));
+      continue;
+    }
+    RescaleRows<D>(st, alpha);
+#pragma unroll
+    for (int kk = 0; kk < kN / 16; ++kk) {
+      pk[kk][0] = Pack2(sc[2 * kk][0], sc[2 * kk][1], T());
+      pk[kk][1] = Pack2(sc[2 * kk][2], sc[2 * kk][3], T());
+      pk[kk][2] = Pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T());
+      pk[kk][3] = Pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T());
+    }
+    pending = s;
+  }
+  if (pending >= 0) {
+    WgmmaFence();
+    AccumulatePVWgmma<T, D, kN>(st.acc, pk,
+                                kv_smem + pending * C::kStageBytes);
+    WgmmaCommit();
+    WgmmaWait<0>();
+    HoldRegisters(pk);
+    HoldRegisters(st.acc);
+  }
+
+  float total[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    total[i] = st.row_sum[i];
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
+  }
+  // Every warp of this warpgroup is done with its Q rows: stage O there.
+  NamedBarrier(kStoreBarrier + cwg, kWgThreads);
+  StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
+                    base_ptr + warp * kRowsPerWarp * D * 2, o, lse);
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -671,8 +1232,22 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
+// (batch, head) pairs per L2 section: as many as have K/V within
+// kL2SectionBytes (GQA: a query head's share of its K/V head).
 template <typename T, int D>
-int Launch(Problem p, const kseek_launch_args* args) {
+int SectionPairs(const Problem& p) {
+  const int64_t pairs = int64_t(p.batch) * p.heads_q;
+  const int64_t group = p.heads_q / p.heads_kv;
+  const int64_t kv_bytes_per_pair =
+      (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
+  const int64_t section = kL2SectionBytes / kv_bytes_per_pair;
+  return int(section < 1 ? 1 : section > pairs ? pairs : section);
+}
+
+// The mma.sync kernel, with split keys when its blocks fill less than 80%
+// of a wave.
+template <typename T, int D>
+int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   using C = Config<D>;
   auto kernel = AttentionForward<T, D>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
@@ -690,27 +1265,9 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "the attention kernel does not fit on this device's SMs";
     return 1;
   }
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
-          cudaSuccess) {
-    g_error = "cannot query the device's SM count";
-    return 1;
-  }
-
-  p.q_tiles = (p.seqlen_q + kBlockM - 1) / kBlockM;
   const int64_t pairs = int64_t(p.batch) * p.heads_q;
   const int64_t blocks = pairs * p.q_tiles;
-  if (blocks > INT_MAX) {
-    g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
-    return 1;
-  }
-  const int64_t group = p.heads_q / p.heads_kv;
-  const int64_t kv_bytes_per_pair =
-      (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
-  int64_t section = kL2SectionBytes / kv_bytes_per_pair;
-  p.section_pairs = int(section < 1 ? 1 : section > pairs ? pairs : section);
-
+  p.section_pairs = SectionPairs<T, D>(p);
   const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int64_t rows_total = pairs * p.seqlen_q;
   const int wanted = ChooseSplits(blocks, int64_t(sms) * blocks_per_sm,
@@ -736,6 +1293,119 @@ int Launch(Problem p, const kseek_launch_args* args) {
     return 1;
   }
   return 0;
+}
+
+// cuTensorMapEncodeTiled, a driver entry point reached through the runtime
+// (no link against the driver library); null when the driver lacks it.
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType,
+                                   cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*,
+                                   const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                   CUtensorMapFloatOOBfill);
+
+EncodeTiledFn TensorMapEncoder() {
+  static const EncodeTiledFn encoder = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                         cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return EncodeTiledFn(nullptr);
+    return reinterpret_cast<EncodeTiledFn>(fn);
+  }();
+  return encoder;
+}
+
+// A BSHD tensor [batch, rows, heads, D] as a 4-D tensor map, innermost
+// dimension first (D, heads, rows, batch), read in boxes of 64 columns x
+// `box_rows` rows of one head and one batch, 128-byte swizzled. Boxes
+// reaching past `rows` are zero-filled and never cross into the next batch.
+template <typename T, int D>
+bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
+                int batch, int rows, int heads, int box_rows) {
+  const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads),
+                              cuuint64_t(rows), cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {cuuint64_t(D) * sizeof(T),
+                                 cuuint64_t(heads) * D * sizeof(T),
+                                 cuuint64_t(rows) * heads * D * sizeof(T)};
+  const cuuint32_t box[4] = {64, 1, cuuint32_t(box_rows), 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  return encode(map,
+                kIsHalf<T> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                           : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+                4, const_cast<void*>(data), dims, strides, box, element_strides,
+                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+// The WGMMA kernel over one wave or more, no split keys.
+template <typename T, int D>
+int LaunchWgmma(Problem p, const kseek_launch_args* args) {
+  using C = WgmmaConfig<D>;
+  auto kernel = AttentionForwardWgmma<T, D>;
+  static const cudaError_t attribute = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  if (attribute != cudaSuccess) {
+    g_error = "the WGMMA attention kernel's shared memory does not fit";
+    return 1;
+  }
+  const EncodeTiledFn encode = TensorMapEncoder();
+  if (encode == nullptr) {
+    g_error = "the driver has no cuTensorMapEncodeTiled";
+    return 1;
+  }
+  CUtensorMap q_map, k_map, v_map;
+  if (!EncodeBshd<T, D>(encode, &q_map, args->tensors[0].data, p.batch,
+                        p.seqlen_q, p.heads_q, kWgRows) ||
+      !EncodeBshd<T, D>(encode, &k_map, args->tensors[1].data, p.batch,
+                        p.seqlen_k, p.heads_kv, C::kBlockN) ||
+      !EncodeBshd<T, D>(encode, &v_map, args->tensors[2].data, p.batch,
+                        p.seqlen_k, p.heads_kv, C::kBlockN)) {
+    g_error = "cuTensorMapEncodeTiled rejected a tensor map of q, k or v";
+    return 1;
+  }
+  const int64_t blocks = int64_t(p.batch) * p.heads_q * p.q_tiles;
+  p.section_pairs = SectionPairs<T, D>(p);
+  p.splits = 1;
+  p.tiles_per_split = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
+
+  cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  kernel<<<unsigned(blocks), kWgmmaThreads, C::kSmemBytes, stream>>>(
+      p, q_map, k_map, v_map, static_cast<T*>(args->tensors[3].data),
+      static_cast<float*>(args->tensors[4].data));
+  if (cudaGetLastError() != cudaSuccess) {
+    g_error = "WGMMA attention kernel launch failed";
+    return 1;
+  }
+  return 0;
+}
+
+// The WGMMA kernel on Hopper when its blocks (one per SM) fill at least
+// 80% of a wave; the mma.sync kernel, which can split keys, otherwise and
+// on other architectures.
+template <typename T, int D>
+int Launch(Problem p, const kseek_launch_args* args) {
+  int device = 0, sms = 0, major = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) !=
+          cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor,
+                             device) != cudaSuccess) {
+    g_error = "cannot query the device's SM count and compute capability";
+    return 1;
+  }
+  p.q_tiles = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int64_t blocks = int64_t(p.batch) * p.heads_q * p.q_tiles;
+  if (blocks > INT_MAX) {
+    g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
+    return 1;
+  }
+  if (major == 9 && blocks * 5 >= int64_t(sms) * 4)
+    return LaunchWgmma<T, D>(p, args);
+  return LaunchMma<T, D>(p, args, sms);
 }
 
 template <typename T>
