@@ -18,6 +18,9 @@ packages+=(python3)
 # snap, and the browser test skips without it).
 packages+=(zlib1g-dev)
 if grep -qx 'ID=debian' /etc/os-release 2>/dev/null; then packages+=(chromium); fi
+# The agent CLIs below install through npm; a machine without node gets the
+# distribution's.
+command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
 
 if [[ "${KSEEK_SKIP_APT:-0}" != 1 ]]; then
   missing=()

@@ -68,6 +68,14 @@ std::string SessionManager::coordinator_address() {
   return coordinator_address_;
 }
 
+std::string SessionManager::Brief(const std::string& task,
+                                  const v1::CreateSessionRequest& spec,
+                                  double goal_speedup) const {
+  std::string kseek =
+      options_.kseek_dir.empty() ? std::string("kseek") : options_.kseek_dir + "/kseek";
+  return BriefText(task, spec, goal_speedup, question_bank::RenderBankForAgent(bank()), kseek);
+}
+
 absl::Status SessionManager::Start(const std::string& coordinator_address) {
   absl::StatusOr<std::vector<SessionRecord>> active = store_->ActiveSessions();
   if (!active.ok()) return active.status();
@@ -113,6 +121,12 @@ void SessionManager::StartRunnerLocked(const std::string& session_id) {
 
 absl::StatusOr<SessionRecord> SessionManager::Create(const Caller& caller,
                                                      const v1::CreateSessionRequest& request) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_ || !started_) {
+      return absl::UnavailableError("the coordinator is not running sessions now; retry");
+    }
+  }
   v1::CreateSessionRequest spec = request;
   absl::Status st = ValidateSpec(&spec);
   if (!st.ok()) return st;
@@ -138,19 +152,15 @@ absl::StatusOr<SessionRecord> SessionManager::Create(const Caller& caller,
   r.created_ms = NowMs();
   r.updated_ms = r.created_ms;
   spec.SerializeToString(&r.spec);
-  st = PrepareWorkspace(r.workspace, spec,
-                        BriefText(r.task, spec, r.goal_speedup,
-                                  question_bank::RenderBankForAgent(bank())));
+  st = PrepareWorkspace(r.workspace, spec, Brief(r.task, spec, r.goal_speedup));
   if (!st.ok()) return st;
   st = store_->InsertSession(
       r, {StateEvent(kSessionCreated, absl::StrCat("created by ", caller.user))});
   if (!st.ok()) return st;
   {
+    // Stopping since the check above: the next start resumes the session.
     absl::MutexLock lock(&mu_);
-    if (stopping_ || !started_) {
-      return absl::UnavailableError("the coordinator is not running sessions now; retry");
-    }
-    StartRunnerLocked(r.id);
+    if (!stopping_) StartRunnerLocked(r.id);
   }
   return store_->GetSession(r.id);
 }
@@ -249,16 +259,21 @@ void SessionManager::LinkLoop() {
       absl::MutexLock lock(&mu_);
       if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.poll)) return;
     }
-    absl::StatusOr<std::vector<EvaluationRecord>> evals = store_->UnloggedAgentEvaluations();
-    if (!evals.ok()) {
-      absl::FPrintF(stderr, "kernelseekd: %s\n", evals.status().message());
-      continue;
-    }
-    for (const EvaluationRecord& e : *evals) {
-      absl::Status st =
-          AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent", {}, {}, e.id).status();
-      if (!st.ok()) absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", e.session_id, st.message());
-    }
+    LinkAgentEvaluations();
+  }
+}
+
+void SessionManager::LinkAgentEvaluations() {
+  absl::MutexLock lock(&link_mu_);
+  absl::StatusOr<std::vector<EvaluationRecord>> evals = store_->UnloggedAgentEvaluations();
+  if (!evals.ok()) {
+    absl::FPrintF(stderr, "kernelseekd: %s\n", evals.status().message());
+    return;
+  }
+  for (const EvaluationRecord& e : *evals) {
+    absl::Status st =
+        AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent", {}, {}, e.id).status();
+    if (!st.ok()) absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", e.session_id, st.message());
   }
 }
 

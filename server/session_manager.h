@@ -103,6 +103,11 @@ class SessionManager {
   uint64_t Subscribe(const std::string& session_id, std::function<void()> wake);
   void Unsubscribe(const std::string& session_id, uint64_t handle);
 
+  // Enters every finished agent evaluation not yet in its session's trace
+  // (the linker does this every poll; a runner calls it at a turn's end so
+  // that the turn's evaluations precede its verification).
+  void LinkAgentEvaluations();
+
   // Per bank question id, over every session.
   absl::StatusOr<std::map<std::string, question_bank::QuestionStats>> QuestionStats();
 
@@ -113,6 +118,10 @@ class SessionManager {
   Dispatcher* dispatcher() const { return dispatcher_; }
   // What agents dial; set by Start.
   std::string coordinator_address();
+  // The brief of a session (session_workspace.h) with this coordinator's
+  // bank and kseek.
+  std::string Brief(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
+                    double goal_speedup) const;
 
  private:
   struct Watchers {
@@ -140,6 +149,8 @@ class SessionManager {
 
   // Serialises the read-compare-append of a session's best speedup.
   absl::Mutex best_mu_;
+  // One LinkAgentEvaluations at a time, so that none is entered twice.
+  absl::Mutex link_mu_;
 };
 
 }  // namespace kseek::server

@@ -126,8 +126,7 @@ absl::Status SessionRunner::Loop() {
   absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter = agent::MakeAdapter(config);
   if (!adapter.ok()) return adapter.status();
   adapter_ = *std::move(adapter);
-  brief_ = BriefText(record->task, spec_, record->goal_speedup,
-                     qb::RenderBankForAgent(manager_->bank()));
+  brief_ = manager_->Brief(record->task, spec_, record->goal_speedup);
 
   // A fresh agent token for each start of the runner: the environment of
   // every turn carries it, and so does the workspace's client.json.
@@ -265,6 +264,9 @@ absl::StatusOr<bool> SessionRunner::Verify() {
   absl::StatusOr<SessionRecord> record = store->GetSession(id_);
   if (!record.ok()) return record.status();
   std::string eval_id = record->verifying_evaluation_id;
+  // The agent's evaluations of the turn go into the trace before its
+  // verification.
+  manager_->LinkAgentEvaluations();
   if (eval_id.empty()) {
     eval_id = absl::StrCat("ev_", RandomHex(6));
     std::string reason = absl::StrCat("the turn ended: the coordinator evaluates kernel.cu (",
@@ -395,8 +397,9 @@ absl::StatusOr<std::string> SessionRunner::NextPrompt() {
   absl::Status st = manager_->Append(id_, std::move(out)).status();
   if (!st.ok()) return st;
   std::string prompt = status_line_.empty() ? text : absl::StrCat(text, "\n\n", status_line_);
-  // An agent that cannot resume starts afresh each turn: give it the brief.
-  if (!adapter_->CanResume()) prompt = absl::StrCat(brief_, "\n", prompt);
+  // An agent that cannot resume starts afresh each turn: give it the brief
+  // again, after the question.
+  if (!adapter_->CanResume()) absl::StrAppend(&prompt, "\n\n", brief_);
   return prompt;
 }
 

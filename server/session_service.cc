@@ -1,7 +1,6 @@
 // The session RPCs of the Coordinator service (see coordinator_service.h
 // and proto/kernelseek/v1/session.proto).
 #include <algorithm>
-#include <climits>
 #include <deque>
 #include <string>
 #include <utility>

@@ -33,7 +33,8 @@ absl::Status WriteIfAbsent(const fs::path& path, const std::string& text) {
 }  // namespace
 
 std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
-                      double goal_speedup, const std::string& bank_text) {
+                      double goal_speedup, const std::string& bank_text,
+                      const std::string& kseek) {
   const kernelseek::v1::SessionBudget& b = spec.budget();
   std::string budget = absl::StrFormat("%d turns, %d evaluations (yours and the coordinator's), "
                                        "%g minutes of wall time",
@@ -54,10 +55,10 @@ std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessi
       "The task is in this folder (task.json, the reference and the baseline). Evaluate your\n"
       "kernel with\n"
       "\n"
-      "    kseek eval --task . --target %s kernel.cu\n"
+      "    %s eval --task . --target %s kernel.cu\n"
       "\n"
       "(--json for machine-readable output). Work only in this folder.\n",
-      task, spec.target(), goal_speedup, budget, spec.target());
+      task, spec.target(), goal_speedup, budget, kseek, spec.target());
   if (spec.self_ask()) absl::StrAppend(&brief, "\n", bank_text);
   return brief;
 }

@@ -1,6 +1,6 @@
 // A session's workspace: the folder the agent works in. It holds the task
 // (task.json and its sources, so that `kseek eval --task . --target T
-// kernel.cu` works there), kernel.cu (the starting kernel, then the agent's), BRIEF.md (the
+// kernel.cu` works there, with kseek named by its absolute path), kernel.cu (the starting kernel, then the agent's), BRIEF.md (the
 // goal, the budget and how to evaluate) and .kernelseek/client.json (the
 // coordinator's address and the session's agent token, mode 0600, so that
 // kseek finds them even where the agent's shell drops environment
@@ -21,9 +21,13 @@ inline constexpr char kWorkspaceKernel[] = "kernel.cu";
 inline constexpr char kWorkspaceBrief[] = "BRIEF.md";
 
 // What the agent is told in BRIEF.md and in its first prompt; in self-ask
-// mode `bank_text` (question_bank::RenderBankForAgent) is appended.
+// mode `bank_text` (question_bank::RenderBankForAgent) is appended. `kseek`
+// is how the brief names the CLI: its absolute path when the coordinator
+// knows it (a login shell, as Codex runs commands in, resets PATH), else
+// "kseek".
 std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
-                      double goal_speedup, const std::string& bank_text);
+                      double goal_speedup, const std::string& bank_text,
+                      const std::string& kseek);
 
 // Creates `dir` with the task, kernel.cu and BRIEF.md. Files already there
 // are kept (a restarted coordinator must not undo the agent's work).
