@@ -31,7 +31,9 @@ Bank TestBank() {
       {"id": "smaller-step", "text": "What is the smallest useful change?", "category": "scope",
        "triggers": ["failure_streak"]},
       {"id": "anytime", "text": "Which belief have you never tested?",
-       "category": "verifying_assumption", "triggers": ["any"]}]})",
+       "category": "verifying_assumption", "triggers": ["any"]},
+      {"id": "turn-review", "text": "What did this turn change, and what did it not?",
+       "category": "scope", "triggers": ["turn_end_no_goal"]}]})",
                                           "test bank");
   EXPECT_TRUE(bank.ok()) << bank.status();
   return *bank;
@@ -101,7 +103,27 @@ TEST(Scheduler, AsksOnlyQuestionsWhoseTriggerMatches) {
             (std::set<std::string>{"first-error", "smaller-step", "anytime"}));
   EXPECT_EQ(ChosenOverSeeds({DecisionPoint::kCorrectnessFailureStreak}),
             (std::set<std::string>{"smaller-step", "anytime"}));
-  EXPECT_EQ(ChosenOverSeeds({DecisionPoint::kTurnEndNoGoal}), (std::set<std::string>{"anytime"}));
+  EXPECT_EQ(ChosenOverSeeds({DecisionPoint::kTurnEndNoGoal}),
+            (std::set<std::string>{"anytime", "turn-review"}));
+}
+
+TEST(Scheduler, TheMostSpecificFiredPointDecides) {
+  // A turn that ends with a claimed limit is asked about the limit.
+  EXPECT_EQ(ChosenOverSeeds({DecisionPoint::kTurnEndNoGoal, DecisionPoint::kClaimedLimit}),
+            (std::set<std::string>{"layer", "limit", "anytime"}));
+  EXPECT_EQ(ChosenOverSeeds({DecisionPoint::kTurnEndNoGoal, DecisionPoint::kPlateau}),
+            (std::set<std::string>{"layer", "measure", "anytime"}));
+}
+
+TEST(Scheduler, TheNextFiredPointDecidesWhenTheFirstHasNoQuestionLeft) {
+  Bank bank = TestBank();
+  SchedulerInput in;
+  in.decision_points = {Fired(DecisionPoint::kTurnEndNoGoal), Fired(DecisionPoint::kClaimedLimit)};
+  in.asked_this_session = {"layer", "limit", "anytime"};
+  ScheduledQuestion q = ChooseNextQuestion(in, bank, {}, SchedulerOptions{});
+  EXPECT_EQ(q.source, Source::kBank);
+  EXPECT_EQ(q.question_id, "turn-review");
+  EXPECT_THAT(q.reason, HasSubstr("For turn_end_no_goal"));
 }
 
 TEST(Scheduler, SameInputAndSeedGiveTheSameQuestion) {
@@ -128,7 +150,7 @@ TEST(Scheduler, NeverRepeatsAQuestionWithinTheLastRQuestions) {
   in.asked_this_session = {"layer", "measure"};
   ScheduledQuestion q = ChooseNextQuestion(in, bank, stats, o);
   EXPECT_EQ(q.question_id, "anytime");
-  EXPECT_THAT(q.reason, HasSubstr("the best of 1 candidate(s), 2 of 3 matching left out as asked within the last 2"));
+  EXPECT_THAT(q.reason, HasSubstr("the best of 1 candidate(s), 2 of 3 matching plateau left out as asked within the last 2"));
 
   // A human's question counts towards R: "layer" is now three questions back.
   in.asked_this_session = {"layer", "measure", ""};
@@ -166,7 +188,7 @@ TEST(Scheduler, PrefersTheQuestionWithTheBetterGainRecord) {
       {"layer", Record(10, 1)}, {"measure", Record(10, 6)}, {"anytime", Record(10, 2)}};
   ScheduledQuestion q = ChooseNextQuestion(AtPlateau(), bank, stats, SchedulerOptions{});
   EXPECT_EQ(q.question_id, "measure");
-  EXPECT_THAT(q.reason, HasSubstr("fired: plateau (no gain over the last 5 evaluations). Asked 'measure'"));
+  EXPECT_THAT(q.reason, HasSubstr("fired: plateau (no gain over the last 5 evaluations). For plateau, asked 'measure'"));
   EXPECT_THAT(q.reason, HasSubstr("'measure' (questioning_measurement; triggers plateau)"));
   EXPECT_THAT(q.reason, HasSubstr("followed by a gain 6 of 10 times asked before"));
 

@@ -11,6 +11,14 @@
 namespace kseek::question_bank {
 namespace {
 
+// Decision points from the most specific to the least: when several fire,
+// the question answers the first of them that has a candidate.
+constexpr DecisionPoint kSpecificFirst[] = {
+    DecisionPoint::kClaimedLimit,          DecisionPoint::kCompileFailureStreak,
+    DecisionPoint::kCorrectnessFailureStreak, DecisionPoint::kFailureStreak,
+    DecisionPoint::kPlateau,               DecisionPoint::kTurnEndNoGoal,
+};
+
 // Scores closer than this are equal and ordered by the seeded hash.
 constexpr double kScoreTolerance = 1e-12;
 
@@ -106,17 +114,31 @@ ScheduledQuestion ChooseNextQuestion(const SchedulerInput& input, const Bank& ba
     return out;
   }
 
-  std::vector<DecisionPoint> points;
-  for (const FiredDecisionPoint& f : input.decision_points) points.push_back(f.point);
-  std::vector<const Question*> matching = bank.Matching(points);
-
   size_t r = static_cast<size_t>(std::max(options.no_repeat_within, 0));
   const std::vector<std::string>& asked = input.asked_this_session;
   std::set<std::string> recent(asked.end() - static_cast<std::ptrdiff_t>(std::min(r, asked.size())),
                                asked.end());
+  auto not_recent = [&](const std::vector<const Question*>& questions) {
+    std::vector<const Question*> out;
+    for (const Question* q : questions)
+      if (!recent.count(q->id)) out.push_back(q);
+    return out;
+  };
+
+  // The most specific fired point that still has a candidate decides.
+  std::vector<DecisionPoint> points;
+  for (const FiredDecisionPoint& f : input.decision_points) points.push_back(f.point);
+  std::vector<const Question*> matching = bank.Matching(points);
   std::vector<const Question*> candidates;
-  for (const Question* q : matching)
-    if (!recent.count(q->id)) candidates.push_back(q);
+  std::string focus;
+  for (DecisionPoint p : kSpecificFirst) {
+    if (std::find(points.begin(), points.end(), p) == points.end()) continue;
+    candidates = not_recent(bank.Matching({p}));
+    if (!candidates.empty()) {
+      focus = std::string(DecisionPointName(p));
+      break;
+    }
+  }
 
   std::string fired = FiredNames(input.decision_points);
   if (matching.empty()) {
@@ -129,6 +151,9 @@ ScheduledQuestion ChooseNextQuestion(const SchedulerInput& input, const Bank& ba
     return out;
   }
 
+  size_t in_focus = 0;
+  for (DecisionPoint p : kSpecificFirst)
+    if (focus == DecisionPointName(p)) in_focus = bank.Matching({p}).size();
   std::vector<RankedQuestion> ranked = RankQuestions(candidates, bank, stats, options);
   const RankedQuestion& best = ranked.front();
   const Question& q = *best.question;
@@ -136,12 +161,13 @@ ScheduledQuestion ChooseNextQuestion(const SchedulerInput& input, const Bank& ba
   out.text = q.text;
   out.question_id = q.id;
   out.reason = absl::StrFormat(
-      "fired: %s. Asked '%s' (%s; triggers %s): %s; score %.3f = gain rate %.3f + exploration "
-      "%.3f; the best of %d candidate(s), %d of %d matching left out as asked within the last %d",
-      fired, q.id, std::string(CategoryName(q.category)), TriggerNames(q),
+      "fired: %s. For %s, asked '%s' (%s; triggers %s): %s; score %.3f = gain rate %.3f + "
+      "exploration %.3f; the best of %d candidate(s), %d of %d matching %s left out as asked "
+      "within the last %d",
+      fired, focus, q.id, std::string(CategoryName(q.category)), TriggerNames(q),
       Record(StatsOf(stats, q.id)), best.score, best.mean, best.bonus,
-      static_cast<int>(candidates.size()), static_cast<int>(matching.size() - candidates.size()),
-      static_cast<int>(matching.size()), static_cast<int>(r));
+      static_cast<int>(candidates.size()), static_cast<int>(in_focus - candidates.size()),
+      static_cast<int>(in_focus), focus, static_cast<int>(r));
   return out;
 }
 

@@ -3,9 +3,13 @@
 // The rule (ChooseNextQuestion):
 //   1. A waiting human message goes first: the oldest one, whether or not a
 //      decision point fired.
-//   2. Otherwise, when decision points fired, the candidates are the bank
-//      questions with a trigger matching one of them (question.h), less those
-//      among the last R questions of this session (humans' count towards R).
+//   2. Otherwise, when decision points fired, the most specific of them
+//      decides (claimed_limit, then the failure streaks, plateau,
+//      turn_end_no_goal): the candidates are the bank questions with a
+//      trigger matching it (question.h), less those among the last R
+//      questions of this session (humans' count towards R). When none is
+//      left, the next fired point decides. So an agent that claims a limit
+//      at the end of its turn is asked about the limit, not about the turn.
 //   3. Candidates are ranked by UCB1 on "a gain followed" (stats.h) with a
 //      prior, over the statistics of past sessions:
 //        p      = (sum of gains followed + 1) / (sum of times asked + 2),
