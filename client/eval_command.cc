@@ -23,8 +23,11 @@
 #include "request.h"
 #include "task.h"
 
-ABSL_FLAG(std::string, task, "", "task folder (holding task.json)");
-ABSL_FLAG(std::string, target, "", "sm_90a, sm_100a or host (default: the task's first target)");
+ABSL_FLAG(std::string, task, "",
+          "task folder (holding task.json; default: this folder when it holds task.json)");
+ABSL_FLAG(std::string, target, "",
+          "sm_90a, sm_100a or host (default: the config file's \"target\", else the task's "
+          "first target)");
 ABSL_FLAG(std::string, scenarios, "", "scenario names (comma-separated) or a scenario file");
 ABSL_FLAG(uint64_t, seed, 0, "fixed input seed (default: a fresh secret seed)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of the table");
@@ -46,13 +49,16 @@ namespace kseek::cli {
 namespace {
 
 const char kEvalUsage[] =
-    "usage: kseek eval --task DIR [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
+    "usage: kseek eval [--task DIR] [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
     "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local]\n"
     "                  [--progress auto|lines|none] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
     "the task's baseline on the same device, and prints the verdict.\n"
+    "--task defaults to this folder when it holds task.json; --target to the \"target\" of\n"
+    "the config file in effect (a session workspace's names the session's), else the\n"
+    "task's first target. So in a session workspace plain `kseek eval kernel.cu` works.\n"
     "With a coordinator configured (--coordinator, $KSEEK_COORDINATOR or\n"
     ".kernelseek/client.json) the evaluation runs on one of its workers (--gpu and\n"
     "--cache-dir are then the worker's business); --local forces this machine.\n"
@@ -270,16 +276,32 @@ int EvalCommand(const std::vector<std::string>& args) {
   };
   if (positional.size() != 1) return usage_error(positional.empty() ? "no KERNEL given (see --help)"
                                                                     : "exactly one KERNEL expected");
-  if (absl::GetFlag(FLAGS_task).empty()) return usage_error("--task is required");
-  auto task = LoadTask(absl::GetFlag(FLAGS_task));
+  std::string task_dir = absl::GetFlag(FLAGS_task);
+  if (task_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file("task.json", ec))
+      return usage_error("--task is required (this folder holds no task.json)");
+    task_dir = ".";
+  }
+  auto task = LoadTask(task_dir);
   if (!task.ok()) return usage_error(std::string(task.status().message()));
 
   EvalRequest req;
-  if (absl::GetFlag(FLAGS_target).empty()) {
+  std::string target_name = absl::GetFlag(FLAGS_target);
+  std::string target_source = "--target";
+  if (target_name.empty()) {
+    // The config in effect may name one (a session workspace's does).
+    auto settings = LoadRemoteSettings();
+    if (settings.ok() && !settings->target.empty()) {
+      target_name = settings->target;
+      target_source = absl::StrCat("\"target\" of ", settings->config_file);
+    }
+  }
+  if (target_name.empty()) {
     req.target = task->targets.front();
   } else {
-    auto t = ParseTarget(absl::GetFlag(FLAGS_target));
-    if (!t.ok()) return usage_error(absl::StrCat("--target: ", t.status().message()));
+    auto t = ParseTarget(target_name);
+    if (!t.ok()) return usage_error(absl::StrCat(target_source, ": ", t.status().message()));
     req.target = *t;
   }
   if (!task->Supports(req.target))
@@ -306,7 +328,7 @@ int EvalCommand(const std::vector<std::string>& args) {
   if (remote_mode) {
     if (req.gpu != 0 || !req.cache_dir.empty())
       return usage_error("--gpu and --cache-dir apply to local mode only (add --local)");
-    auto request = RemoteRequest(absl::GetFlag(FLAGS_task), req, absl::GetFlag(FLAGS_scenarios));
+    auto request = RemoteRequest(task_dir, req, absl::GetFlag(FLAGS_scenarios));
     if (!request.ok()) return usage_error(std::string(request.status().message()));
     std::unique_ptr<Remote> remote = ConnectOrReport("eval");
     if (remote == nullptr) return kExitUsage;

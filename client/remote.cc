@@ -69,7 +69,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
     config = nlohmann::json::parse(*text, nullptr, false);
     if (config.is_discarded() || !config.is_object())
       return absl::InvalidArgumentError(absl::StrCat("config file ", s.config_file, ": not a JSON object"));
-    for (const char* key : {"coordinator", "token", "token_file", "tls_ca"})
+    for (const char* key : {"coordinator", "token", "token_file", "tls_ca", "target"})
       if (config.contains(key) && !config[key].is_string())
         return absl::InvalidArgumentError(
             absl::StrCat("config file ", s.config_file, ": \"", key, "\" must be a string"));
@@ -109,6 +109,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
 
   s.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   if (s.tls_ca.empty()) s.tls_ca = config_path("tls_ca");
+  s.target = from_config("target");
   return s;
 }
 

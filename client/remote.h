@@ -29,6 +29,7 @@ inline const std::vector<std::string> kRemoteFlags = {"coordinator", "token_file
 //   token:       --token-file, $KSEEK_TOKEN, the config file ("token" or
 //                "token_file")
 //   tls_ca:      --tls-ca, the config file
+//   target:      the config file (kseek eval's default --target)
 // The config file is the first of ./.kernelseek/client.json and
 // ~/.config/kernelseek/client.json that exists; relative paths in it are
 // relative to its folder.
@@ -38,6 +39,7 @@ struct RemoteSettings {
   std::string token;        // empty: none (the coordinator will refuse)
   std::string tls_ca;       // PEM file; empty: plaintext
   std::string config_file;  // the config file read, if any
+  std::string target;       // the config file's "target", if any
 };
 
 // Errors name the file that could not be read or parsed.

@@ -61,7 +61,7 @@ absl::Status Dispatcher::Start() {
       ++requeued;
     }
     hub_->Open(e.id);
-    pending_[e.id] = Pending{e.user, e.target};
+    pending_[e.id] = Pending{e.user, e.target, e.session_id};
     EnqueueLocked(e.id, was_running);
   }
   for (const auto& [target, q] : queues_) PublishPositionsLocked(target);
@@ -139,6 +139,53 @@ std::string Dispatcher::PopLocked(TargetQueue* q) {
   return id;
 }
 
+void Dispatcher::RemoveQueued(TargetQueue* q, const std::string& id) {
+  q->retries.erase(std::remove(q->retries.begin(), q->retries.end(), id), q->retries.end());
+  for (auto it = q->by_user.begin(); it != q->by_user.end();) {
+    std::deque<std::string>& ids = it->second;
+    ids.erase(std::remove(ids.begin(), ids.end(), id), ids.end());
+    if (!ids.empty()) {
+      ++it;
+      continue;
+    }
+    q->users.erase(std::remove(q->users.begin(), q->users.end(), it->first), q->users.end());
+    it = q->by_user.erase(it);
+  }
+}
+
+std::vector<std::string> Dispatcher::WithdrawSession(const std::string& session_id,
+                                                     const std::string& reason) {
+  std::vector<std::string> withdrawn;
+  if (session_id.empty()) return withdrawn;
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> targets;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    const Pending& p = it->second;
+    if (p.session_id != session_id || p.running) {
+      ++it;
+      continue;
+    }
+    auto q = queues_.find(p.target);
+    if (q != queues_.end()) RemoveQueued(&q->second, it->first);
+    // Stored as failed, so that neither this process nor the next (whose
+    // Start reads the store) runs it.
+    absl::StatusOr<bool> changed = store_->FinishFailed(it->first, reason, NowMs());
+    if (!changed.ok()) Log("%s", changed.status().message());
+    if (changed.ok() && *changed) {
+      v1::EvaluationEvent e;
+      e.set_evaluation_id(it->first);
+      e.mutable_failed()->set_error(reason);
+      hub_->Publish(e);
+    }
+    Log("evaluation %s withdrawn: %s", it->first, reason);
+    withdrawn.push_back(it->first);
+    targets.push_back(p.target);
+    it = pending_.erase(it);
+  }
+  for (const std::string& target : targets) PublishPositionsLocked(target);
+  return withdrawn;
+}
+
 int Dispatcher::QueuePosition(const std::string& id) {
   absl::MutexLock lock(&mu_);
   auto it = pending_.find(id);
@@ -190,7 +237,7 @@ absl::Status Dispatcher::Submit(const EvaluationRecord& eval) {
     return st;
   }
   absl::MutexLock lock(&mu_);
-  pending_[eval.id] = Pending{eval.user, eval.target};
+  pending_[eval.id] = Pending{eval.user, eval.target, eval.session_id};
   EnqueueLocked(eval.id, false);
   PublishPositionsLocked(eval.target);
   return absl::OkStatus();

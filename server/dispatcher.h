@@ -15,6 +15,9 @@
 // the EventHub. A job whose worker is lost goes back to the front of its
 // queue, to be run again (the next attempt), up to a limit.
 //
+// WithdrawSession ends a finished session's queued evaluations as failed
+// (they never run); its running one, if any, is left to finish.
+//
 // Start() rebuilds the queues from the store: evaluations that were running
 // when the previous process died are queued again. Thread-safe.
 #ifndef KERNELSEEK_SERVER_DISPATCHER_H_
@@ -66,6 +69,13 @@ class Dispatcher {
   // Stores a new evaluation (state queued, durably), opens its channel in
   // the hub and queues it. `eval.request` must have been validated.
   absl::Status Submit(const EvaluationRecord& eval);
+  // Ends every queued evaluation of session `session_id` as failed with
+  // `reason` (stored, and published to its watchers): none of them runs
+  // later. A running one is left to finish; its outcome is stored as
+  // usual. Returns the ids withdrawn. Evaluations of other sessions, and
+  // those of no session, are untouched.
+  std::vector<std::string> WithdrawSession(const std::string& session_id,
+                                           const std::string& reason);
   // 1-based position of a queued evaluation in its target's queue; 0 when
   // it is not queued.
   int QueuePosition(const std::string& id);
@@ -94,6 +104,7 @@ class Dispatcher {
   struct Pending {
     std::string user;
     std::string target;
+    std::string session_id;  // the session it belongs to, if any
     bool running = false;
     int published_position = -1;  // of the last Queued event published
     int published_matching = -1;
@@ -113,6 +124,8 @@ class Dispatcher {
   std::vector<std::string> OrderLocked(const TargetQueue& q) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::string PopLocked(TargetQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes queued `id` out of `q`.
+  static void RemoveQueued(TargetQueue* q, const std::string& id);
   int MatchingWorkersLocked(const std::string& target) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Publishes a Queued event for each queued evaluation of `target` whose
   // position or matching-worker count changed.

@@ -89,7 +89,7 @@ absl::Status SessionManager::Start(const std::string& coordinator_address) {
 }
 
 void SessionManager::Stop() {
-  std::map<std::string, std::unique_ptr<SessionRunner>> runners;
+  std::map<std::string, std::shared_ptr<SessionRunner>> runners;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -186,17 +186,30 @@ absl::StatusOr<int64_t> SessionManager::PostMessage(const std::string& session_i
 }
 
 absl::Status SessionManager::Cancel(const std::string& session_id, const std::string& by) {
+  absl::StatusOr<SessionRecord> r = store_->GetSession(session_id);
+  if (!r.ok()) return r.status();
+  if (SessionEnded(r->state)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("session ", session_id, " has ended (", r->state, ")"));
+  }
   std::string reason = absl::StrCat("cancelled by ", by);
+  // The agent is stopped and its runner waited for first, so that the
+  // killed turn's last events (its turn_end) precede the final state.
+  std::shared_ptr<SessionRunner> runner;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = runners_.find(session_id);
+    if (it != runners_.end()) runner = it->second;
+  }
+  if (runner != nullptr) {
+    runner->Ended(reason);
+    runner->WaitDone();
+  }
   SessionChange change;
   change.state = kSessionCancelled;
   change.reason = reason;
   change.verifying_evaluation_id = "";
-  absl::Status st = Append(session_id, {StateEvent(kSessionCancelled, reason)}, change).status();
-  if (!st.ok()) return st;
-  absl::MutexLock lock(&mu_);
-  auto it = runners_.find(session_id);
-  if (it != runners_.end()) it->second->Ended(reason);
-  return absl::OkStatus();
+  return Append(session_id, {StateEvent(kSessionCancelled, reason)}, change).status();
 }
 
 absl::StatusOr<std::vector<StoredEvent>> SessionManager::Append(
@@ -205,18 +218,31 @@ absl::StatusOr<std::vector<StoredEvent>> SessionManager::Append(
   absl::StatusOr<std::vector<StoredEvent>> stored =
       store_->AppendSessionEvents(session_id, std::move(events), change, logged_evaluation);
   if (stored.ok() && !stored->empty()) Wake(session_id);
+  if (stored.ok() && change.state && SessionEnded(*change.state)) {
+    // Its queued evaluations would run for nobody: withdraw them.
+    std::string why = *change.state == kSessionCancelled
+                          ? absl::StrCat("session ", session_id, " was cancelled")
+                          : absl::StrCat("session ", session_id, " ended (", *change.state, ")");
+    dispatcher_->WithdrawSession(session_id, why);
+  }
   return stored;
 }
 
 absl::StatusOr<std::vector<StoredEvent>> SessionManager::AppendEvaluation(
     const std::string& session_id, const EvaluationSummary& summary, const std::string& by,
-    std::vector<nlohmann::json> more, const SessionChange& change,
+    bool full_set, std::vector<nlohmann::json> more, const SessionChange& change,
     const std::string& logged_evaluation) {
   absl::MutexLock lock(&best_mu_);
   absl::StatusOr<SessionRecord> r = store_->GetSession(session_id);
   if (!r.ok()) return r.status();
+  if (SessionEnded(r->state) && !change.state) {
+    // The final state is the last event of a trace: an evaluation that
+    // finishes later is only marked as seen.
+    return Append(session_id, {}, {}, logged_evaluation);
+  }
   std::vector<nlohmann::json> events = {EvaluationTraceEvent(summary, by)};
-  if (summary.all_correct && summary.geomean && (!r->has_best || *summary.geomean > r->best_speedup)) {
+  if (full_set && summary.all_correct && summary.geomean &&
+      (!r->has_best || *summary.geomean > r->best_speedup)) {
     events.push_back(BestEvent(*summary.geomean, summary.evaluation_id));
   }
   for (nlohmann::json& e : more) events.push_back(std::move(e));
@@ -253,6 +279,29 @@ SessionManager::QuestionStats() {
                                  options_.decision.min_gain);
 }
 
+bool SessionManager::OnFullScenarioSet(const EvaluationRecord& eval) {
+  absl::StatusOr<SessionRecord> session = store_->GetSession(eval.session_id);
+  if (!session.ok() || eval.target != session->target) return false;
+  // The listing of finished evaluations leaves the request out.
+  absl::StatusOr<EvaluationRecord> stored = store_->GetEvaluation(eval.id);
+  v1::EvaluationRequest request;
+  if (!stored.ok() || !request.ParseFromString(stored->request)) return false;
+  if (!request.scenario_names().empty() || !request.scenarios_json().empty()) return false;
+  // The task's own scenarios for the target, as the session's task has
+  // them (the agent may have edited the workspace's task.json).
+  v1::CreateSessionRequest spec;
+  if (!spec.ParseFromString(session->spec)) return false;
+  v1::EvaluationRequest full;
+  *full.mutable_task() = spec.task();
+  full.set_target(session->target);
+  full.set_kernel_source(spec.kernel_source());
+  full.set_kernel_name(kWorkspaceKernel);
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(full);
+  if (!unpacked.ok()) return false;
+  return eval.task == session->task &&
+         eval.scenarios_total == static_cast<int>((*unpacked)->eval().scenarios.size());
+}
+
 void SessionManager::LinkLoop() {
   while (true) {
     {
@@ -271,8 +320,9 @@ void SessionManager::LinkAgentEvaluations() {
     return;
   }
   for (const EvaluationRecord& e : *evals) {
-    absl::Status st =
-        AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent", {}, {}, e.id).status();
+    absl::Status st = AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent",
+                                       OnFullScenarioSet(e), {}, {}, e.id)
+                          .status();
     if (!st.ok()) absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", e.session_id, st.message());
   }
 }

@@ -80,22 +80,32 @@ class SessionManager {
   // running turn. FAILED_PRECONDITION when the session has ended.
   absl::StatusOr<int64_t> PostMessage(const std::string& session_id, const std::string& text,
                                       bool now);
-  // Ends the session as cancelled and stops its agent. FAILED_PRECONDITION
+  // Stops the session's agent, waits for its runner to end (the killed
+  // turn's turn_end is traced), then ends the session as cancelled: the
+  // cancelled state is the last event of the trace. FAILED_PRECONDITION
   // when it had already ended.
   absl::Status Cancel(const std::string& session_id, const std::string& by);
 
   // Appends events (and a change of the session's row) and wakes the
   // session's watchers. A change of state is refused (FAILED_PRECONDITION)
-  // once the session has ended.
+  // once the session has ended. A change to a final state withdraws the
+  // session's queued evaluations from the dispatcher (they end as failed,
+  // "session ID was cancelled" or "session ID ended (STATE)"); one already
+  // running is left to finish, and is not entered in the ended trace.
   absl::StatusOr<std::vector<StoredEvent>> Append(const std::string& session_id,
                                                   std::vector<nlohmann::json> events,
                                                   const SessionChange& change = {},
                                                   const std::string& logged_evaluation = "");
   // Appends an `evaluation` event for a finished evaluation, a `best` event
   // when it beats the session's best, then `more` events, with `change`.
+  // Only an evaluation on the task's full scenario set for the session's
+  // target (`full_set`: every verification; an agent's evaluation when
+  // OnFullScenarioSet) can be a best, and only when all correct. A session
+  // that has ended gets no event (the evaluation is only marked as seen)
+  // unless `change` sets a state.
   absl::StatusOr<std::vector<StoredEvent>> AppendEvaluation(
       const std::string& session_id, const EvaluationSummary& summary, const std::string& by,
-      std::vector<nlohmann::json> more, const SessionChange& change,
+      bool full_set, std::vector<nlohmann::json> more, const SessionChange& change,
       const std::string& logged_evaluation);
 
   // Calls `wake` after each append to the session (and once when the
@@ -107,6 +117,11 @@ class SessionManager {
   // (the linker does this every poll; a runner calls it at a turn's end so
   // that the turn's evaluations precede its verification).
   void LinkAgentEvaluations();
+
+  // Whether an agent's evaluation ran on the session's target with the
+  // task's own scenario set (no --scenarios), the session's task, and as
+  // many scenarios as the session's task has for that target.
+  bool OnFullScenarioSet(const EvaluationRecord& eval);
 
   // Per bank question id, over every session.
   absl::StatusOr<std::map<std::string, question_bank::QuestionStats>> QuestionStats();
@@ -140,7 +155,7 @@ class SessionManager {
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::string coordinator_address_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::unique_ptr<SessionRunner>> runners_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<SessionRunner>> runners_ ABSL_GUARDED_BY(mu_);
   std::thread linker_;
 
   absl::Mutex watch_mu_;

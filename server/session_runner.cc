@@ -77,6 +77,11 @@ void SessionRunner::InterruptTurn(const std::string& reason) {
   if (process_ != nullptr) process_->Interrupt(reason);
 }
 
+void SessionRunner::WaitDone() {
+  absl::MutexLock lock(&mu_);
+  mu_.Await(absl::Condition(&done_));
+}
+
 bool SessionRunner::done() {
   absl::MutexLock lock(&mu_);
   return done_;
@@ -134,7 +139,7 @@ absl::Status SessionRunner::Loop() {
   absl::Status st = store->AddSessionToken(HashToken(token), id_, NowMs());
   if (!st.ok()) return st;
   const std::string address = manager_->coordinator_address();
-  st = WriteWorkspaceClientConfig(record->workspace, address, token);
+  st = WriteWorkspaceClientConfig(record->workspace, address, token, record->target);
   if (!st.ok()) return st;
   env_ = {{"KSEEK_COORDINATOR", address}, {"KSEEK_TOKEN", token}, {"KSEEK_SESSION", id_}};
   if (!manager_->options().kseek_dir.empty()) {
@@ -337,7 +342,7 @@ absl::StatusOr<bool> SessionRunner::Verify() {
   change.reason = reason;
   change.verifying_evaluation_id = "";
   absl::StatusOr<std::vector<StoredEvent>> appended = manager_->AppendEvaluation(
-      id_, summary, "verification",
+      id_, summary, "verification", /*full_set=*/true,
       {VerificationEvent(eval_id, met, summary.geomean, goal, reason), StateEvent(state, reason)},
       change, "");
   if (!appended.ok()) return appended.status();

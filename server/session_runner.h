@@ -26,7 +26,7 @@
 // when it never reached the store), and the next turn resumes the agent by
 // its agent_session_id.
 //
-// Thread-safety: Stop, Ended and InterruptTurn may be called from
+// Thread-safety: Stop, Ended, WaitDone and InterruptTurn may be called from
 // any thread.
 #ifndef KERNELSEEK_SERVER_SESSION_RUNNER_H_
 #define KERNELSEEK_SERVER_SESSION_RUNNER_H_
@@ -66,6 +66,9 @@ class SessionRunner {
   void InterruptTurn(const std::string& reason);
   // Whether the loop has returned.
   bool done();
+  // Waits until the loop has returned (after Ended or Stop); the agent's
+  // process has ended and its events are traced by then.
+  void WaitDone();
 
  private:
   void Run();

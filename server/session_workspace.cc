@@ -53,11 +53,13 @@ std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessi
       "Budget: %s.\n"
       "\n"
       "The task is in this folder (task.json, the reference and the baseline). Evaluate your\n"
-      "kernel with\n"
+      "kernel, in this folder, with\n"
       "\n"
-      "    %s eval --task . --target %s kernel.cu\n"
+      "    %s eval kernel.cu\n"
       "\n"
-      "(--json for machine-readable output). Work only in this folder.\n",
+      "(the task and the target `%s` are this folder's; --json for machine-readable\n"
+      "output). Only an evaluation on every scenario of the task can be your best. Work only\n"
+      "in this folder.\n",
       task, spec.target(), goal_speedup, budget, kseek, spec.target());
   if (spec.self_ask()) absl::StrAppend(&brief, "\n", bank_text);
   return brief;
@@ -79,12 +81,12 @@ absl::Status PrepareWorkspace(const std::string& dir,
 }
 
 absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,
-                                        const std::string& token) {
+                                        const std::string& token, const std::string& target) {
   std::string config_dir = dir + "/.kernelseek";
   if (::mkdir(config_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::InternalError(absl::StrCat(config_dir, ": cannot create: ", std::strerror(errno)));
   }
-  nlohmann::json config = {{"coordinator", coordinator}, {"token", token}};
+  nlohmann::json config = {{"coordinator", coordinator}, {"token", token}, {"target", target}};
   return WriteSecretFile(config_dir + "/client.json", config.dump(2) + "\n");
 }
 

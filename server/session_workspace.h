@@ -1,10 +1,11 @@
 // A session's workspace: the folder the agent works in. It holds the task
-// (task.json and its sources, so that `kseek eval --task . --target T
-// kernel.cu` works there, with kseek named by its absolute path), kernel.cu (the starting kernel, then the agent's), BRIEF.md (the
-// goal, the budget and how to evaluate) and .kernelseek/client.json (the
-// coordinator's address and the session's agent token, mode 0600, so that
-// kseek finds them even where the agent's shell drops environment
-// variables).
+// (task.json and its sources), kernel.cu (the starting kernel, then the
+// agent's), BRIEF.md (the goal, the budget and how to evaluate) and
+// .kernelseek/client.json (the coordinator's address, the session's agent
+// token and its target, mode 0600, so that kseek finds them even where the
+// agent's shell drops environment variables). With these, a plain `kseek
+// eval kernel.cu` there evaluates on the session's task and target (kseek
+// named by its absolute path in the brief).
 //
 // Plain functions; not safe against two writers of one workspace.
 #ifndef KERNELSEEK_SERVER_SESSION_WORKSPACE_H_
@@ -35,9 +36,10 @@ absl::Status PrepareWorkspace(const std::string& dir,
                               const kernelseek::v1::CreateSessionRequest& spec,
                               const std::string& brief);
 
-// Writes DIR/.kernelseek/client.json (0600) naming the coordinator and token.
+// Writes DIR/.kernelseek/client.json (0600) naming the coordinator, the
+// token and the target (kseek eval's default --target).
 absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,
-                                        const std::string& token);
+                                        const std::string& token, const std::string& target);
 
 }  // namespace kseek::server
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "agent/agent_process.h"
 #include "agent/event.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

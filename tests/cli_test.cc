@@ -49,6 +49,42 @@ TEST(Cli, UsageErrorsExitTwo) {
       << bad_scenario.err;
 }
 
+// In a folder holding task.json and a config naming a target (as a session
+// workspace does), plain `kseek eval KERNEL` uses both; explicit flags win.
+TEST(Cli, EvalDefaultsToTheFoldersTaskAndTheConfigsTarget) {
+  std::string dir = testing::TempDir("cli-defaults");
+  std::filesystem::copy(Softmax(), dir, std::filesystem::copy_options::recursive |
+                                            std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::create_directories(dir + "/.kernelseek");
+  testing::WriteFile(dir + "/.kernelseek/client.json", R"({"target": "host"})");
+  auto in_dir = [&](const std::string& args) {
+    return RunProcess({"/bin/bash", "-c", "cd '" + dir + "' && '" + Kseek() + "' eval --local " + args});
+  };
+  auto plain = in_dir("--scenarios r1_c1_f32_host,r64_c33_f32_host --no-timing --json fast_host.cc");
+  ASSERT_EQ(plain.exit_code, 0) << plain.out << plain.err;
+  json v = json::parse(plain.out);
+  EXPECT_EQ(v["task"], "softmax");
+  EXPECT_EQ(v["target"], "host");  // the task's first target is sm_90a
+  EXPECT_EQ(v["scenarios"].size(), 2u);
+
+  auto flag_wins = in_dir("--target sm_80 fast_host.cc");
+  EXPECT_EQ(flag_wins.exit_code, 2);
+  EXPECT_NE(flag_wins.err.find("--target: unknown target 'sm_80'"), std::string::npos)
+      << flag_wins.err;
+  testing::WriteFile(dir + "/.kernelseek/client.json", R"({"target": "sm_80"})");
+  auto bad_config = in_dir("fast_host.cc");
+  EXPECT_EQ(bad_config.exit_code, 2);
+  EXPECT_NE(bad_config.err.find("\"target\" of .kernelseek/client.json: unknown target 'sm_80'"),
+            std::string::npos)
+      << bad_config.err;
+  // An explicit --task from a folder without task.json still works.
+  auto elsewhere = RunProcess({"/bin/bash", "-c",
+                               "cd '" + dir + "/.kernelseek' && '" + Kseek() + "' eval --local --task '" +
+                                   Softmax() + "' --target host --scenarios r1_c1_f32_host "
+                                   "--no-timing --json '" + FastHost() + "'"});
+  EXPECT_EQ(elsewhere.exit_code, 0) << elsewhere.err;
+}
+
 TEST(Cli, MalformedTaskNamesFileAndField) {
   std::string dir = testing::TempDir("cli-task");
   std::filesystem::copy(Softmax(), dir, std::filesystem::copy_options::recursive |

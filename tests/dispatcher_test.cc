@@ -1,8 +1,8 @@
 // The coordinator's dispatcher against fake workers (real gRPC servers on
 // loopback, in this process) and a real store: fair queue order between
 // users, visible waiting when no worker matches, a lost worker's job re-run
-// on another with the verdict stored once, targets respected, and the
-// queues rebuilt after a restart.
+// on another with the verdict stored once, targets respected, a session's
+// queued evaluations withdrawn, and the queues rebuilt after a restart.
 #include "dispatcher.h"
 
 #include <atomic>
@@ -124,11 +124,14 @@ class DispatcherTest : public ::testing::Test {
     ASSERT_TRUE(dispatcher_->Start().ok());
   }
 
-  void Submit(const std::string& id, const std::string& user, const std::string& target) {
+  void Submit(const std::string& id, const std::string& user, const std::string& target,
+              const std::string& session_id = "") {
     EvaluationRecord e;
     e.id = id;
     e.user = user;
     e.target = target;
+    e.session_id = session_id;
+    if (!session_id.empty()) e.session_by = "agent";
     e.task = "fake";
     e.kernel_name = "kernel.cc";
     v1::EvaluationRequest request;
@@ -222,6 +225,47 @@ TEST_F(DispatcherTest, LostWorkerJobRunsElsewhereAndIsStoredOnce) {
     if (w.info().worker_id() == "wk_a") lossy_healthy = w.healthy();
   }
   EXPECT_FALSE(lossy_healthy);
+}
+
+TEST_F(DispatcherTest, WithdrawnSessionEvaluationsNeverRunAndOthersDo) {
+  Submit("ev_s1", "alice", "host", "ss_gone");
+  Submit("ev_other", "alice", "host", "ss_kept");
+  Submit("ev_s2", "alice", "host", "ss_gone");
+  Submit("ev_bob", "bob", "host");
+  Submit("ev_s3", "alice", "sm_90a", "ss_gone");
+  Recorder watch;
+  ASSERT_NE(hub_.Subscribe("ev_s2", watch.Sink()), 0u);
+
+  std::vector<std::string> withdrawn =
+      dispatcher_->WithdrawSession("ss_gone", "session ss_gone was cancelled");
+  EXPECT_EQ(withdrawn, (std::vector<std::string>{"ev_s1", "ev_s2", "ev_s3"}));
+  for (const std::string& id : withdrawn) {
+    absl::StatusOr<EvaluationRecord> r = store_->GetEvaluation(id);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->state, kStateFailed) << id;
+    EXPECT_EQ(r->error, "session ss_gone was cancelled") << id;
+    EXPECT_EQ(dispatcher_->QueuePosition(id), 0) << id;
+  }
+  // Its watcher hears why.
+  ASSERT_TRUE(watch.AwaitTerminal());
+  ASSERT_TRUE(watch.events().back().has_failed());
+  EXPECT_EQ(watch.events().back().failed().error(), "session ss_gone was cancelled");
+  // The rest keep their places, in order.
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_other"), 1);
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_bob"), 2);
+  EXPECT_TRUE(dispatcher_->WithdrawSession("ss_gone", "again").empty());
+
+  // A worker runs the others, never a withdrawn one, and a restart does not
+  // bring those back.
+  FakeWorker host("host", false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_host")).ok());
+  EXPECT_EQ(AwaitFinished("ev_other").state, kStateDone);
+  EXPECT_EQ(AwaitFinished("ev_bob").state, kStateDone);
+  EXPECT_EQ(host.calls(), 2);
+  dispatcher_.reset();
+  StartDispatcher();
+  for (const std::string& id : withdrawn) EXPECT_EQ(dispatcher_->QueuePosition(id), 0) << id;
+  EXPECT_EQ(store_->GetEvaluation("ev_s1")->state, kStateFailed);
 }
 
 TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheJob) {

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "agent/agent_process.h"
 #include "agent_testing.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"

@@ -31,11 +31,15 @@ using testing::WaitFile;
 
 // The scripted agent: `agent.sh MODE SOURCE PROMPT`, run in the workspace.
 // Every turn it records its prompt and pid, copies SOURCE over kernel.cu
-// and runs `kseek eval` as the brief says; then, by MODE:
+// and runs plain `kseek eval kernel.cu` as the brief says (the workspace's
+// task and target are the defaults; only the timing is cut short); then, by
+// MODE:
 //   good     says it is done
 //   liar     waits (turn 1 only) for the test's "go" file, then claims a limit
 //   sleeper  waits a long time (to be cancelled or cut off by a restart)
 //   selfask  records that it applied a bank question, then says it is done
+//   subset   (evaluates one scenario only) says it is done
+//   queued   touches "started" first, then waits on its evaluation
 const char kAgentScript[] = R"(#!/bin/bash
 mode="$1"; source_file="$2"; prompt="$3"
 turn=$(( $(cat .turn 2>/dev/null || echo 0) + 1 )); echo $turn > .turn
@@ -43,10 +47,13 @@ printf '%s\n' "$prompt" > "prompt.$turn"
 echo $$ > agent.pid
 cp "$source_file" kernel.cu
 echo "turn $turn: evaluating"
-kseek eval --task . --target host --max-samples 3 --max-seconds 0.1 --json kernel.cu > "eval.$turn" 2>&1
+scenarios=""
+[ "$mode" = subset ] && scenarios="--scenarios r64_c33_f32_host"
+[ "$mode" = queued ] && touch started
+kseek eval $scenarios --max-samples 3 --max-seconds 0.1 --json kernel.cu > "eval.$turn" 2>&1
 echo "kseek eval exit status $?"
 case "$mode" in
-  good) echo "I replaced the kernel. Done." ;;
+  good|subset) echo "I replaced the kernel. Done." ;;
   liar)
     if [ $turn = 1 ]; then
       for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done
@@ -118,10 +125,17 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   nlohmann::json verification = OfKind(trace, "verification").at(0);
   EXPECT_TRUE(verification["goal_met"].get<bool>());
   EXPECT_GE(verification["geomean_speedup"].get<double>(), 1.5);
-  // The agent was told how to evaluate, and its evaluation ran (exit 0).
+  // The agent was told how to evaluate, and its plain `kseek eval
+  // kernel.cu` ran on the workspace's task and target (exit 0).
   EXPECT_NE(testing::ReadFile(c.Workspace(id) + "/prompt.1")
-                .find(testing::BinDir() + "/kseek eval --task . --target host kernel.cu"),
+                .find(testing::BinDir() + "/kseek eval kernel.cu"),
             std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(testing::ReadFile(c.Workspace(id) + "/.kernelseek/client.json"))
+                .value("target", ""),
+            "host");
+  EXPECT_NE(testing::ReadFile(c.Workspace(id) + "/eval.1").find("\"target\": \"host\""),
+            std::string::npos)
+      << testing::ReadFile(c.Workspace(id) + "/eval.1");
   EXPECT_NE(testing::ReadFile(c.Workspace(id) + "/eval.1").find("\"all_correct\": true"),
             std::string::npos);
 
@@ -240,6 +254,19 @@ TEST(SessionEndToEnd, CancelEndsTheSessionAndStopsTheAgent) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_FALSE(Alive(agent)) << "the agent still runs";
+  // The killed turn's turn_end comes before the cancelled state, which is
+  // the last event; a watcher sees exactly the exported trace.
+  std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  ASSERT_GE(trace.size(), 2u);
+  EXPECT_EQ(trace.back().value("kind", ""), "state") << trace.back().dump();
+  EXPECT_EQ(trace.back().value("state", ""), "cancelled") << trace.back().dump();
+  EXPECT_EQ(OfKind(trace, "turn_end").size(), 1u);
+  testing::ProcessResult watch = c.Kseek({"session", "watch", "--json", s.session_id()});
+  std::vector<nlohmann::json> watched;
+  for (absl::string_view line : absl::StrSplit(watch.out, '\n', absl::SkipEmpty())) {
+    watched.push_back(nlohmann::json::parse(line));
+  }
+  EXPECT_EQ(watched, trace) << watch.out;
   // A second cancel, or a message, finds the session ended.
   testing::ProcessResult again = c.Kseek({"session", "cancel", s.session_id()});
   EXPECT_EQ(again.exit_code, 2);
@@ -250,6 +277,73 @@ TEST(SessionEndToEnd, CancelEndsTheSessionAndStopsTheAgent) {
   // The agent token died with the session.
   EXPECT_EQ(c.stub().GetSession(as_agent().get(), ref, &seen).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST(SessionEndToEnd, CancelWithdrawsTheSessionsQueuedEvaluations) {
+  Cluster c;
+  WriteAgent(c);
+  c.StartCoordinator();  // no worker yet: the agent's evaluation waits
+  v1::Session s = c.Create(AgentRequest(c, "queued", Softmax() + "/fast_host.cc", 3));
+  ASSERT_TRUE(WaitFile(c.Workspace(s.session_id()) + "/started", 120)) << c.Log();
+  auto evals = [&] {
+    testing::ProcessResult listed = c.Kseek({"evals", "--json"});
+    EXPECT_EQ(listed.exit_code, 0) << listed.err;
+    return nlohmann::json::parse(listed.out, nullptr, false);
+  };
+  nlohmann::json listed;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < deadline) {
+    listed = evals();
+    if (listed.is_array() && listed.size() == 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(listed.is_array() && listed.size() == 1) << listed.dump();
+  ASSERT_EQ(listed[0]["state"], "queued") << listed.dump();
+  const std::string queued_id = listed[0]["evaluation_id"];
+
+  ASSERT_EQ(c.Kseek({"session", "cancel", s.session_id()}).exit_code, 0);
+  listed = evals();
+  ASSERT_EQ(listed.size(), 1u) << listed.dump();
+  EXPECT_EQ(listed[0]["state"], "failed") << listed.dump();
+  EXPECT_EQ(listed[0].value("error", ""), absl::StrCat("session ", s.session_id(), " was cancelled"));
+
+  // A worker arrives: another user's evaluation runs, the withdrawn one never.
+  c.StartWorker();
+  testing::ProcessResult other =
+      c.Kseek({"eval", "--task", Softmax(), "--target", "host", "--max-samples", "3",
+               "--max-seconds", "0.1", "--json", Softmax() + "/fast_host.cc"});
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  for (const nlohmann::json& e : evals()) {
+    if (e["evaluation_id"] != queued_id) continue;
+    EXPECT_EQ(e["state"], "failed");
+    EXPECT_EQ(e["attempts"], 0);
+  }
+  // The cancelled state is the last event; the agent's evaluation is not in the trace.
+  std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  ASSERT_FALSE(trace.empty());
+  EXPECT_EQ(trace.back().value("state", ""), "cancelled") << trace.back().dump();
+  EXPECT_TRUE(OfKind(trace, "evaluation").empty());
+}
+
+TEST(SessionEndToEnd, AnEvaluationOnSomeScenariosIsNeverTheBest) {
+  Cluster c;
+  WriteAgent(c);
+  c.StartCoordinator();
+  c.StartWorker();
+  v1::Session s = c.Create(AgentRequest(c, "subset", Softmax() + "/fast_host.cc", 1));
+  EXPECT_EQ(c.WaitEnded(s.session_id(), 300).state(), "succeeded");
+  std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");
+  ASSERT_EQ(evals.size(), 2u);
+  // The agent's run on one scenario: all correct with a speedup, yet not a best.
+  EXPECT_EQ(evals[0]["by"], "agent");
+  EXPECT_EQ(evals[0]["total"], 1);
+  EXPECT_TRUE(evals[0]["all_correct"].get<bool>()) << evals[0].dump();
+  EXPECT_FALSE(evals[0]["geomean_speedup"].is_null());
+  std::vector<nlohmann::json> best = OfKind(trace, "best");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0]["evaluation_id"], evals[1]["evaluation_id"]);
+  EXPECT_EQ(evals[1]["by"], "verification");
 }
 
 TEST(SessionEndToEnd, CoordinatorKilledMidTurnResumesWithNoEventLost) {
