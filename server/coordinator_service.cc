@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "evaluate.h"
 #include "request.h"
 
 namespace kseek::server {
@@ -230,7 +231,11 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
   r.target = request->target();
   r.task = (*unpacked)->task().name;
   r.kernel_name = (*unpacked)->eval().kernel_name;
-  r.scenarios_total = static_cast<int>((*unpacked)->eval().scenarios.size());
+  // No scenario named means every scenario of the task for the target.
+  const EvalRequest& eval = (*unpacked)->eval();
+  r.scenarios_total = static_cast<int>(eval.scenarios.empty()
+                                           ? ScenariosFor((*unpacked)->task(), eval.target).size()
+                                           : eval.scenarios.size());
   r.created_ms = absl::ToUnixMillis(absl::Now());
   if (caller->role == Role::kAgent) {
     // An agent's evaluation enters its session's trace when it finishes.

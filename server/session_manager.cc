@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "agent/adapter.h"
+#include "evaluate.h"
 #include "question_bank/self_ask.h"
 #include "request.h"
 #include "session_runner.h"
@@ -298,8 +299,11 @@ bool SessionManager::OnFullScenarioSet(const EvaluationRecord& eval) {
   full.set_kernel_name(kWorkspaceKernel);
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(full);
   if (!unpacked.ok()) return false;
-  return eval.task == session->task &&
-         eval.scenarios_total == static_cast<int>((*unpacked)->eval().scenarios.size());
+  // No scenario named means every scenario of the task for the target.
+  const EvalRequest& all = (*unpacked)->eval();
+  size_t total = all.scenarios.empty() ? ScenariosFor((*unpacked)->task(), all.target).size()
+                                       : all.scenarios.size();
+  return eval.task == session->task && eval.scenarios_total == static_cast<int>(total);
 }
 
 void SessionManager::LinkLoop() {

@@ -115,6 +115,11 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   ASSERT_EQ(evals.size(), 2u) << trace_out.out;
   EXPECT_EQ(evals[0]["by"], "agent");
   EXPECT_EQ(evals[1]["by"], "verification");
+  // The agent's evaluation ran every scenario (no --scenarios), all correct:
+  // it is the session's first best.
+  std::vector<nlohmann::json> bests = OfKind(trace, "best");
+  ASSERT_FALSE(bests.empty()) << trace_out.out;
+  EXPECT_EQ(bests[0]["evaluation_id"], evals[0]["evaluation_id"]);
   int64_t verification_at = -1, succeeded_at = -1;
   for (const nlohmann::json& e : trace) {
     if (e["kind"] == "evaluation" && e["by"] == "verification") verification_at = e["index"];
