@@ -56,28 +56,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr char kPath[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-// A correct f32 softmax that spins for a while before each call, so that a
-// job can be stopped while it runs. (A kernel, not a stand-in: it computes
-// the task.)
-const char kSlowKernel[] = R"(
-#include <math.h>
-#include "kernelseek/abi.h"
-extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
-  if (a->tensors[0].dtype != KSEEK_F32) return 1;
-  for (volatile long spin = 0; spin < 2000000000L; ++spin) {
-  }
-  long rows = kseek_param_get(a, "rows", 0), cols = kseek_param_get(a, "cols", 0);
-  const float* x = (const float*)a->tensors[0].data;
-  float* y = (float*)a->tensors[1].data;
-  for (long r = 0; r < rows; ++r) {
-    double m = -INFINITY, s = 0;
-    for (long c = 0; c < cols; ++c) m = fmax(m, x[r * cols + c]);
-    for (long c = 0; c < cols; ++c) s += exp(x[r * cols + c] - m);
-    for (long c = 0; c < cols; ++c) y[r * cols + c] = (float)(exp(x[r * cols + c] - m) / s);
-  }
-  return 0;
-}
-)";
+// A correct softmax that spins for a while before each call, so that a job
+// can be stopped while it runs.
+const std::string kSlowKernel = testing::SlowSoftmaxHostKernel(2000000000L);
 const std::vector<std::string> kSlowScenarios = {"r1_c1_f32_host", "r64_c33_f32_host", "r100_c17_f32_host",
                                                  "r256_c100_f32_host"};
 

@@ -78,6 +78,29 @@ std::string SourceDir() { return FromEnvOr("KSEEK_SOURCE_DIR", KSEEK_SOURCE_DIR)
 
 std::string BinDir() { return FromEnvOr("KSEEK_BIN_DIR", KSEEK_BIN_DIR); }
 
+std::string SlowSoftmaxHostKernel(long spin_iterations) {
+  return R"(
+#include <math.h>
+#include "kernelseek/abi.h"
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
+  if (a->tensors[0].dtype != KSEEK_F32) return 1;
+  for (volatile long spin = 0; spin < )" +
+         std::to_string(spin_iterations) + R"(L; ++spin) {
+  }
+  long rows = kseek_param_get(a, "rows", 0), cols = kseek_param_get(a, "cols", 0);
+  const float* x = (const float*)a->tensors[0].data;
+  float* y = (float*)a->tensors[1].data;
+  for (long r = 0; r < rows; ++r) {
+    double m = -INFINITY, s = 0;
+    for (long c = 0; c < cols; ++c) m = fmax(m, x[r * cols + c]);
+    for (long c = 0; c < cols; ++c) s += exp(x[r * cols + c] - m);
+    for (long c = 0; c < cols; ++c) y[r * cols + c] = (float)(exp(x[r * cols + c] - m) / s);
+  }
+  return 0;
+}
+)";
+}
+
 std::string TempDir(const std::string& prefix) {
   const char* tmp = std::getenv("TMPDIR");
   std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";

@@ -16,6 +16,12 @@ namespace kseek::testing {
 std::string SourceDir();
 std::string BinDir();
 
+// The source of a correct f32 softmax for the host target (softmax task)
+// that spins `spin_iterations` times before each call: slow enough for a
+// test to stop, kill or signal a job in the middle of a scenario. A kernel,
+// not a stand-in: it computes the task.
+std::string SlowSoftmaxHostKernel(long spin_iterations);
+
 // A fresh empty folder under the system temp dir, removed at exit.
 std::string TempDir(const std::string& prefix);
 
