@@ -8,23 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "agent/json_fields.h"
 #include "agent/text.h"
 
 namespace kseek::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string StringField(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<int64_t> IntField(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
-}
 
 // The text of a tool_result's content: a string, or a list of blocks of
 // which the text ones count.

@@ -9,23 +9,13 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "nlohmann/json.hpp"
+#include "agent/json_fields.h"
 #include "agent/text.h"
 
 namespace kseek::agent {
 namespace {
 
 using nlohmann::json;
-
-std::string StringField(const json& j, const char* key) {
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-std::optional<int64_t> IntField(const json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_number_integer()) return std::nullopt;
-  return it->get<int64_t>();
-}
 
 // A TOML basic string holding `s`.
 std::string TomlString(const std::string& s) {
