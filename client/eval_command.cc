@@ -63,7 +63,7 @@ const char kEvalUsage[] =
     ".kernelseek/client.json) the evaluation runs on one of its workers (--gpu and\n"
     "--cache-dir are then the worker's business); --local forces this machine.\n"
     "--progress lines prints one line per finished scenario with the elapsed time (for\n"
-    "logs; the default draws a progress line on a terminal only).\n"
+    "logs, local mode; the default draws a progress line on a terminal only).\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
     "(including a refused request or an unreachable coordinator).\n";
 
@@ -322,18 +322,22 @@ int EvalCommand(const std::vector<std::string>& args) {
   req.cache_dir = absl::GetFlag(FLAGS_cache_dir);
 
   bool json = absl::GetFlag(FLAGS_json);
+  auto mode = ProgressMode(json);
+  if (!mode.ok()) return usage_error(std::string(mode.status().message()));
   std::string settings_error;
   bool remote_mode = UseCoordinator(&settings_error);
   if (!settings_error.empty()) return usage_error(settings_error);
   if (remote_mode) {
     if (req.gpu != 0 || !req.cache_dir.empty())
       return usage_error("--gpu and --cache-dir apply to local mode only (add --local)");
+    if (*mode == ProgressLine::kLines)
+      return usage_error("--progress lines applies to local mode only (add --local)");
     auto request = RemoteRequest(task_dir, req, absl::GetFlag(FLAGS_scenarios));
     if (!request.ok()) return usage_error(std::string(request.status().message()));
     std::unique_ptr<Remote> remote = ConnectOrReport("eval");
     if (remote == nullptr) return kExitUsage;
     RemoteOutcome outcome;
-    if (int rc = SubmitAndWait(*remote, "eval", *request, !json && StderrIsTerminal(), &outcome); rc != kExitOk)
+    if (int rc = SubmitAndWait(*remote, "eval", *request, *mode == ProgressLine::kBar, &outcome); rc != kExitOk)
       return rc;
     if (!outcome.verdict)
       return usage_error(absl::StrCat("evaluation ", outcome.evaluation_id, " failed: ", outcome.failed));
@@ -346,8 +350,6 @@ int EvalCommand(const std::vector<std::string>& args) {
     }
     return ExitFor(*outcome.verdict);
   }
-  auto mode = ProgressMode(json);
-  if (!mode.ok()) return usage_error(std::string(mode.status().message()));
   ProgressLine line(*mode);
   auto verdict = Evaluate(*task, req, [&](const EvalProgress& p) { line.Update(p); });
   line.Clear();
