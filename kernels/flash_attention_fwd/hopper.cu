@@ -154,6 +154,28 @@
 
 #include "kernelseek/abi.h"
 
+// Tuning switches (compile-time; the defaults are the measured best,
+// NOTES.md says which measurement chose each):
+//   KSEEK_FA_FAST_EXP2          1: exponentials with ex2.approx.ftz; 0: exp2f
+//   KSEEK_FA_HD256_BLOCK_N      keys per tile of the WGMMA kernel at head_dim
+//                               256 (64 or 80; 2 stages)
+//   KSEEK_FA_PV_N256            1: P V at head_dim 256 as one m64n256k16 per
+//                               16 keys; 0: two m64n128k16
+//   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
+//                               kernel
+#ifndef KSEEK_FA_FAST_EXP2
+#define KSEEK_FA_FAST_EXP2 1
+#endif
+#ifndef KSEEK_FA_HD256_BLOCK_N
+#define KSEEK_FA_HD256_BLOCK_N 80
+#endif
+#ifndef KSEEK_FA_PV_N256
+#define KSEEK_FA_PV_N256 1
+#endif
+#ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
+#define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
+#endif
+
 namespace {
 
 // ---------------------------------------------------------------------------
@@ -427,6 +449,19 @@ __device__ __forceinline__ void MaskScores(float (&s)[kN / 8][4], int k0,
     }
 }
 
+// 2^x on the MUFU unit: one instruction with subnormal results flushed to
+// zero (a probability below 2^-126 of the row's largest). exp2f without
+// fast-math adds a range check and two scalings around it.
+__device__ __forceinline__ float Exp2(float x) {
+#if KSEEK_FA_FAST_EXP2
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+
 // Online softmax, scores part: new row maxima, S -> P (unnormalised, in
 // place) and the running sums; alpha[i] is the factor by which O of row i
 // must then be rescaled (RescaleRows).
@@ -446,14 +481,14 @@ __device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
     // While a row has seen no key its max is -inf: subtract 0 instead, so
     // exp2(-inf - base) is 0 rather than NaN.
     const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    alpha[i] = exp2f(st.row_max[i] * scale_log2 - base);
+    alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
     st.row_max[i] = mx;
     float sum = 0.f;
 #pragma unroll
     for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float pe = exp2f(fmaf(s[n][2 * i + e], scale_log2, -base));
+        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
         s[n][2 * i + e] = pe;
         sum += pe;
       }
@@ -737,6 +772,8 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   KSEEK_ACC8(d, i), KSEEK_ACC8(d, (i) + 2), KSEEK_ACC8(d, (i) + 4),         \
       KSEEK_ACC8(d, (i) + 6)
 #define KSEEK_ACC64(d, i) KSEEK_ACC32(d, i), KSEEK_ACC32(d, (i) + 8)
+#define KSEEK_ACC40(d, i) KSEEK_ACC32(d, i), KSEEK_ACC8(d, (i) + 8)
+#define KSEEK_ACC128(d, i) KSEEK_ACC64(d, i), KSEEK_ACC64(d, (i) + 16)
 #define KSEEK_REGS32                                                        \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "  \
@@ -747,6 +784,21 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, "  \
   "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, "  \
   "%58, %59, %60, %61, %62, %63}"
+#define KSEEK_REGS40 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, " \
+  "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39}"
+#define KSEEK_REGS128 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, " \
+  "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, " \
+  "%44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, " \
+  "%58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, " \
+  "%72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, " \
+  "%86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, " \
+  "%100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, " \
+  "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, " \
+  "%122, %123, %124, %125, %126, %127}"
 
 // d (64 x N, fp32) = A B^T (+ d when accumulate != 0); A (64 x 16) and B
 // (N x 16) K-major in shared memory. A_, B_ and P_ name the operands
@@ -777,6 +829,16 @@ __device__ __forceinline__ void WgmmaSS64(float (&d)[8][4], uint64_t desc_a,
   else
     KSEEK_WGMMA_SS("bf16", 64, KSEEK_REGS32, "%32", "%33", "%34",
                    KSEEK_ACC32(d, 0));
+}
+template <typename T>
+__device__ __forceinline__ void WgmmaSS80(float (&d)[10][4], uint64_t desc_a,
+                                          uint64_t desc_b, int accumulate) {
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_SS("f16", 80, KSEEK_REGS40, "%40", "%41", "%42",
+                   KSEEK_ACC40(d, 0));
+  else
+    KSEEK_WGMMA_SS("bf16", 80, KSEEK_REGS40, "%40", "%41", "%42",
+                   KSEEK_ACC40(d, 0));
 }
 template <typename T>
 __device__ __forceinline__ void WgmmaSS128(float (&d)[16][4], uint64_t desc_a,
@@ -813,12 +875,28 @@ __device__ __forceinline__ void WgmmaRS128(float (&d)[G][4],
     KSEEK_WGMMA_RS("bf16", 128, KSEEK_REGS64, "{%64, %65, %66, %67}",
                    "%68", "%69", KSEEK_ACC64(d, kBase));
 }
+template <typename T, int kBase, int G>
+__device__ __forceinline__ void WgmmaRS256(float (&d)[G][4],
+                                           const uint32_t (&a)[4],
+                                           uint64_t desc_b) {
+  static_assert(kBase + 32 <= G, "accumulator groups");
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_RS("f16", 256, KSEEK_REGS128, "{%128, %129, %130, %131}",
+                   "%132", "%133", KSEEK_ACC128(d, kBase));
+  else
+    KSEEK_WGMMA_RS("bf16", 256, KSEEK_REGS128, "{%128, %129, %130, %131}",
+                   "%132", "%133", KSEEK_ACC128(d, kBase));
+}
 
 #undef KSEEK_WGMMA_RS
 #undef KSEEK_WGMMA_SS
+#undef KSEEK_REGS128
 #undef KSEEK_REGS64
+#undef KSEEK_REGS40
 #undef KSEEK_REGS32
+#undef KSEEK_ACC128
 #undef KSEEK_ACC64
+#undef KSEEK_ACC40
 #undef KSEEK_ACC32
 #undef KSEEK_ACC8
 
@@ -909,7 +987,10 @@ static_assert((kConsumerRegisters * kConsumers + kProducerRegisters) *
 
 template <int D>
 struct WgmmaConfig {
-  static constexpr int kBlockN = D == 256 ? 64 : 128;  // keys per tile
+  static constexpr int kBlockN =  // keys per tile
+      D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
+  static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128,
+                "S = Q K^T is m64n64, m64n80 or m64n128");
   static constexpr int kStages = D == 64 ? 4 : D == 128 ? 3 : 2;
   static constexpr int kColBlocks = D / 64;
   static constexpr int kQHalfBytes = kColBlocks * kWgRows * kColBlockRowBytes;
@@ -917,7 +998,8 @@ struct WgmmaConfig {
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
   static constexpr int kBarriersAt = kQBytes + kStages * kStageBytes;
-  static constexpr int kBarrierBytes = 8 * (1 + 2 * kStages);
+  // Q, then per stage: K full, V full, K empty, V empty.
+  static constexpr int kBarrierBytes = 8 * (1 + 4 * kStages);
   // 1024 bytes of slack to align the tiles to the swizzle atom.
   static constexpr int kSmemBytes = 1024 + kBarriersAt + kBarrierBytes;
 };
@@ -942,12 +1024,55 @@ __device__ __forceinline__ void AccumulatePVWgmma(
     if constexpr (D == 64) {
       WgmmaRS64<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
     } else {
-      WgmmaRS128<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
-      if constexpr (D == 256)
-        WgmmaRS128<T, 16>(acc, pk[kk],
-                          Descriptor(v_rows + 2 * kColBlockBytes,
-                                     kColBlockBytes, 1024));
+      if constexpr (D == 256 && KSEEK_FA_PV_N256) {
+        WgmmaRS256<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+      } else {
+        WgmmaRS128<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+        if constexpr (D == 256)
+          WgmmaRS128<T, 16>(acc, pk[kk],
+                            Descriptor(v_rows + 2 * kColBlockBytes,
+                                       kColBlockBytes, 1024));
+      }
     }
+  }
+}
+
+// S (64 x kN, fp32) = Q K^T: Q (64 rows of this consumer) and K (the
+// first half of the stage) K-major in 128-byte-swizzled shared memory,
+// 16 columns per step (32 bytes inside the swizzle atom's row).
+template <typename T, int D, int kN>
+__device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
+                                                 uint32_t q_rows,
+                                                 uint32_t stage) {
+  constexpr uint32_t kQColBlockBytes = kWgRows * kColBlockRowBytes;
+  constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const uint32_t step = (kk % 4) * 32;
+    const uint64_t da =
+        Descriptor(q_rows + (kk / 4) * kQColBlockBytes + step, 16, 1024);
+    const uint64_t db =
+        Descriptor(stage + (kk / 4) * kKColBlockBytes + step, 16, 1024);
+    if constexpr (kN == 64)
+      WgmmaSS64<T>(sc, da, db, kk > 0);
+    else if constexpr (kN == 80)
+      WgmmaSS80<T>(sc, da, db, kk > 0);
+    else
+      WgmmaSS128<T>(sc, da, db, kk > 0);
+  }
+}
+
+// P (the softmax's fp32 numerators) rounded to 16 bits: the accumulator
+// layout of S is the register A layout of the P V wgmma.
+template <typename T, int kN>
+__device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
+                                           uint32_t (&pk)[kN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kN / 16; ++kk) {
+    pk[kk][0] = Pack2(sc[2 * kk][0], sc[2 * kk][1], T());
+    pk[kk][1] = Pack2(sc[2 * kk][2], sc[2 * kk][3], T());
+    pk[kk][2] = Pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T());
+    pk[kk][3] = Pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T());
   }
 }
 
@@ -972,21 +1097,30 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   const uint32_t q_smem = base;
   const uint32_t kv_smem = base + C::kQBytes;
   const uint32_t q_full = base + C::kBarriersAt;
-  auto full = [&](int s) { return q_full + 8 * (1 + s); };
-  auto empty = [&](int s) { return q_full + 8 * (1 + C::kStages + s); };
+  // K and V of a stage have barriers of their own: S = Q K^T of a tile
+  // starts when its K has landed, and K is released as soon as S is done.
+  auto full_k = [&](int s) { return q_full + 8 * (1 + s); };
+  auto full_v = [&](int s) { return q_full + 8 * (1 + C::kStages + s); };
+  auto empty_k = [&](int s) { return q_full + 8 * (1 + 2 * C::kStages + s); };
+  auto empty_v = [&](int s) { return q_full + 8 * (1 + 3 * C::kStages + s); };
   const BlockWork w = LocateBlock<kN>(p);
 
   if (threadIdx.x == 0) {
     BarrierInit(q_full, 1);
     for (int s = 0; s < C::kStages; ++s) {
-      BarrierInit(full(s), 1);
-      BarrierInit(empty(s), kConsumers * kWgThreads / 32);  // one per warp
+      BarrierInit(full_k(s), 1);
+      BarrierInit(full_v(s), 1);
+      BarrierInit(empty_k(s), kConsumers * kWgThreads / 32);  // one per warp
+      BarrierInit(empty_v(s), kConsumers * kWgThreads / 32);
     }
     FenceBarrierInit();
   }
   __syncthreads();
 
-  const int wg = threadIdx.x / kWgThreads;
+  // Warpgroup index broadcast from lane 0: ptxas then knows it is uniform
+  // across the warp, so the wgmma paths that depend on it are not taken
+  // for divergent (which would serialise every wgmma).
+  const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / kWgThreads, 0);
   if (wg == 0) {
     // Producer: one thread issues every TMA load of the block.
     LowerRegisters<kProducerRegisters>();
@@ -1002,18 +1136,26 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ, &q_map,
                   q_full, 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
     }
-    for (int j = w.tile_begin; j < w.tile_end; ++j) {
-      const int i = j - w.tile_begin, s = i % C::kStages;
-      Wait(empty(s), ((i / C::kStages) & 1) ^ 1);
-      ArriveExpectBytes(full(s), C::kStageBytes);
-      const uint32_t stage = kv_smem + s * C::kStageBytes;
-      for (int cb = 0; cb < C::kColBlocks; ++cb) {
-        TmaLoad4d(stage + cb * kColBlockBytesKV, &k_map, full(s), 64 * cb, hkv,
-                  j * kN, w.b);
-        TmaLoad4d(stage + C::kTileBytes + cb * kColBlockBytesKV, &v_map,
-                  full(s), 64 * cb, hkv, j * kN, w.b);
-      }
+    // K of tile i (i counted from the block's first tile) or V, into
+    // stage i % kStages once the consumers have released its previous use.
+    auto load = [&](int i, bool v) {
+      const int s = i % C::kStages;
+      const uint32_t full = v ? full_v(s) : full_k(s);
+      Wait(v ? empty_v(s) : empty_k(s), ((i / C::kStages) & 1) ^ 1);
+      ArriveExpectBytes(full, C::kTileBytes);
+      const uint32_t dst = kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
+      for (int cb = 0; cb < C::kColBlocks; ++cb)
+        TmaLoad4d(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map, full,
+                  64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+    };
+    // K runs one tile ahead of V: the consumers issue S of tile i together
+    // with P V of tile i - 1.
+    const int tiles = w.tile_end - w.tile_begin;
+    for (int i = 0; i < tiles; ++i) {
+      load(i, false);
+      if (i > 0) load(i - 1, true);
     }
+    if (tiles > 0) load(tiles - 1, true);
     return;
   }
 
@@ -1023,10 +1165,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
   const int wg_first = w.q0 + kWgRows * cwg;
-  const int wg_key_end =
-      wg_first >= p.seqlen_q
-          ? 0
-          : KeyLimit(p, min(wg_first + kWgRows, p.seqlen_q) - 1);
   const int wg_mask_from = KeyLimit(p, wg_first);
   const int first_row = w.q0 + kRowsPerWarp * warp;
   const int limit0 = KeyLimit(p, first_row + lane / 4);
@@ -1050,75 +1188,82 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   // Ping-pong: a warpgroup issues its GEMMs of a tile only after the other
   // one issued its own, so one's softmax runs under the other's GEMMs.
   // Consumer 1 lets consumer 0 go first; every turn is taken and passed on
-  // once per tile, also on tiles a warpgroup skips, and the last pass to
-  // consumer 0 is left out so that no arrival is pending at exit.
-  if (cwg == 1 && w.tile_begin < w.tile_end)
-    NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
-  int pending = -1;  // the stage of the tile whose P V is not issued yet
-  for (int j = w.tile_begin; j < w.tile_end; ++j) {
-    const int i = j - w.tile_begin, s = i % C::kStages;
-    const uint32_t stage = kv_smem + s * C::kStageBytes;
-    const int k0 = j * kN;
-    const bool compute = k0 < wg_key_end;  // the same for the warpgroup
-    Wait(full(s), (i / C::kStages) & 1);
-    NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
-
-    // S = Q K^T of this tile, then O += P V of the previous one.
-    float sc[kN / 8][4];  // written by the first step (accumulate = 0)
-    WgmmaFence();
-    if (compute) {
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        const uint32_t step = (kk % 4) * 32;  // 16 columns, inside the swizzle
-        const uint64_t da = Descriptor(
-            q_rows + (kk / 4) * kColBlockBytesQ + step, 16, kAtomBytes);
-        const uint64_t db = Descriptor(
-            stage + (kk / 4) * kColBlockBytesKV + step, 16, kAtomBytes);
-        if constexpr (kN == 64)
-          WgmmaSS64<T>(sc, da, db, kk > 0);
-        else
-          WgmmaSS128<T>(sc, da, db, kk > 0);
-      }
+  // once per tile, and the last pass to consumer 0 is left out so that no
+  // arrival is pending at exit.
+  //
+  // No wgmma is issued inside a branch that depends on the tile: ptxas
+  // serialises every wgmma of the kernel when it cannot prove which groups
+  // are complete at a wait. So a consumer computes every tile of the
+  // block's range, also tiles past its own rows' limits (they are masked
+  // to -inf and add nothing), and the first tile (S only) and the last
+  // P V are peeled out of the loop.
+  const int tiles = w.tile_end - w.tile_begin;
+  if (tiles > 0) {
+    if (cwg == 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
+    float alpha[2];
+    {
+      Wait(full_k(0), 0);
+      NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+      float sc[kN / 8][4];
+      HoldRegisters(sc);
+      WgmmaFence();
+      IssueScoresWgmma<T, D, kN>(sc, q_rows, kv_smem);
       WgmmaCommit();
+      HoldRegisters(sc);
+      if (cwg == 0 || tiles > 1)
+        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+      WgmmaWait<0>();
+      HoldRegisters(sc);
+      if (lane == 0) Arrive(empty_k(0));
+      const int k0 = w.tile_begin * kN;
+      if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+      SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
+      PackScores<T, kN>(sc, pk);
     }
-    if (pending >= 0) {
+    int pending = 0;  // the stage of the tile whose P V is not issued yet
+    for (int i = 1; i < tiles; ++i) {
+      const int s = i % C::kStages;
+      const uint32_t stage = kv_smem + s * C::kStageBytes;
+      const int k0 = (w.tile_begin + i) * kN;
+      Wait(full_k(s), (i / C::kStages) & 1);
+      Wait(full_v(pending), ((i - 1) / C::kStages) & 1);
+      NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+
+      // S = Q K^T of this tile, then O += P V of the previous one. The
+      // operands are pinned on both sides of the fence, so that the
+      // compiler neither sinks the previous tile's rescale and packing past
+      // it nor reads an accumulator while its wgmma runs.
+      float sc[kN / 8][4];
+      HoldRegisters(sc);
+      HoldRegisters(st.acc);
+      HoldRegisters(pk);
+      WgmmaFence();
+      IssueScoresWgmma<T, D, kN>(sc, q_rows, stage);
+      WgmmaCommit();
       AccumulatePVWgmma<T, D, kN>(st.acc, pk,
                                   kv_smem + pending * C::kStageBytes);
       WgmmaCommit();
-    }
-    if (cwg == 0 || j + 1 < w.tile_end)
-      NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
-
-    float alpha[2];
-    if (compute) {
-      if (pending >= 0)
-        WgmmaWait<1>();  // S only
-      else
-        WgmmaWait<0>();
       HoldRegisters(sc);
+      HoldRegisters(st.acc);
+      if (cwg == 0 || i + 1 < tiles)
+        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+
+      WgmmaWait<1>();  // S only
+      HoldRegisters(sc);
+      if (lane == 0) Arrive(empty_k(s));
       if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
       SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
+      WgmmaWait<0>();
+      HoldRegisters(pk);
+      HoldRegisters(st.acc);
+      if (lane == 0) Arrive(empty_v(pending));
+      RescaleRows<D>(st, alpha);
+      PackScores<T, kN>(sc, pk);
+      pending = s;
     }
-    WgmmaWait<0>();
-    HoldRegisters(pk);
+    Wait(full_v(pending), ((tiles - 1) / C::kStages) & 1);
     HoldRegisters(st.acc);
-    if (pending >= 0 && lane == 0) Arrive(empty(pending));
-    pending = -1;
-    if (!compute) {
-      if (lane == 0) Arrive(empty(s));
-      continue;
-    }
-    RescaleRows<D>(st, alpha);
-#pragma unroll
-    for (int kk = 0; kk < kN / 16; ++kk) {
-      pk[kk][0] = Pack2(sc[2 * kk][0], sc[2 * kk][1], T());
-      pk[kk][1] = Pack2(sc[2 * kk][2], sc[2 * kk][3], T());
-      pk[kk][2] = Pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T());
-      pk[kk][3] = Pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T());
-    }
-    pending = s;
-  }
-  if (pending >= 0) {
+    HoldRegisters(pk);
     WgmmaFence();
     AccumulatePVWgmma<T, D, kN>(st.acc, pk,
                                 kv_smem + pending * C::kStageBytes);
@@ -1127,7 +1272,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     HoldRegisters(pk);
     HoldRegisters(st.acc);
   }
-
   float total[2];
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -1403,7 +1547,8 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
     return 1;
   }
-  if (major == 9 && blocks * 5 >= int64_t(sms) * 4)
+  if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM &&
+      blocks * 5 >= int64_t(sms) * 4)
     return LaunchWgmma<T, D>(p, args);
   return LaunchMma<T, D>(p, args, sms);
 }

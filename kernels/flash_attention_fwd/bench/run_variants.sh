@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Builds of the Hopper kernel side by side, as one device command (tuning).
+#
+#   FA_VARIANTS="head=.device/variants/hopper_head.cu;new=kernels/flash_attention_fwd/hopper.cu;noftz=kernels/flash_attention_fwd/hopper.cu -DKSEEK_FA_FAST_EXP2=0" \
+#     bash kernels/flash_attention_fwd/bench/run_variants.sh
+#
+# Each variant NAME=FILE [nvcc flags] is compiled with the harness's flags
+# (as `kseek compile --target sm_90a` does; no bundle needed), all at once.
+# Per variant: the ptxas report (NAME.ptxas.txt; wgmma serialisation
+# warnings and the WGMMA kernels' spills are printed) and, when cuobjdump
+# is there, the SASS of the kernels (NAME.sass.gz), both in $OUT/builds.tgz
+# (the device returns few files). Then variants.py
+# times every build beside cuDNN on FA_SCENARIOS ("grid", a comma list, or
+# by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill)). With FA_NCU="NAME SCENARIO", Nsight Compute
+# profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
+# clocks left alone): $OUT/ncu.ncu-rep, its details page as text
+# ($OUT/ncu_details.txt) and per-instruction source counters
+# ($OUT/ncu_source.csv.gz).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+OUT="${OUT:-/tmp/fa_variants}"
+export PATH=/usr/local/cuda/bin:$PATH
+mkdir -p "$OUT"
+work=$(mktemp -d)
+logs=$work/builds
+mkdir -p "$logs"
+cd "$ROOT"
+
+IFS=';' read -r -a specs <<< "${FA_VARIANTS:?set FA_VARIANTS=NAME=FILE [flags];...}"
+names=()
+for spec in "${specs[@]}"; do
+  name=${spec%%=*}; rest=${spec#*=}
+  read -r -a words <<< "$rest"
+  file=${words[0]}; flags=("${words[@]:1}")
+  [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
+  names+=("$name")
+  ( nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -lineinfo \
+      -Xcompiler -fPIC -shared -Xptxas -v --expt-relaxed-constexpr \
+      -I harness/include "${flags[@]}" -o "$work/$name.so" "$file" \
+      > "$logs/$name.ptxas.txt" 2>&1
+    echo $? > "$work/$name.rc" ) &
+done
+start=$(date +%s)
+wait
+echo "== built ${#names[@]} variant(s) in $(( $(date +%s) - start )) s"
+libs=()
+for name in "${names[@]}"; do
+  rc=$(cat "$work/$name.rc")
+  serial=$(grep -c "C7514\|C7515\|C7520\|serialized" "$logs/$name.ptxas.txt")
+  echo "-- $name: nvcc exit $rc, wgmma serialisation warnings: $serial"
+  grep -A2 "entry function.*AttentionForwardWgmma" "$logs/$name.ptxas.txt" |
+    grep "stack frame" | sed 's/^ *//' | sort | uniq -c | sed 's/^/   WGMMA kernels: /'
+  [[ $rc == 0 ]] || { tail -20 "$logs/$name.ptxas.txt"; continue; }
+  libs+=(--lib "$name=$work/$name.so")
+  if command -v cuobjdump > /dev/null; then
+    cuobjdump -sass "$work/$name.so" | gzip > "$logs/$name.sass.gz"
+  fi
+done
+tar -C "$work" -czf "$OUT/builds.tgz" builds
+
+cd "$ROOT/kernels/flash_attention_fwd/bench"
+default=grid_hd64_full_s16384_bf16,grid_hd64_causal_s16384_bf16,grid_hd128_full_s16384_bf16,grid_hd128_causal_s16384_bf16,grid_hd256_full_s16384_bf16,grid_hd256_causal_s16384_bf16,grid_hd64_full_s2048_bf16,grid_hd64_causal_s2048_bf16,grid_hd128_full_s2048_bf16,grid_hd128_causal_s2048_bf16,grid_hd256_full_s2048_bf16,grid_hd256_causal_s2048_bf16,grid_hd128_full_s512_bf16,grid_hd128_causal_s512_bf16,grid_hd128_full_s16384_f16,ragged_s1000_hd128_causal_bf16,qlong_q1024_k512_hd128_causal_bf16,gqa4_hd128_causal_s2048_bf16,prefill_q2048_k16384_hd128_causal_bf16,ragged_s3001_hd256_causal_bf16
+case "${FA_SCENARIOS:-$default}" in
+  grid) scen=(--grid-only) ;;
+  *) scen=(--scenarios "${FA_SCENARIOS:-$default}") ;;
+esac
+start=$(date +%s)
+timeout "${FA_VARIANTS_TIMEOUT:-240}" python3 variants.py "${libs[@]}" "${scen[@]}" \
+  ${FA_VARIANT_ARGS:-} --out "$OUT/variants.json" 2>&1 | tee "$OUT/variants.txt"
+echo "== variants.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+
+if [[ -n "${FA_NCU:-}" ]]; then
+  read -r ncu_name ncu_scen <<< "$FA_NCU"
+  start=$(date +%s)
+  timeout "${FA_NCU_TIMEOUT:-180}" ncu --clock-control none --set full \
+    --import-source yes -k regex:AttentionForwardWgmma -c 1 -f \
+    -o "$OUT/ncu" python3 variants.py --lib "$ncu_name=$work/$ncu_name.so" \
+    --scenarios "$ncu_scen" --samples 1 --warmup 0 --budget-s 0.01 \
+    > "$work/ncu.log" 2>&1
+  echo "== ncu ($ncu_name, $ncu_scen): exit $? in $(( $(date +%s) - start )) s"
+  if [[ -f $OUT/ncu.ncu-rep ]]; then
+    ncu -i "$OUT/ncu.ncu-rep" --page details > "$OUT/ncu_details.txt" 2>&1
+    ncu -i "$OUT/ncu.ncu-rep" --page source --csv --print-source sass 2>&1 |
+      gzip > "$OUT/ncu_source.csv.gz"
+    grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Tensor is|L2 Hit Rate|Mem Busy" \
+      "$OUT/ncu_details.txt" | head -20
+  else
+    tail -20 "$work/ncu.log"
+  fi
+fi

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Several builds of a candidate side by side, with SDPA's cuDNN backend.
+
+For tuning: each --lib NAME=PATH is a build of the kernel (e.g. hopper.cu
+with different -D settings, or an older version of the file). Per scenario
+all builds run on the same inputs in this one process, in turn with
+cuDNN, with the timing of anchor.py (warm-up, L2 flush before every sample,
+CUDA events, the median). Prints TFLOP/s per build, each build's ratio to
+cuDNN and to the first build, and each build's O against cuDNN's (rel L2;
+"WRONG" past 2e-2, where the backend ran; against an fp32 matrix-product
+reference for causal shapes with seqlen_q > seqlen_k, where SDPA's
+lower-right mask gives NaN rows). Correctness of record is
+`kseek eval`'s; this check only keeps a broken build from being read as
+fast. Geometric means per build close the table; --out writes JSON.
+
+  python3 variants.py --lib old=/tmp/a.so --lib new=/tmp/b.so \\
+      --scenarios grid_hd128_full_s16384_bf16,... [--grid-only]
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+
+import torch
+
+from anchor import BACKENDS, first_line, geomean, sdpa_callable
+from kseek_abi import Kernel, Timer, errors, flops, load_scenarios, \
+    make_inputs, select
+
+
+def math_reference(p, q, k, v):
+    """O in fp32 by plain matrix products (BSHD in, BSHD out): for causal
+    shapes with seqlen_q > seqlen_k, where SDPA's lower-right mask gives NaN
+    rows. Rows that see no key are 0, as the task wants."""
+    qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
+    g = p["heads_q"] // p["heads_kv"]
+    kf = kf.repeat_interleave(g, dim=1)
+    vf = vf.repeat_interleave(g, dim=1)
+    s = qf @ kf.transpose(-1, -2) / math.sqrt(p["head_dim"])
+    sq, sk = p["seqlen_q"], p["seqlen_k"]
+    i = torch.arange(sq, device=s.device)[:, None]
+    j = torch.arange(sk, device=s.device)[None, :]
+    s = s.masked_fill(j > i + sk - sq, float("-inf"))
+    return (torch.softmax(s, -1).nan_to_num(0.0) @ vf).transpose(1, 2)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", action="append", required=True,
+                    help="NAME=PATH of one build (repeat)")
+    ap.add_argument("--scenarios", help="comma-separated scenario names")
+    ap.add_argument("--grid-only", action="store_true")
+    ap.add_argument("--samples", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--budget-s", type=float, default=0.3)
+    ap.add_argument("--seed", type=int, default=4321)
+    ap.add_argument("--out", help="JSON output")
+    args = ap.parse_args()
+
+    builds = []
+    for spec in args.lib:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit(f"--lib wants NAME=PATH, got {spec!r}")
+        builds.append((name, Kernel(path)))
+    scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
+    timer = Timer(args.samples, args.warmup, args.budget_s)
+    cudnn = dict(BACKENDS)["cudnn"]
+    first = builds[0][0]
+
+    print(f"device {torch.cuda.get_device_name(0)}; cuDNN "
+          f"{torch.backends.cudnn.version()}; builds "
+          + ", ".join(n for n, _ in builds))
+    head = f"{'scenario':44s} {'cuDNN':>7s}"
+    for n, _ in builds:
+        head += f" {n[:9]:>9s} {'/cuDNN':>6s}"
+    print(head + "   (TFLOP/s)")
+    rows = []
+    for s in scenarios:
+        p = s["params"]
+        fl = flops(p)
+        q, k, v, o, lse = make_inputs(p, args.seed)
+        row = {"name": s["name"], "flops": fl, "builds": {}}
+        ref = None
+        try:
+            fn = sdpa_callable(cudnn, p, q, k, v)
+            ref = fn().transpose(1, 2).float().nan_to_num(0.0)
+            if p["causal"] and p["seqlen_q"] > p["seqlen_k"]:
+                ref = math_reference(p, q, k, v)
+            row["cudnn_ms"], _ = timer.median_ms(fn)
+        except Exception as e:  # cuDNN refuses some shapes
+            row["cudnn_error"] = first_line(e)
+        notes = []
+        for name, kern in builds:
+            r = {}
+            try:
+                launch = kern.bind(p, (q, k, v, o, lse))
+                o.fill_(float("nan"))
+                launch()
+                torch.cuda.synchronize()
+                if ref is not None:
+                    r["rel_l2_vs_cudnn"], _ = errors(o.float(), ref)
+                    if not r["rel_l2_vs_cudnn"] <= 2e-2:
+                        notes.append(f"{name} WRONG (rel L2 "
+                                     f"{r['rel_l2_vs_cudnn']:.2e} vs cuDNN)")
+                r["ms"], r["samples"] = timer.median_ms(launch)
+            except Exception as e:
+                r["error"] = first_line(e)
+                notes.append(f"{name}: {r['error']}")
+            row["builds"][name] = r
+        line = f"{s['name']:44s} "
+        c_ms = row.get("cudnn_ms")
+        line += f"{fl / c_ms / 1e9:7.1f}" if c_ms else f"{'n/a':>7s}"
+        for name, _ in builds:
+            r = row["builds"][name]
+            if "ms" in r:
+                r["tflops"] = fl / r["ms"] / 1e9
+                if c_ms:
+                    r["over_cudnn"] = c_ms / r["ms"]
+                line += f" {r['tflops']:9.1f} " + (
+                    f"{r['over_cudnn']:6.3f}" if c_ms else f"{'n/a':>6s}")
+            else:
+                line += f" {'err':>9s} {'':6s}"
+        print(line + ("   " + "; ".join(notes) if notes else ""), flush=True)
+        rows.append(row)
+        del q, k, v, o, lse, ref
+        torch.cuda.empty_cache()
+
+    print()
+    summary = {}
+    for name, _ in builds:
+        vs_cudnn = [r["builds"][name].get("over_cudnn") for r in rows]
+        vs_first = [r["builds"][first]["ms"] / r["builds"][name]["ms"]
+                    for r in rows
+                    if "ms" in r["builds"][name] and "ms" in r["builds"][first]]
+        wrong = sum(1 for r in rows
+                    if not r["builds"][name].get("rel_l2_vs_cudnn", 0) <= 2e-2
+                    or "error" in r["builds"][name])
+        g = geomean(vs_cudnn)
+        gf = geomean(vs_first)
+        below = sum(1 for x in vs_cudnn if x is not None and x < 0.8)
+        summary[name] = {"over_cudnn": g, "over_first": gf,
+                         "below_0_8": below, "wrong_or_failed": wrong}
+        print(f"{name:12s} geomean /cuDNN {g if g is None else round(g, 3)}"
+              f"  /{first} {gf if gf is None else round(gf, 3)}"
+              f"  below 0.8x cuDNN: {below}  wrong or failed: {wrong}")
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"rows": rows, "summary": summary}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
