@@ -214,6 +214,11 @@ struct Config {
 // [split][row], row = (batch * heads_q + head) * seqlen_q + query.
 __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
+// The WGMMA kernel's work queue: the next item past the first wave, and the
+// blocks that found the queue empty; the last of those resets both, so
+// each launch starts at 0 (launches on one stream run one after another).
+__device__ int g_next_item;
+__device__ int g_blocks_done;
 
 const char* g_error = "";
 
@@ -366,12 +371,14 @@ struct BlockWork {
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
 };
 
+// Work item `index` (the block index, or a persistent block's item), key
+// split blockIdx.y.
 template <int kN>
-__device__ BlockWork LocateBlock(const Problem& p) {
+__device__ BlockWork LocateBlock(const Problem& p, int index) {
   const int pairs = p.batch * p.heads_q;
   const int per_section = p.section_pairs * p.q_tiles;
-  const int section = blockIdx.x / per_section;
-  const int rem = blockIdx.x % per_section;
+  const int section = index / per_section;
+  const int rem = index % per_section;
   const int width = min(p.section_pairs, pairs - section * p.section_pairs);
   const int rank = rem / width;
   const int pair = section * p.section_pairs + rem % width;
@@ -585,6 +592,34 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
   }
 }
 
+// Final O and LSE of the warp's rows straight from registers: each thread
+// stores its pairs of columns (4 bytes) of rows g and g + 8.
+template <typename T, int D>
+__device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
+                                  const WarpState<D>& st, float total0,
+                                  float total1, int warp, int lane, T* o,
+                                  float* lse) {
+  const float totals[2] = {total0, total1};
+  const int first = w.q0 + kRowsPerWarp * warp;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int row = first + lane / 4 + 8 * i;
+    if (row >= p.seqlen_q) continue;
+    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    T* out = o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) * D +
+             2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<uint32_t*>(out + 8 * n) =
+          Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
+    if (lane % 4 == 0)
+      lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+          totals[i] > 0.f
+              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
+              : -INFINITY;
+  }
+}
+
 // Normalised partial O (fp32) and LSE of the warp's rows for this split.
 template <int D>
 __device__ void StorePartial(const Problem& p, const BlockWork& w,
@@ -623,7 +658,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BlockWork w = LocateBlock<kBlockN>(p);
+  const BlockWork w = LocateBlock<kBlockN>(p, blockIdx.x);
 
   const int64_t q_stride = int64_t(p.heads_q) * D;    // between query rows
   const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
@@ -976,7 +1011,6 @@ constexpr int kConsumers = 2;    // warpgroups that compute
 constexpr int kWgmmaThreads = kWgThreads * (1 + kConsumers);
 constexpr int kWgRows = kBlockM / kConsumers;  // query rows per consumer
 constexpr int kColBlockRowBytes = 128;         // 64 columns of one row
-constexpr int kStoreBarrier = 1;  // + consumer: its warpgroup's own
 constexpr int kTurnBarrier = 3;   // + consumer: its turn to issue GEMMs
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
@@ -998,10 +1032,11 @@ struct WgmmaConfig {
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
   static constexpr int kBarriersAt = kQBytes + kStages * kStageBytes;
-  // Q, then per stage: K full, V full, K empty, V empty.
-  static constexpr int kBarrierBytes = 8 * (1 + 4 * kStages);
+  // Q full and empty, then per stage: K full, V full, K empty, V empty.
+  static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages);
+  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int
   // 1024 bytes of slack to align the tiles to the swizzle atom.
-  static constexpr int kSmemBytes = 1024 + kBarriersAt + kBarrierBytes;
+  static constexpr int kSmemBytes = 1024 + kItemAt + 8;
 };
 
 // ---------------------------------------------------------------------------
@@ -1093,24 +1128,29 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t raw = SharedAddress(smem);
   const uint32_t base = (raw + kAtomBytes - 1) & ~(kAtomBytes - 1);
-  unsigned char* const base_ptr = smem + (base - raw);
   const uint32_t q_smem = base;
   const uint32_t kv_smem = base + C::kQBytes;
+  // The item of the current round, from the producer to the consumers
+  // (written before the round's arrival on q_full, read after its wait).
+  volatile int* const item_slot =
+      reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
   const uint32_t q_full = base + C::kBarriersAt;
+  const uint32_t q_empty = q_full + 8;
   // K and V of a stage have barriers of their own: S = Q K^T of a tile
   // starts when its K has landed, and K is released as soon as S is done.
-  auto full_k = [&](int s) { return q_full + 8 * (1 + s); };
-  auto full_v = [&](int s) { return q_full + 8 * (1 + C::kStages + s); };
-  auto empty_k = [&](int s) { return q_full + 8 * (1 + 2 * C::kStages + s); };
-  auto empty_v = [&](int s) { return q_full + 8 * (1 + 3 * C::kStages + s); };
-  const BlockWork w = LocateBlock<kN>(p);
+  auto full_k = [&](int s) { return q_full + 8 * (2 + s); };
+  auto full_v = [&](int s) { return q_full + 8 * (2 + C::kStages + s); };
+  auto empty_k = [&](int s) { return q_full + 8 * (2 + 2 * C::kStages + s); };
+  auto empty_v = [&](int s) { return q_full + 8 * (2 + 3 * C::kStages + s); };
+  const int items = p.batch * p.heads_q * p.q_tiles;
 
   if (threadIdx.x == 0) {
     BarrierInit(q_full, 1);
+    BarrierInit(q_empty, kConsumers * kWgThreads / 32);  // one per warp
     for (int s = 0; s < C::kStages; ++s) {
       BarrierInit(full_k(s), 1);
       BarrierInit(full_v(s), 1);
-      BarrierInit(empty_k(s), kConsumers * kWgThreads / 32);  // one per warp
+      BarrierInit(empty_k(s), kConsumers * kWgThreads / 32);
       BarrierInit(empty_v(s), kConsumers * kWgThreads / 32);
     }
     FenceBarrierInit();
@@ -1122,167 +1162,210 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   // for divergent (which would serialise every wgmma).
   const int wg = __shfl_sync(0xffffffffu, int(threadIdx.x) / kWgThreads, 0);
   if (wg == 0) {
-    // Producer: one thread issues every TMA load of the block.
+    // Producer: one thread issues every TMA load of the block, item after
+    // item; the K/V ring runs on across items (`ring` counts the tiles
+    // loaded before the item), so the next item's first tiles load while
+    // the consumers finish this one.
     LowerRegisters<kProducerRegisters>();
     if (threadIdx.x != 0) return;
-    const int hkv = w.hq / (p.heads_q / p.heads_kv);
-    uint32_t q_bytes = 0;
-    for (int h = 0; h < kConsumers; ++h)
-      if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
-    ArriveExpectBytes(q_full, q_bytes);
-    for (int h = 0; h < kConsumers; ++h) {
-      if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
-      for (int cb = 0; cb < C::kColBlocks; ++cb)
-        TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ, &q_map,
-                  q_full, 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+    int ring = 0, item = blockIdx.x;
+    for (int n = 0;; ++n) {
+      // Round n: Q of the item once the consumers' last S of round n - 1
+      // is done, the item published on q_full; past the last item a round
+      // with no bytes tells the consumers to stop.
+      Wait(q_empty, (n & 1) ^ 1);
+      *item_slot = item;
+      if (item >= items) {
+        Arrive(q_full);
+        break;
+      }
+      // Items are taken in order from a queue, like blocks from the
+      // hardware's scheduler: an even load under causal masking (heaviest
+      // items first) and K/V shared in L2 by the blocks running together.
+      // The next one is asked for now; its answer is needed at the end.
+      const int next = gridDim.x + atomicAdd(&g_next_item, 1);
+      const BlockWork w = LocateBlock<kN>(p, item);
+      const int hkv = w.hq / (p.heads_q / p.heads_kv);
+      uint32_t q_bytes = 0;
+      for (int h = 0; h < kConsumers; ++h)
+        if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
+      ArriveExpectBytes(q_full, q_bytes);
+      for (int h = 0; h < kConsumers; ++h) {
+        if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
+        for (int cb = 0; cb < C::kColBlocks; ++cb)
+          TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ,
+                    &q_map, q_full, 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+      }
+      // K of the item's tile i or its V, into ring slot ring + i once the
+      // consumers have released that slot's previous use.
+      auto load = [&](int i, bool v) {
+        const int r = ring + i, s = r % C::kStages;
+        const uint32_t full = v ? full_v(s) : full_k(s);
+        Wait(v ? empty_v(s) : empty_k(s), ((r / C::kStages) & 1) ^ 1);
+        ArriveExpectBytes(full, C::kTileBytes);
+        const uint32_t dst =
+            kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
+        for (int cb = 0; cb < C::kColBlocks; ++cb)
+          TmaLoad4d(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map, full,
+                    64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+      };
+      // K runs one tile ahead of V: the consumers issue S of tile i
+      // together with P V of tile i - 1.
+      const int tiles = w.tile_end - w.tile_begin;
+      for (int i = 0; i < tiles; ++i) {
+        load(i, false);
+        if (i > 0) load(i - 1, true);
+      }
+      if (tiles > 0) load(tiles - 1, true);
+      ring += tiles;
+      item = next;
     }
-    // K of tile i (i counted from the block's first tile) or V, into
-    // stage i % kStages once the consumers have released its previous use.
-    auto load = [&](int i, bool v) {
-      const int s = i % C::kStages;
-      const uint32_t full = v ? full_v(s) : full_k(s);
-      Wait(v ? empty_v(s) : empty_k(s), ((i / C::kStages) & 1) ^ 1);
-      ArriveExpectBytes(full, C::kTileBytes);
-      const uint32_t dst = kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
-      for (int cb = 0; cb < C::kColBlocks; ++cb)
-        TmaLoad4d(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map, full,
-                  64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
-    };
-    // K runs one tile ahead of V: the consumers issue S of tile i together
-    // with P V of tile i - 1.
-    const int tiles = w.tile_end - w.tile_begin;
-    for (int i = 0; i < tiles; ++i) {
-      load(i, false);
-      if (i > 0) load(i - 1, true);
+    if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
+      g_next_item = 0;
+      g_blocks_done = 0;
     }
-    if (tiles > 0) load(tiles - 1, true);
     return;
   }
 
-  // Consumers: warpgroup cwg owns rows [64 cwg, 64 cwg + 64) of the block;
+  // Consumers: warpgroup cwg owns rows [64 cwg, 64 cwg + 64) of each item;
   // its warp `warp` (0 .. 7 over both) rows 16 warp .. 16 warp + 15.
   RaiseRegisters<kConsumerRegisters>();
   const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
-  const int wg_first = w.q0 + kWgRows * cwg;
-  const int wg_mask_from = KeyLimit(p, wg_first);
-  const int first_row = w.q0 + kRowsPerWarp * warp;
-  const int limit0 = KeyLimit(p, first_row + lane / 4);
-  const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
   const uint32_t q_rows = q_smem + cwg * C::kQHalfBytes;
 
-  WarpState<D> st;
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
-  st.row_max[0] = st.row_max[1] = -INFINITY;
-  st.row_sum[0] = st.row_sum[1] = 0.f;
-  uint32_t pk[kN / 16][4];  // P of the pending tile (below)
-#pragma unroll
-  for (int kk = 0; kk < kN / 16; ++kk)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) pk[kk][e] = 0u;
-
-  Wait(q_full, 0);
   // Ping-pong: a warpgroup issues its GEMMs of a tile only after the other
   // one issued its own, so one's softmax runs under the other's GEMMs.
-  // Consumer 1 lets consumer 0 go first; every turn is taken and passed on
-  // once per tile, and the last pass to consumer 0 is left out so that no
-  // arrival is pending at exit.
+  // Consumer 1 lets consumer 0 go first; both take and pass the turn once
+  // per tile, across items; consumer 0 takes the last pass at exit so that
+  // no arrival is left pending.
   //
   // No wgmma is issued inside a branch that depends on the tile: ptxas
   // serialises every wgmma of the kernel when it cannot prove which groups
   // are complete at a wait. So a consumer computes every tile of the
-  // block's range, also tiles past its own rows' limits (they are masked
+  // item's range, also tiles past its own rows' limits (they are masked
   // to -inf and add nothing), and the first tile (S only) and the last
   // P V are peeled out of the loop.
-  const int tiles = w.tile_end - w.tile_begin;
-  if (tiles > 0) {
-    if (cwg == 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
-    float alpha[2];
-    {
-      Wait(full_k(0), 0);
-      NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
-      float sc[kN / 8][4];
-      HoldRegisters(sc);
-      WgmmaFence();
-      IssueScoresWgmma<T, D, kN>(sc, q_rows, kv_smem);
-      WgmmaCommit();
-      HoldRegisters(sc);
-      if (cwg == 0 || tiles > 1)
-        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
-      WgmmaWait<0>();
-      HoldRegisters(sc);
-      if (lane == 0) Arrive(empty_k(0));
-      const int k0 = w.tile_begin * kN;
-      if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-      SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
-      PackScores<T, kN>(sc, pk);
-    }
-    int pending = 0;  // the stage of the tile whose P V is not issued yet
-    for (int i = 1; i < tiles; ++i) {
-      const int s = i % C::kStages;
-      const uint32_t stage = kv_smem + s * C::kStageBytes;
-      const int k0 = (w.tile_begin + i) * kN;
-      Wait(full_k(s), (i / C::kStages) & 1);
-      Wait(full_v(pending), ((i - 1) / C::kStages) & 1);
-      NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+  if (cwg == 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
+  int ring = 0;
+  for (int n = 0;; ++n) {
+    Wait(q_full, n & 1);
+    // Broadcast from lane 0 so that ptxas knows the item, and all that
+    // depends on it, is uniform across the warp.
+    const int item = __shfl_sync(0xffffffffu, *item_slot, 0);
+    if (item >= items) break;
+    const BlockWork w = LocateBlock<kN>(p, item);
+    const int wg_first = w.q0 + kWgRows * cwg;
+    const int wg_mask_from = KeyLimit(p, wg_first);
+    const int first_row = w.q0 + kRowsPerWarp * warp;
+    const int limit0 = KeyLimit(p, first_row + lane / 4);
+    const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
 
-      // S = Q K^T of this tile, then O += P V of the previous one. The
-      // operands are pinned on both sides of the fence, so that the
-      // compiler neither sinks the previous tile's rescale and packing past
-      // it nor reads an accumulator while its wgmma runs.
-      float sc[kN / 8][4];
-      HoldRegisters(sc);
+    WarpState<D> st;
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
+    st.row_max[0] = st.row_max[1] = -INFINITY;
+    st.row_sum[0] = st.row_sum[1] = 0.f;
+    uint32_t pk[kN / 16][4];  // P of the pending tile
+
+    const int tiles = w.tile_end - w.tile_begin;
+    if (tiles > 0) {
+      float alpha[2];
+      {
+        const int s0 = ring % C::kStages;
+        Wait(full_k(s0), (ring / C::kStages) & 1);
+        NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+        float sc[kN / 8][4];
+        HoldRegisters(sc);
+        WgmmaFence();
+        IssueScoresWgmma<T, D, kN>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
+        WgmmaCommit();
+        HoldRegisters(sc);
+        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+        WgmmaWait<0>();
+        HoldRegisters(sc);
+        if (lane == 0) {
+          Arrive(empty_k(s0));
+          if (tiles == 1) Arrive(q_empty);  // the item's last S is done
+        }
+        const int k0 = w.tile_begin * kN;
+        if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+        SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
+        PackScores<T, kN>(sc, pk);
+      }
+      int pending = ring % C::kStages;  // the stage whose P V is not issued
+      for (int i = 1; i < tiles; ++i) {
+        const int r = ring + i, s = r % C::kStages;
+        const uint32_t stage = kv_smem + s * C::kStageBytes;
+        const int k0 = (w.tile_begin + i) * kN;
+        Wait(full_k(s), (r / C::kStages) & 1);
+        Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+        NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+
+        // S = Q K^T of this tile, then O += P V of the previous one. The
+        // operands are pinned on both sides of the fence, so that the
+        // compiler neither sinks the previous tile's rescale and packing
+        // past it nor reads an accumulator while its wgmma runs.
+        float sc[kN / 8][4];
+        HoldRegisters(sc);
+        HoldRegisters(st.acc);
+        HoldRegisters(pk);
+        WgmmaFence();
+        IssueScoresWgmma<T, D, kN>(sc, q_rows, stage);
+        WgmmaCommit();
+        AccumulatePVWgmma<T, D, kN>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
+        WgmmaCommit();
+        HoldRegisters(sc);
+        HoldRegisters(st.acc);
+        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+
+        WgmmaWait<1>();  // S only
+        HoldRegisters(sc);
+        if (lane == 0) {
+          Arrive(empty_k(s));
+          if (i == tiles - 1) Arrive(q_empty);  // the item's last S is done
+        }
+        if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+        SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
+        WgmmaWait<0>();
+        HoldRegisters(pk);
+        HoldRegisters(st.acc);
+        if (lane == 0) Arrive(empty_v(pending));
+        RescaleRows<D>(st, alpha);
+        PackScores<T, kN>(sc, pk);
+        pending = s;
+      }
+      Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
       HoldRegisters(st.acc);
       HoldRegisters(pk);
       WgmmaFence();
-      IssueScoresWgmma<T, D, kN>(sc, q_rows, stage);
-      WgmmaCommit();
       AccumulatePVWgmma<T, D, kN>(st.acc, pk,
                                   kv_smem + pending * C::kStageBytes);
       WgmmaCommit();
-      HoldRegisters(sc);
-      HoldRegisters(st.acc);
-      if (cwg == 0 || i + 1 < tiles)
-        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
-
-      WgmmaWait<1>();  // S only
-      HoldRegisters(sc);
-      if (lane == 0) Arrive(empty_k(s));
-      if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-      SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
       WgmmaWait<0>();
       HoldRegisters(pk);
       HoldRegisters(st.acc);
       if (lane == 0) Arrive(empty_v(pending));
-      RescaleRows<D>(st, alpha);
-      PackScores<T, kN>(sc, pk);
-      pending = s;
+    } else if (lane == 0) {
+      Arrive(q_empty);  // no key for any row: Q is not read
     }
-    Wait(full_v(pending), ((tiles - 1) / C::kStages) & 1);
-    HoldRegisters(st.acc);
-    HoldRegisters(pk);
-    WgmmaFence();
-    AccumulatePVWgmma<T, D, kN>(st.acc, pk,
-                                kv_smem + pending * C::kStageBytes);
-    WgmmaCommit();
-    WgmmaWait<0>();
-    HoldRegisters(pk);
-    HoldRegisters(st.acc);
-  }
-  float total[2];
+    ring += tiles;
+
+    float total[2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    total[i] = st.row_sum[i];
-    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
-    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
+    for (int i = 0; i < 2; ++i) {
+      total[i] = st.row_sum[i];
+      total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
+      total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
+    }
+    // Straight from registers: Q's shared memory may already hold the next
+    // item's rows.
+    StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
   }
-  // Every warp of this warpgroup is done with its Q rows: stage O there.
-  NamedBarrier(kStoreBarrier + cwg, kWgThreads);
-  StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
-                    base_ptr + warp * kRowsPerWarp * D * 2, o, lse);
+  if (cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
 #endif
 }
 
@@ -1487,7 +1570,7 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 
 // The WGMMA kernel over one wave or more, no split keys.
 template <typename T, int D>
-int LaunchWgmma(Problem p, const kseek_launch_args* args) {
+int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
   using C = WgmmaConfig<D>;
   auto kernel = AttentionForwardWgmma<T, D>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
@@ -1517,7 +1600,9 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args) {
   p.tiles_per_split = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
-  kernel<<<unsigned(blocks), kWgmmaThreads, C::kSmemBytes, stream>>>(
+  // Persistent: one block per SM; blocks take items from a queue.
+  const int grid = int(blocks < sms ? blocks : sms);
+  kernel<<<unsigned(grid), kWgmmaThreads, C::kSmemBytes, stream>>>(
       p, q_map, k_map, v_map, static_cast<T*>(args->tensors[3].data),
       static_cast<float*>(args->tensors[4].data));
   if (cudaGetLastError() != cudaSuccess) {
@@ -1549,7 +1634,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
   }
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM &&
       blocks * 5 >= int64_t(sms) * 4)
-    return LaunchWgmma<T, D>(p, args);
+    return LaunchWgmma<T, D>(p, args, sms);
   return LaunchMma<T, D>(p, args, sms);
 }
 
