@@ -1,74 +1,94 @@
-// Hopper attention forward (flash_attention_fwd), version 2: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
-// specialisation, ping-pong of two consumer warpgroups) for the shapes that
-// fill the GPU, and version 1's mma.sync kernel (split keys) for the rest.
-// Both are in this file; which one runs depends on the shape only.
+// specialisation, ping-pong of two consumer warpgroups, persistent blocks)
+// for the shapes that fill the GPU, and version 1's mma.sync kernel (split
+// keys) for the rest. Both are in this file; which one runs depends on the
+// shape only.
 //
 // Dispatch. On a compute capability 9 device, when batch * heads_q *
-// ceil(seqlen_q / 128) blocks fill at least 80% of one wave of one block
-// per SM, the WGMMA kernel runs; otherwise (decode-like and few-query
-// shapes) the mma.sync kernel, which can split the keys (flash-decoding),
-// and on other architectures (the WGMMA kernel is empty there).
+// ceil(seqlen_q / 128) query tiles fill at least 80% of one wave of one
+// block per SM, the WGMMA kernel runs; otherwise (decode-like and
+// few-query shapes) the mma.sync kernel, which can split the keys
+// (flash-decoding), and on other architectures (the WGMMA kernel is empty
+// there).
 //
 // The WGMMA kernel
-//   Tiles. One block of 3 warpgroups (384 threads) owns 128 query rows of
-//   one (batch, query head): warpgroup 0 is the producer, warpgroups 1 and
-//   2 the consumers, each owning 64 rows (one m64 WGMMA tile) for the whole
-//   kernel. Keys are walked in tiles of kBlockN.
+//   Work. An item is 128 query rows of one (batch, query head). The grid
+//   is one block per SM (persistent); a block takes items from a queue in
+//   a global counter (the first wave by block index), in the order blocks
+//   were numbered in version 1: L2 sections of (batch, head) pairs whose
+//   K/V fit 16 MB, and under causal masking the heaviest query tiles first.
+//   The last block to find the queue empty resets the counter, so launches
+//   on one stream need no reset (calls must not run concurrently on
+//   different streams: the counter and the split-key scratch are shared).
 //
-//     head_dim | keys/tile | K/V stages | shared memory | registers
-//     ---------+-----------+------------+---------------+-----------
-//        64    |    128    |     4      |  145 KB       |  24 / 240
-//       128    |    128    |     3      |  225 KB       |  24 / 240
-//       256    |     64    |     2      |  193 KB       |  24 / 240
+//   Warp roles. 3 warpgroups (384 threads): warpgroup 0 is the producer
+//   (setmaxnreg 24), warpgroups 1 and 2 the consumers (setmaxnreg 240),
+//   each owning 64 rows of the item (one m64 WGMMA tile).
 //
-//   (registers: producer / consumer threads)
+//     head_dim | keys/tile | K/V stages | shared memory
+//     ---------+-----------+------------+--------------
+//        64    |    128    |     4      |  145 KB
+//       128    |    128    |     3      |  225 KB
+//       256    |     80    |     2      |  225 KB
 //
-//   One block per SM (shared memory; ptxas: 168 registers at launch, then
-//   setmaxnreg moves them from the producer to the consumers, no spills).
-//   Shared memory holds Q (per consumer 64 rows) and a ring of K/V stages,
-//   every tile as 64-column blocks of rows x 128 bytes, 128-byte swizzled
-//   (16-byte chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the
-//   layout TMA writes and the WGMMA descriptors read
-//   (hopper_wgmma_probe.cu checks those descriptors on the device).
+//   Shared memory holds Q (128 rows) and a ring of K/V stages, every tile
+//   as 64-column blocks of rows x 128 bytes, 128-byte swizzled (16-byte
+//   chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the layout TMA
+//   writes and the WGMMA descriptors read (hopper_wgmma_probe.cu checks
+//   those descriptors on the device). ptxas: 168 registers at launch, no
+//   spills, for every head_dim and dtype.
 //
-//   Producer. One thread issues TMA loads (cp.async.bulk.tensor) through
-//   three 4-D tensor maps built per call over the BSHD tensors, dimensions
-//   (head_dim, heads, seqlen, batch), boxes of 64 columns x 64 (Q) or
-//   kBlockN (K, V) rows: Q once, then every key tile of the block into the
-//   next stage, after the consumers released it (an "empty" mbarrier per
-//   stage, one arrival per consumer warp) and announcing its bytes on the
-//   stage's "full" mbarrier. Boxes past seqlen are zero-filled by TMA and
-//   never reach into the next batch (batch is its own dimension).
+//   Producer. One thread issues every TMA load (cp.async.bulk.tensor)
+//   through three 4-D tensor maps built per call over the BSHD tensors,
+//   dimensions (head_dim, heads, seqlen, batch): boxes past seqlen are
+//   zero-filled and never reach into the next batch. Per item: Q, once the
+//   consumers are done with the previous item's Q ("Q empty"), announced
+//   with the item's index on "Q full"; then the item's K and V tiles into
+//   the ring, K one tile ahead of V (S of tile i is issued with P V of tile
+//   i - 1). K and V of a stage have their own "full" and "empty" mbarriers,
+//   so S starts when K has landed and K is released as soon as S is done.
+//   The ring runs on across items: the next item's tiles load while the
+//   consumers finish this one. Past the last item a round with no bytes on
+//   "Q full" tells the consumers to stop.
 //
-//   Consumers, per key tile j: wait for the stage; take the turn (named
-//   barrier); issue S = Q K^T (wgmma m64nNk16, Q and K from shared memory)
-//   and then O += P V of tile j - 1 (wgmma m64nDk16, P from registers, V
-//   MN-major from shared memory); pass the turn to the other consumer;
-//   wait for S; mask; online softmax in fp32 with exp2 (new maxima, P, sums);
-//   wait for P V and release tile j - 1's stage; rescale O; round P to 16
-//   bits in registers (the accumulator layout of S is the A layout of P V).
-//   Overlap: the TMA loads of later tiles run under all of this; one
-//   consumer's softmax runs under the other's GEMMs (ping-pong), and its own
-//   P V of tile j - 1 runs under its softmax of tile j.
-//   At the end each consumer warp stages its 16 rows of O through its own
-//   (dead) Q rows of shared memory for 16-byte stores and writes
-//   LSE = ln 2 * (max * scale_log2 + log2(sum)).
+//   Consumers, per key tile i of an item: wait for K(i) and V(i - 1); take
+//   the turn (named barrier); issue S = Q K^T (wgmma m64nNk16, Q and K from
+//   shared memory; N = 128, or 80 at head_dim 256) and O += P V of tile
+//   i - 1 (m64nDk16, P from registers, V MN-major from shared memory; one
+//   m64n256k16 per 16 keys at head_dim 256); pass the turn; wait for S and
+//   release K(i) (and Q after the item's last S); mask; online softmax in
+//   fp32 (maxima, ex2.approx.ftz, sums); wait for P V and release V(i - 1);
+//   rescale O; round P to 16 bits in registers (the accumulator layout of
+//   S is the A layout of P V). The first tile (S only) and the last P V are
+//   peeled out of the loop, and no wgmma sits in a branch that depends on
+//   the tile: otherwise ptxas serialises every wgmma of the kernel. So a
+//   consumer also computes tiles past its own rows' causal limits (masked
+//   to -inf, they add nothing).
+//   Overlap: TMA loads of later tiles and items under everything; one
+//   consumer's softmax under the other's GEMMs (ping-pong); a consumer's
+//   P V of tile i - 1 under its own softmax of tile i.
+//   End of an item: O normalised and stored straight from registers (Q's
+//   shared memory may already hold the next item), LSE = ln 2 * (max *
+//   scale_log2 + log2(sum)); rows that see no key give O = 0, LSE = -inf.
 //
-//   Masking and scheduling as in version 1 (below): key positions at or
-//   past seqlen_k and, with causal masking, past a row's bottom-right
-//   diagonal get -inf on the tiles that cross a consumer's limit; a
-//   consumer skips the GEMMs of tiles none of its rows sees (it still waits
-//   for them, takes and passes its turn and releases them); the block's
-//   tile range ends at its last row's limit; rows that see no key give
-//   O = 0 and LSE = -inf; blocks are ordered in L2 sections, heaviest query
-//   tiles first under causal masking; GQA/MQA through the K/V head index.
+//   Masking as in version 1 (below): key positions at or past seqlen_k and,
+//   with causal masking, past a row's bottom-right diagonal get -inf on the
+//   tiles that cross a consumer's first row's limit; an item's tile range
+//   ends at its last row's limit. GQA/MQA through the K/V head index.
 //
-//   v2 measured (NVIDIA H200, 2026-11-30, FA3 grid only; NOTES.md v2):
-//   correct on the 72 grid scenarios and the 18 extra ones; 460 TFLOP/s at
-//   head_dim 128, seqlen 16384, bf16, non-causal (cuDNN 659, FA2 345);
-//   geomean 0.63x cuDNN / 1.09x FA2 over the FA3 grid. Not yet run on the
-//   other 164 scenarios of task.json.
+//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3, output in
+//   bench/results/hopper_v3_h200.txt), with
+//     PHASES="extra anchor" ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
+//     ANCHOR_TIMEOUT=430 FA_EVAL_TIMEOUT=300 FA_EVAL_ARGS="--max-samples 5
+//     --max-seconds 0.3 --scenario-timeout 10" FA_ANCHOR_ARGS="--budget-s 0.2
+//     --samples 10" bash scripts/device/full_run.sh
+//   correct on all 236 scenarios (kseek eval, fresh seed) and the 18 of
+//   extra_scenarios.json; head_dim 128, seqlen 16384, bf16, non-causal:
+//   666 TFLOP/s (cuDNN 9.19 665, FA2 337; ~84% of the measured bf16 peak);
+//   head_dim 256: 755 (cuDNN 727); head_dim 64: 427 (cuDNN 472); geomean
+//   1.03x cuDNN over the FA3 grid, 1.43x over all scenarios, none below
+//   0.8x (lowest 0.82x, head_dim 64 causal seqlen 512).
 //
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
@@ -1179,11 +1199,6 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         Arrive(q_full);
         break;
       }
-      // Items are taken in order from a queue, like blocks from the
-      // hardware's scheduler: an even load under causal masking (heaviest
-      // items first) and K/V shared in L2 by the blocks running together.
-      // The next one is asked for now; its answer is needed at the end.
-      const int next = gridDim.x + atomicAdd(&g_next_item, 1);
       const BlockWork w = LocateBlock<kN>(p, item);
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
       uint32_t q_bytes = 0;
@@ -1218,7 +1233,12 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
       }
       if (tiles > 0) load(tiles - 1, true);
       ring += tiles;
-      item = next;
+      // Items are taken in order from a queue, like blocks from the
+      // hardware's scheduler: an even load under causal masking (heaviest
+      // items first) and K/V shared in L2 by the blocks running together.
+      // (Asked for earlier, the answer would be held in a register through
+      // the loads, and the producer's 24 registers would spill.)
+      item = gridDim.x + atomicAdd(&g_next_item, 1);
     }
     if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
       g_next_item = 0;
