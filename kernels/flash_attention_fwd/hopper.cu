@@ -13,7 +13,8 @@
 // there).
 //
 // The WGMMA kernel
-//   Work. An item is 128 query rows of one (batch, query head). The grid
+//   Work. An item is 128 query rows of one (batch, query head) (192 with
+//   three consumers at head_dim 64, below). The grid
 //   is one block per SM (persistent); a block takes items from a queue in
 //   a global counter (the first wave by block index), in the order blocks
 //   were numbered in version 1: L2 sections of (batch, head) pairs whose
@@ -22,15 +23,19 @@
 //   on one stream need no reset (calls must not run concurrently on
 //   different streams: the counter and the split-key scratch are shared).
 //
-//   Warp roles. 3 warpgroups (384 threads): warpgroup 0 is the producer
-//   (setmaxnreg 24), warpgroups 1 and 2 the consumers (setmaxnreg 240),
-//   each owning 64 rows of the item (one m64 WGMMA tile).
+//   Warp roles. Warpgroup 0 is the producer (setmaxnreg 24), the others
+//   consumers, each owning 64 rows of the item (one m64 WGMMA tile): two
+//   (384 threads, setmaxnreg 240), or at head_dim 64 three (512 threads,
+//   setmaxnreg 160) when the shape has items for two waves and is not a
+//   short causal one (ThreeConsumers): there the exponentials of the
+//   softmax weigh as much as the GEMMs, and a third warpgroup per SM keeps
+//   the MUFU and tensor pipes busier.
 //
-//     head_dim | keys/tile | K/V stages | shared memory
-//     ---------+-----------+------------+--------------
-//        64    |    128    |     4      |  145 KB
-//       128    |    128    |     3      |  225 KB
-//       256    |     80    |     2      |  225 KB
+//     head_dim | consumers | keys/tile | K/V stages | shared memory
+//     ---------+-----------+-----------+------------+--------------
+//        64    |  3 or 2   |    128    |     4      |  153 / 145 KB
+//       128    |     2     |    128    |     3      |  225 KB
+//       256    |     2     |     80    |     2      |  225 KB
 //
 //   Shared memory holds Q (128 rows) and a ring of K/V stages, every tile
 //   as 64-column blocks of rows x 128 bytes, 128-byte swizzled (16-byte
@@ -53,7 +58,7 @@
 //   "Q full" tells the consumers to stop.
 //
 //   Consumers, per key tile i of an item: wait for K(i) and V(i - 1); take
-//   the turn (named barrier); issue S = Q K^T (wgmma m64nNk16, Q and K from
+//   the turn (named barriers, a ring over the consumers); issue S = Q K^T (wgmma m64nNk16, Q and K from
 //   shared memory; N = 128, or 80 at head_dim 256) and O += P V of tile
 //   i - 1 (m64nDk16, P from registers, V MN-major from shared memory; one
 //   m64n256k16 per 16 keys at head_dim 256); pass the turn; wait for S and
@@ -66,7 +71,7 @@
 //   consumer also computes tiles past its own rows' causal limits (masked
 //   to -inf, they add nothing).
 //   Overlap: TMA loads of later tiles and items under everything; one
-//   consumer's softmax under the other's GEMMs (ping-pong); a consumer's
+//   consumer's softmax under the others' GEMMs (ping-pong); a consumer's
 //   P V of tile i - 1 under its own softmax of tile i.
 //   End of an item: O normalised and stored straight from registers (Q's
 //   shared memory may already hold the next item), LSE = ln 2 * (max *
@@ -181,6 +186,9 @@
 //                               256 (64 or 80; 2 stages)
 //   KSEEK_FA_PV_N256            1: P V at head_dim 256 as one m64n256k16 per
 //                               16 keys; 0: two m64n128k16
+//   KSEEK_FA_HD64_CONSUMERS     consumer warpgroups of the WGMMA kernel at
+//                               head_dim 64: 0 picks 2 or 3 by shape
+//                               (ThreeConsumers), 2 or 3 forces it
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
 #ifndef KSEEK_FA_FAST_EXP2
@@ -191,6 +199,9 @@
 #endif
 #ifndef KSEEK_FA_PV_N256
 #define KSEEK_FA_PV_N256 1
+#endif
+#ifndef KSEEK_FA_HD64_CONSUMERS
+#define KSEEK_FA_HD64_CONSUMERS 0
 #endif
 #ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
 #define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
@@ -393,7 +404,7 @@ struct BlockWork {
 
 // Work item `index` (the block index, or a persistent block's item), key
 // split blockIdx.y.
-template <int kN>
+template <int kN, int kM = kBlockM>
 __device__ BlockWork LocateBlock(const Problem& p, int index) {
   const int pairs = p.batch * p.heads_q;
   const int per_section = p.section_pairs * p.q_tiles;
@@ -407,8 +418,8 @@ __device__ BlockWork LocateBlock(const Problem& p, int index) {
   BlockWork w;
   w.b = pair / p.heads_q;
   w.hq = pair % p.heads_q;
-  w.q0 = tile * kBlockM;
-  const int last_row = min(w.q0 + kBlockM, p.seqlen_q) - 1;
+  w.q0 = tile * kM;
+  const int last_row = min(w.q0 + kM, p.seqlen_q) - 1;
   const int key_end =
       p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
                : p.seqlen_k;
@@ -1027,20 +1038,24 @@ __device__ __forceinline__ void NamedBarrierArrive(int id, int threads) {
 // The WGMMA kernel: configuration.
 
 constexpr int kWgThreads = 128;  // one warpgroup
-constexpr int kConsumers = 2;    // warpgroups that compute
-constexpr int kWgmmaThreads = kWgThreads * (1 + kConsumers);
-constexpr int kWgRows = kBlockM / kConsumers;  // query rows per consumer
-constexpr int kColBlockRowBytes = 128;         // 64 columns of one row
-constexpr int kTurnBarrier = 3;   // + consumer: its turn to issue GEMMs
+constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
+constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
+constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
 constexpr int kProducerRegisters = 24;
-constexpr int kConsumerRegisters = 240;
-static_assert(kWgRows == 64, "a consumer warpgroup owns one m64 tile");
-static_assert((kConsumerRegisters * kConsumers + kProducerRegisters) *
-                      kWgThreads <= 65536,
-              "the warpgroups' registers fit the register file");
 
-template <int D>
+// kConsumers: consumer warpgroups (64 query rows each); three only at
+// head_dim 64, where the softmax's exponentials weigh most against the
+// GEMMs (Launch picks by shape), with fewer registers each after setmaxnreg.
+template <int D, int NC = 2>
 struct WgmmaConfig {
+  static constexpr int kConsumers = NC;
+  static_assert(NC == 2 || (NC == 3 && D == 64), "2, or 3 at head_dim 64");
+  static constexpr int kConsumerRegisters = kConsumers == 3 ? 160 : 240;
+  static_assert((kConsumerRegisters * kConsumers + kProducerRegisters) *
+                        kWgThreads <= 65536,
+                "the warpgroups' registers fit the register file");
+  static constexpr int kThreads = kWgThreads * (1 + kConsumers);
+  static constexpr int kBlockM = kWgRows * kConsumers;  // rows per item
   static constexpr int kBlockN =  // keys per tile
       D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
   static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128,
@@ -1072,7 +1087,7 @@ template <typename T, int D, int kN>
 __device__ __forceinline__ void AccumulatePVWgmma(
     float (&acc)[D / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
-  constexpr uint32_t kV = WgmmaConfig<D>::kTileBytes;
+  constexpr uint32_t kV = WgmmaConfig<D>::kTileBytes;  // the same for 3
 #pragma unroll
   for (int kk = 0; kk < kN / 16; ++kk) {
     const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
@@ -1133,14 +1148,14 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <typename T, int D>
-__global__ void __launch_bounds__(kWgmmaThreads, 1)
+template <typename T, int D, int NC>
+__global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
                           const __grid_constant__ CUtensorMap v_map,
                           T* __restrict__ o, float* __restrict__ lse) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = WgmmaConfig<D>;
+  using C = WgmmaConfig<D, NC>;
   constexpr int kN = C::kBlockN;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
@@ -1166,12 +1181,12 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 
   if (threadIdx.x == 0) {
     BarrierInit(q_full, 1);
-    BarrierInit(q_empty, kConsumers * kWgThreads / 32);  // one per warp
+    BarrierInit(q_empty, C::kConsumers * kWgThreads / 32);  // one per warp
     for (int s = 0; s < C::kStages; ++s) {
       BarrierInit(full_k(s), 1);
       BarrierInit(full_v(s), 1);
-      BarrierInit(empty_k(s), kConsumers * kWgThreads / 32);
-      BarrierInit(empty_v(s), kConsumers * kWgThreads / 32);
+      BarrierInit(empty_k(s), C::kConsumers * kWgThreads / 32);
+      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);
     }
     FenceBarrierInit();
   }
@@ -1199,13 +1214,13 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         Arrive(q_full);
         break;
       }
-      const BlockWork w = LocateBlock<kN>(p, item);
+      const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item);
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
       uint32_t q_bytes = 0;
-      for (int h = 0; h < kConsumers; ++h)
+      for (int h = 0; h < C::kConsumers; ++h)
         if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
       ArriveExpectBytes(q_full, q_bytes);
-      for (int h = 0; h < kConsumers; ++h) {
+      for (int h = 0; h < C::kConsumers; ++h) {
         if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
         for (int cb = 0; cb < C::kColBlocks; ++cb)
           TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ,
@@ -1249,16 +1264,17 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
 
   // Consumers: warpgroup cwg owns rows [64 cwg, 64 cwg + 64) of each item;
   // its warp `warp` (0 .. 7 over both) rows 16 warp .. 16 warp + 15.
-  RaiseRegisters<kConsumerRegisters>();
+  RaiseRegisters<C::kConsumerRegisters>();
   const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
   const uint32_t q_rows = q_smem + cwg * C::kQHalfBytes;
 
-  // Ping-pong: a warpgroup issues its GEMMs of a tile only after the other
-  // one issued its own, so one's softmax runs under the other's GEMMs.
-  // Consumer 1 lets consumer 0 go first; both take and pass the turn once
-  // per tile, across items; consumer 0 takes the last pass at exit so that
-  // no arrival is left pending.
+  // Ping-pong: a warpgroup issues its GEMMs of a tile only after the
+  // previous one (in the ring 0, 1[, 2]) issued its own, so one's softmax
+  // runs under the others' GEMMs. The last consumer lets consumer 0 go
+  // first; all take and pass the turn once per tile, across items;
+  // consumer 0 takes the last pass at exit so that no arrival is left
+  // pending.
   //
   // No wgmma is issued inside a branch that depends on the tile: ptxas
   // serialises every wgmma of the kernel when it cannot prove which groups
@@ -1266,7 +1282,8 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
   // item's range, also tiles past its own rows' limits (they are masked
   // to -inf and add nothing), and the first tile (S only) and the last
   // P V are peeled out of the loop.
-  if (cwg == 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
+  const int next_turn = kTurnBarrier + (cwg + 1) % C::kConsumers;
+  if (cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
   int ring = 0;
   for (int n = 0;; ++n) {
     Wait(q_full, n & 1);
@@ -1274,7 +1291,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
     // depends on it, is uniform across the warp.
     const int item = __shfl_sync(0xffffffffu, *item_slot, 0);
     if (item >= items) break;
-    const BlockWork w = LocateBlock<kN>(p, item);
+    const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item);
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
     const int first_row = w.q0 + kRowsPerWarp * warp;
@@ -1303,7 +1320,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         IssueScoresWgmma<T, D, kN>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
-        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+        NamedBarrierArrive(next_turn, 2 * kWgThreads);
         WgmmaWait<0>();
         HoldRegisters(sc);
         if (lane == 0) {
@@ -1340,7 +1357,7 @@ __global__ void __launch_bounds__(kWgmmaThreads, 1)
         WgmmaCommit();
         HoldRegisters(sc);
         HoldRegisters(st.acc);
-        NamedBarrierArrive(kTurnBarrier + 1 - cwg, 2 * kWgThreads);
+        NamedBarrierArrive(next_turn, 2 * kWgThreads);
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
@@ -1589,10 +1606,10 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 }
 
 // The WGMMA kernel over one wave or more, no split keys.
-template <typename T, int D>
+template <typename T, int D, int NC>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
-  using C = WgmmaConfig<D>;
-  auto kernel = AttentionForwardWgmma<T, D>;
+  using C = WgmmaConfig<D, NC>;
+  auto kernel = AttentionForwardWgmma<T, D, NC>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   if (attribute != cudaSuccess) {
@@ -1614,6 +1631,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
     g_error = "cuTensorMapEncodeTiled rejected a tensor map of q, k or v";
     return 1;
   }
+  p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
   const int64_t blocks = int64_t(p.batch) * p.heads_q * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
   p.splits = 1;
@@ -1622,7 +1640,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   // Persistent: one block per SM; blocks take items from a queue.
   const int grid = int(blocks < sms ? blocks : sms);
-  kernel<<<unsigned(grid), kWgmmaThreads, C::kSmemBytes, stream>>>(
+  kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
       p, q_map, k_map, v_map, static_cast<T*>(args->tensors[3].data),
       static_cast<float*>(args->tensors[4].data));
   if (cudaGetLastError() != cudaSuccess) {
@@ -1630,6 +1648,25 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
     return 1;
   }
   return 0;
+}
+
+// Three consumers (192-row items) at head_dim 64 when there are items for
+// at least two waves and the shape is not a short causal one (seqlen_q
+// under 2048 and not much shorter than seqlen_k: there the uneven causal
+// items and a partly empty last item cost more than the third consumer
+// gains). Measured side by side on 23 head_dim 64 shapes (NOTES.md v3).
+bool ThreeConsumers(const Problem& p, int sms) {
+#if KSEEK_FA_HD64_CONSUMERS == 2
+  return false;
+#elif KSEEK_FA_HD64_CONSUMERS == 3
+  return true;
+#else
+  const int64_t items =
+      int64_t(p.batch) * p.heads_q * ((p.seqlen_q + 191) / 192);
+  const bool short_causal = p.causal && p.seqlen_q < 2048 &&
+                            int64_t(4) * p.seqlen_q > p.seqlen_k;
+  return items >= int64_t(2) * sms && !short_causal;
+#endif
 }
 
 // The WGMMA kernel on Hopper when its blocks (one per SM) fill at least
@@ -1653,8 +1690,12 @@ int Launch(Problem p, const kseek_launch_args* args) {
     return 1;
   }
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM &&
-      blocks * 5 >= int64_t(sms) * 4)
-    return LaunchWgmma<T, D>(p, args, sms);
+      blocks * 5 >= int64_t(sms) * 4) {
+    if constexpr (D == 64) {
+      if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
+    }
+    return LaunchWgmma<T, D, 2>(p, args, sms);
+  }
   return LaunchMma<T, D>(p, args, sms);
 }
 
