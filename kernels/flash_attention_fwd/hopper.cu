@@ -90,10 +90,13 @@
 //     --samples 10" bash scripts/device/full_run.sh
 //   correct on all 236 scenarios (kseek eval, fresh seed) and the 18 of
 //   extra_scenarios.json; head_dim 128, seqlen 16384, bf16, non-causal:
-//   666 TFLOP/s (cuDNN 9.19 665, FA2 337; ~84% of the measured bf16 peak);
-//   head_dim 256: 755 (cuDNN 727); head_dim 64: 427 (cuDNN 472); geomean
-//   1.03x cuDNN over the FA3 grid, 1.43x over all scenarios, none below
-//   0.8x (lowest 0.82x, head_dim 64 causal seqlen 512).
+//   669 TFLOP/s (cuDNN 9.19 654, FA2 343; ~85% of the measured bf16 peak);
+//   head_dim 256: 752 (cuDNN 723); head_dim 64: 552 (cuDNN 491); geomean
+//   1.08x cuDNN over the FA3 grid, 1.29x over all scenarios. Below 0.8x
+//   cuDNN in that run: prefill_q333_k4097_hd128_full_bf16 (0.65x; it runs
+//   on the mma.sync kernel) and two short head_dim 64 shapes that the
+//   seqlen_q >= 192 rule of ThreeConsumers, added after the run, sends back
+//   to two consumers.
 //
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
@@ -1651,10 +1654,12 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
 }
 
 // Three consumers (192-row items) at head_dim 64 when there are items for
-// at least two waves and the shape is not a short causal one (seqlen_q
-// under 2048 and not much shorter than seqlen_k: there the uneven causal
-// items and a partly empty last item cost more than the third consumer
-// gains). Measured side by side on 23 head_dim 64 shapes (NOTES.md v3).
+// at least two waves, at least one full item per sequence, and the shape
+// is not a short causal one (seqlen_q under 2048 and not much shorter than
+// seqlen_k: there the uneven causal items and a partly empty last item
+// cost more than the third consumer gains). Measured side by side on 23
+// head_dim 64 shapes, and sequences under 192 rows on the whole suite
+// (NOTES.md v3).
 bool ThreeConsumers(const Problem& p, int sms) {
 #if KSEEK_FA_HD64_CONSUMERS == 2
   return false;
@@ -1665,7 +1670,7 @@ bool ThreeConsumers(const Problem& p, int sms) {
       int64_t(p.batch) * p.heads_q * ((p.seqlen_q + 191) / 192);
   const bool short_causal = p.causal && p.seqlen_q < 2048 &&
                             int64_t(4) * p.seqlen_q > p.seqlen_k;
-  return items >= int64_t(2) * sms && !short_causal;
+  return items >= int64_t(2) * sms && p.seqlen_q >= 192 && !short_causal;
 #endif
 }
 
