@@ -10,7 +10,9 @@
 // block per SM, the WGMMA kernel runs; otherwise (decode-like and
 // few-query shapes) the mma.sync kernel, which can split the keys
 // (flash-decoding), and on other architectures (the WGMMA kernel is empty
-// there).
+// there). The WGMMA kernel can split keys too (query tiles x key splits,
+// the same partials and combine kernel), behind KSEEK_FA_WGMMA_SPLIT_KEYS,
+// off until measured on the device (NOTES.md "Next").
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
@@ -192,6 +194,10 @@
 //   KSEEK_FA_HD64_CONSUMERS     consumer warpgroups of the WGMMA kernel at
 //                               head_dim 64: 0 picks 2 or 3 by shape
 //                               (ThreeConsumers), 2 or 3 forces it
+//   KSEEK_FA_WGMMA_SPLIT_KEYS   1: shapes with few query tiles (seqlen_q >= 128)
+//                               split keys in the WGMMA kernel instead of
+//                               running on the mma.sync kernel; 0 (default
+//                               until it is measured on the device): off
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
 #ifndef KSEEK_FA_FAST_EXP2
@@ -205,6 +211,9 @@
 #endif
 #ifndef KSEEK_FA_HD64_CONSUMERS
 #define KSEEK_FA_HD64_CONSUMERS 0
+#endif
+#ifndef KSEEK_FA_WGMMA_SPLIT_KEYS
+#define KSEEK_FA_WGMMA_SPLIT_KEYS 0
 #endif
 #ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
 #define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
@@ -405,10 +414,10 @@ struct BlockWork {
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
 };
 
-// Work item `index` (the block index, or a persistent block's item), key
-// split blockIdx.y.
+// Work item `index` (the block index, or a persistent block's query tile),
+// key split `split`.
 template <int kN, int kM = kBlockM>
-__device__ BlockWork LocateBlock(const Problem& p, int index) {
+__device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
   const int pairs = p.batch * p.heads_q;
   const int per_section = p.section_pairs * p.q_tiles;
   const int section = index / per_section;
@@ -427,7 +436,7 @@ __device__ BlockWork LocateBlock(const Problem& p, int index) {
       p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
                : p.seqlen_k;
   const int key_tiles = (key_end + kN - 1) / kN;
-  w.tile_begin = blockIdx.y * p.tiles_per_split;
+  w.tile_begin = split * p.tiles_per_split;
   w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
   return w;
 }
@@ -658,14 +667,14 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
 template <int D>
 __device__ void StorePartial(const Problem& p, const BlockWork& w,
                              const WarpState<D>& st, float total0,
-                             float total1, int warp, int lane) {
+                             float total1, int warp, int lane, int split) {
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const float totals[2] = {total0, total1};
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int row = w.q0 + kRowsPerWarp * warp + lane / 4 + 8 * i;
     if (row >= p.seqlen_q) continue;
-    const int64_t index = blockIdx.y * rows_total +
+    const int64_t index = split * rows_total +
                           (int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row;
     const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
     float* out = g_split_o + index * D + 2 * (lane % 4);
@@ -692,7 +701,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BlockWork w = LocateBlock<kBlockN>(p, blockIdx.x);
+  const BlockWork w = LocateBlock<kBlockN>(p, blockIdx.x, blockIdx.y);
 
   const int64_t q_stride = int64_t(p.heads_q) * D;    // between query rows
   const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
@@ -780,7 +789,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
                       smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
   else
-    StorePartial<D>(p, w, st, total[0], total[1], warp, lane);
+    StorePartial<D>(p, w, st, total[0], total[1], warp, lane, blockIdx.y);
 }
 
 // ---------------------------------------------------------------------------
@@ -1180,7 +1189,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
   auto full_v = [&](int s) { return q_full + 8 * (2 + C::kStages + s); };
   auto empty_k = [&](int s) { return q_full + 8 * (2 + 2 * C::kStages + s); };
   auto empty_v = [&](int s) { return q_full + 8 * (2 + 3 * C::kStages + s); };
-  const int items = p.batch * p.heads_q * p.q_tiles;
+  // Items: query tiles x key splits (p.splits is 1 unless split keys).
+  const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
 
   if (threadIdx.x == 0) {
     BarrierInit(q_full, 1);
@@ -1217,7 +1227,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
         Arrive(q_full);
         break;
       }
-      const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item);
+      const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
       uint32_t q_bytes = 0;
       for (int h = 0; h < C::kConsumers; ++h)
@@ -1294,7 +1304,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
     // depends on it, is uniform across the warp.
     const int item = __shfl_sync(0xffffffffu, *item_slot, 0);
     if (item >= items) break;
-    const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item);
+    const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
     const int first_row = w.q0 + kRowsPerWarp * warp;
@@ -1403,7 +1413,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
     }
     // Straight from registers: Q's shared memory may already hold the next
     // item's rows.
-    StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+    if (p.splits == 1)
+      StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+    else
+      StorePartial<D>(p, w, st, total[0], total[1], warp, lane,
+                      item % p.splits);
   }
   if (cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
 #endif
@@ -1610,7 +1624,8 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 
 // The WGMMA kernel over one wave or more, no split keys.
 template <typename T, int D, int NC>
-int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
+int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
+                int splits = 1) {
   using C = WgmmaConfig<D, NC>;
   auto kernel = AttentionForwardWgmma<T, D, NC>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
@@ -1635,17 +1650,25 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms) {
     return 1;
   }
   p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
-  const int64_t blocks = int64_t(p.batch) * p.heads_q * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
-  p.splits = 1;
-  p.tiles_per_split = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
+  const int key_tiles = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
+  p.tiles_per_split = (key_tiles + splits - 1) / splits;
+  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+  const int64_t items = int64_t(p.batch) * p.heads_q * p.q_tiles * p.splits;
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  T* o = static_cast<T*>(args->tensors[3].data);
+  float* lse = static_cast<float*>(args->tensors[4].data);
   // Persistent: one block per SM; blocks take items from a queue.
-  const int grid = int(blocks < sms ? blocks : sms);
+  const int grid = int(items < sms ? items : sms);
   kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
-      p, q_map, k_map, v_map, static_cast<T*>(args->tensors[3].data),
-      static_cast<float*>(args->tensors[4].data));
+      p, q_map, k_map, v_map, o, lse);
+  if (p.splits > 1) {
+    const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+    CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
+                                   kCombineWarps),
+                          32 * kCombineWarps, 0, stream>>>(p, o, lse);
+  }
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
     return 1;
@@ -1694,12 +1717,26 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
     return 1;
   }
-  if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM &&
-      blocks * 5 >= int64_t(sms) * 4) {
-    if constexpr (D == 64) {
-      if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
+  if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM) {
+    if (blocks * 5 >= int64_t(sms) * 4) {
+      if constexpr (D == 64) {
+        if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
+      }
+      return LaunchWgmma<T, D, 2>(p, args, sms);
     }
-    return LaunchWgmma<T, D, 2>(p, args, sms);
+#if KSEEK_FA_WGMMA_SPLIT_KEYS
+    // Few query tiles of at least 128 rows: split the keys in the WGMMA
+    // kernel when that fills the GPU (decode-like shapes stay on the
+    // mma.sync kernel, whose 16-row warps waste less on them).
+    if (p.seqlen_q >= kBlockM) {
+      const int key_tiles = (p.seqlen_k + WgmmaConfig<D>::kBlockN - 1) /
+                            WgmmaConfig<D>::kBlockN;
+      const int splits = ChooseSplits(blocks, sms, key_tiles,
+                                      blocks * kBlockM, D);
+      if (splits > 1 && blocks * splits * 5 >= int64_t(sms) * 4)
+        return LaunchWgmma<T, D, 2>(p, args, sms, splits);
+    }
+#endif
   }
   return LaunchMma<T, D>(p, args, sms);
 }
