@@ -198,6 +198,10 @@
 //                               split keys in the WGMMA kernel instead of
 //                               running on the mma.sync kernel; 0 (default
 //                               until it is measured on the device): off
+//   KSEEK_FA_EXP2_FMA_EVERY     k > 0: at head_dim 64 in the WGMMA kernel,
+//                               every k-th 8-key group's exponentials on the
+//                               FMA pipe (Exp2Fma); 0 (default until it is
+//                               measured on the device): all on MUFU
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
 #ifndef KSEEK_FA_FAST_EXP2
@@ -214,6 +218,9 @@
 #endif
 #ifndef KSEEK_FA_WGMMA_SPLIT_KEYS
 #define KSEEK_FA_WGMMA_SPLIT_KEYS 0
+#endif
+#ifndef KSEEK_FA_EXP2_FMA_EVERY
+#define KSEEK_FA_EXP2_FMA_EVERY 0
 #endif
 #ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
 #define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
@@ -512,6 +519,24 @@ __device__ __forceinline__ float Exp2(float x) {
 #endif
 }
 
+// 2^x for x <= 0 on the FMA pipe instead of the MUFU unit: 2^round(x)
+// through the exponent bits times a degree-5 polynomial for 2^f, f in
+// [-0.5, 0.5] (relative error about 2e-7: the row sums, hence LSE, need
+// better than 1e-5). x is clamped at -127, where f = 0, the polynomial is
+// exactly 1 and the exponent field 0: the result is exactly +0, as 2^-inf
+// must be for masked keys.
+__device__ __forceinline__ float Exp2Fma(float x) {
+  x = fmaxf(x, -127.f);
+  const float j = rintf(x);
+  const float f = x - j;
+  float p = fmaf(0.001321696f, f, 0.00966674917f);
+  p = fmaf(p, f, 0.0555083374f);
+  p = fmaf(p, f, 0.240223182f);
+  p = fmaf(p, f, 0.693146938f);
+  p = fmaf(p, f, 1.f);
+  return __int_as_float(__float_as_int(p) + (int(j) << 23));
+}
+
 // Online softmax, scores part: new row maxima, S -> P (unnormalised, in
 // place) and the running sums; alpha[i] is the factor by which O of row i
 // must then be rescaled (RescaleRows).
@@ -538,7 +563,15 @@ __device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
     for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
+        const float x = fmaf(s[n][2 * i + e], scale_log2, -base);
+        // At head_dim 64 (WGMMA kernel) the exponentials bind: every
+        // KSEEK_FA_EXP2_FMA_EVERY-th 8-key group goes to the FMA pipe.
+        constexpr bool kFmaGroups =
+            D == 64 && kN == 128 && KSEEK_FA_EXP2_FMA_EVERY > 0;
+        const float pe =
+            kFmaGroups && n % (kFmaGroups ? KSEEK_FA_EXP2_FMA_EVERY : 1) == 0
+                ? Exp2Fma(x)
+                : Exp2(x);
         s[n][2 * i + e] = pe;
         sum += pe;
       }
