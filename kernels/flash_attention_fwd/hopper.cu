@@ -184,8 +184,9 @@
 
 #include "kernelseek/abi.h"
 
-// Tuning switches (compile-time; the defaults are the measured best,
-// NOTES.md says which measurement chose each):
+// Tuning switches (compile-time; the defaults are the measured best, or
+// off for a path not yet measured on the device; NOTES.md says which
+// measurement chose each, and how to measure the others):
 //   KSEEK_FA_FAST_EXP2          1: exponentials with ex2.approx.ftz; 0: exp2f
 //   KSEEK_FA_HD256_BLOCK_N      keys per tile of the WGMMA kernel at head_dim
 //                               256 (64 or 80; 2 stages)
