@@ -1,0 +1,277 @@
+// Minimal CPU emulation of the CUDA features hopper.cu uses: fibers per
+// thread, warp collectives (shfl, ldmatrix, mma), block barriers, cp.async
+// with groups (eager or lazy completion), poisoned shared memory.
+#pragma once
+#include <ucontext.h>
+#include <cassert>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+#include <algorithm>
+#include <random>
+#include <map>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __CUDA_ARCH_FEAT_SM90_ALL 1
+
+struct dim3 {
+  unsigned x, y, z;
+  dim3(unsigned a = 1, unsigned b = 1, unsigned c = 1) : x(a), y(b), z(c) {}
+};
+struct uint3e { unsigned x, y, z; };
+struct uint2 { unsigned x, y; };
+struct uint4 { unsigned x, y, z, w; };
+struct float2 { float x, y; };
+inline uint2 make_uint2(unsigned a, unsigned b) { return {a, b}; }
+inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+inline float2 make_float2(float a, float b) { return {a, b}; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+
+// 16-bit types.
+struct __nv_bfloat16 { uint16_t bits; };
+struct __half { uint16_t bits; };
+struct __nv_bfloat162 { __nv_bfloat16 x, y; };
+struct __half2 { __half x, y; };
+
+inline uint16_t FloatToBf16(float f) {
+  uint32_t u; memcpy(&u, &f, 4);
+  if (std::isnan(f)) return 0x7fc0;
+  uint32_t lsb = (u >> 16) & 1;
+  u += 0x7fff + lsb;
+  return uint16_t(u >> 16);
+}
+inline float Bf16ToFloat(uint16_t b) { uint32_t u = uint32_t(b) << 16; float f; memcpy(&f, &u, 4); return f; }
+inline uint16_t FloatToHalf(float f) {
+  // Round to nearest even through double arithmetic on the exact value.
+  if (std::isnan(f)) return 0x7e00;
+  uint16_t sign = std::signbit(f) ? 0x8000 : 0;
+  double a = std::fabs(double(f));
+  if (a >= 65520.0) return sign | 0x7c00;
+  if (a < std::ldexp(1.0, -14)) {  // subnormal: units of 2^-24
+    double units = std::nearbyint(a * std::ldexp(1.0, 24));  // ties to even (default mode)
+    return sign | uint16_t(units);
+  }
+  int e; double m = std::frexp(a, &e);  // a = m * 2^e, m in [0.5,1)
+  double mant = std::nearbyint(m * 2048.0);  // 11 bits incl. implicit
+  if (mant >= 2048.0) { mant /= 2; e += 1; }
+  int exp = e - 1 + 15;
+  if (exp >= 31) return sign | 0x7c00;
+  return sign | uint16_t(exp << 10) | uint16_t(int(mant) - 1024);
+}
+inline float HalfToFloat(uint16_t h) {
+  int exp = (h >> 10) & 31, mant = h & 1023;
+  double v;
+  if (exp == 0) v = std::ldexp(double(mant), -24);
+  else if (exp == 31) v = mant ? NAN : INFINITY;
+  else v = std::ldexp(double(mant + 1024), exp - 25);
+  return float((h & 0x8000) ? -v : v);
+}
+inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) { return {{FloatToBf16(a)}, {FloatToBf16(b)}}; }
+inline __half2 __floats2half2_rn(float a, float b) { return {{FloatToHalf(a)}, {FloatToHalf(b)}}; }
+
+// CUDA runtime API subset.
+typedef int cudaError_t;
+typedef void* cudaStream_t;
+constexpr cudaError_t cudaSuccess = 0;
+enum { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+enum { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrComputeCapabilityMajor = 75 };
+
+// Driver types for tensor maps (the emulated encoder stores the fields).
+typedef uint64_t cuuint64_t;
+typedef uint32_t cuuint32_t;
+typedef int CUresult;
+constexpr CUresult CUDA_SUCCESS = 0;
+struct alignas(64) CUtensorMap { uint64_t opaque[16]; };
+typedef int CUtensorMapDataType;
+typedef int CUtensorMapInterleave;
+typedef int CUtensorMapSwizzle;
+typedef int CUtensorMapL2promotion;
+typedef int CUtensorMapFloatOOBfill;
+enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
+enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
+enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 };
+enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
+enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
+enum { cudaEnableDefault = 0 };
+cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigned, unsigned long long, cudaDriverEntryPointQueryResult* r);
+
+namespace emu {
+
+extern int g_sms;
+extern int g_cc_major;
+extern bool g_lazy_async;
+extern std::mt19937 g_async_rng;
+extern bool g_lazy_copies;
+extern int g_launches;
+extern std::vector<std::pair<const char*, size_t>> g_readable;  // cp.async sources
+extern bool g_failed;
+extern uint64_t g_progress;
+void Fail(const char* what);
+
+struct CopyReq { uint32_t dst; const void* src; bool valid; };
+
+struct Thread {
+  ucontext_t ctx;
+  std::vector<char> stack;
+  dim3 tid;
+  int lane, warp;
+  bool done = false;
+  std::vector<CopyReq> open_group;
+  std::vector<std::vector<CopyReq>> groups;  // committed, oldest first
+  // Collective I/O.
+  int kind = 0;
+  uint32_t in[12];
+  uint32_t out[4];
+  unsigned gen_seen = 0;
+  unsigned bar_seen = 0;
+  // Warpgroup collectives (WGMMA): this thread's accumulator and A registers.
+  float* wg_d = nullptr;
+  uint32_t wg_a[4];
+};
+
+// One issued WGMMA: the accumulator pointers of the warpgroup's 128 threads
+// and their A registers (RS form), executed at issue (eager) or at the wait
+// that retires its group (lazy).
+struct WgmmaOp {
+  int n; bool rs, half; int accumulate; uint64_t da, db;
+  float* d[128]; uint32_t a[128][4];
+};
+struct MBar { int count = 0, pending = 0; long tx = 0; unsigned phase = 0; bool init = false; };
+struct TmaOp { uint32_t dst; const void* map; uint32_t bar; int c[4]; };
+struct NamedBar { int arrived = 0; unsigned gen = 0; };
+
+struct Block {
+  std::vector<unsigned char> smem;
+  std::vector<Thread> threads;
+  std::vector<int> warp_arrived;
+  std::vector<unsigned> warp_gen;
+  int bar_arrived = 0;
+  unsigned bar_gen = 0;
+  dim3 idx;
+  // Warpgroups: collective arrival, open (uncommitted) and committed groups.
+  std::vector<int> wg_arrived;
+  std::vector<unsigned> wg_gen;
+  std::vector<std::vector<WgmmaOp>> wg_open;
+  std::vector<std::vector<std::vector<WgmmaOp>>> wg_groups;
+  std::vector<WgmmaOp> wg_pending_issue;  // per warpgroup, being gathered
+  std::vector<int> wg_kind;
+  std::vector<uint64_t> wg_arg;
+  std::map<uint32_t, MBar> mbars;
+  std::vector<TmaOp> tma_pending;
+  NamedBar named[16];
+};
+
+extern Block* g_block;
+extern Thread* g_cur;
+extern ucontext_t g_sched;
+extern dim3 g_grid, g_blockdim;
+
+inline void Yield() { swapcontext(&g_cur->ctx, &g_sched); }
+
+void DoCopy(const CopyReq& r);
+void PerformWarpOp(int warp);
+
+// A warp collective: inputs already in g_cur->in; kind identifies the op.
+inline void WarpCollective(int kind) {
+  Thread* t = g_cur;
+  t->kind = kind;
+  Block* b = g_block;
+  unsigned gen = b->warp_gen[t->warp];
+  if (++b->warp_arrived[t->warp] == 32) {
+    PerformWarpOp(t->warp);
+    b->warp_arrived[t->warp] = 0;
+    b->warp_gen[t->warp]++;
+  } else {
+    while (b->warp_gen[t->warp] == gen) Yield();
+  }
+}
+
+inline void SyncThreads() {
+  Block* b = g_block;
+  unsigned gen = b->bar_gen;
+  int live = 0;
+  for (auto& th : b->threads) live += !th.done;
+  if (++b->bar_arrived == live) {
+    b->bar_arrived = 0;
+    b->bar_gen++;
+    g_progress++;
+  } else {
+    while (b->bar_gen == gen) Yield();
+  }
+}
+
+enum Kind { kShfl = 1, kLdm, kLdmT, kMmaBf16, kMmaF16, kSyncWarp };
+
+inline uint32_t ShflBits(uint32_t v, int src) {
+  g_cur->in[0] = v; g_cur->in[1] = uint32_t(src);
+  WarpCollective(kShfl);
+  return g_cur->out[0];
+}
+
+void CpAsync(uint32_t dst, const void* src, bool valid);
+// WGMMA (warpgroup collectives), mbarriers, TMA, named barriers.
+void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db, const uint32_t* a);
+void WgmmaCommitEmu();
+void WgmmaWaitEmu(int pending);
+void MbarInit(uint32_t bar, int count);
+void MbarExpect(uint32_t bar, uint32_t bytes);
+void MbarArrive(uint32_t bar);
+void MbarWait(uint32_t bar, uint32_t parity);
+void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3);
+void NamedSync(int id, int threads);
+void NamedArrive(int id, int threads);
+void Commit();
+void WaitGroups(int pending);
+void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body);
+
+template <typename K, typename... A>
+void LaunchKernel(K kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t, A... args) {
+  std::function<void()> body = [&]() { kernel(args...); };
+  RunGrid(grid, block, smem, body);
+}
+
+}  // namespace emu
+
+#define threadIdx (emu::g_cur->tid)
+#define blockIdx (emu::g_block->idx)
+#define gridDim (emu::g_grid)
+inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
+inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
+template <class TT> inline TT atomicAdd(TT* p, TT v) { TT o = *p; *p += v; return o; }
+#define blockDim (emu::g_blockdim)
+inline void __syncthreads() { emu::SyncThreads(); }
+inline void __syncwarp() { emu::WarpCollective(emu::kSyncWarp); }
+inline float __shfl_xor_sync(unsigned, float x, int m) {
+  uint32_t b; memcpy(&b, &x, 4);
+  b = emu::ShflBits(b, (emu::g_cur->lane ^ m) & 31);
+  float r; memcpy(&r, &b, 4); return r;
+}
+inline float __shfl_sync(unsigned, float x, int src) {
+  uint32_t b; memcpy(&b, &x, 4);
+  b = emu::ShflBits(b, src & 31);
+  float r; memcpy(&r, &b, 4); return r;
+}
+inline size_t __cvta_generic_to_shared(const void* p) {
+  return size_t((const unsigned char*)p - emu::g_block->smem.data());
+}
+
+inline cudaError_t cudaFuncSetAttribute(const void*, int, int v) { return v <= 227 * 1024 ? cudaSuccess : 1; }
+template <typename F> cudaError_t cudaFuncSetAttribute(F f, int a, int v) { return cudaFuncSetAttribute((const void*)f, a, v); }
+template <typename F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F, int, size_t smem) {
+  *n = smem <= 64 * 1024 ? 2 : 1;  // the register-bound design
+  return cudaSuccess;
+}
+inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
+inline cudaError_t cudaDeviceGetAttribute(int* v, int a, int) { *v = a == cudaDevAttrComputeCapabilityMajor ? emu::g_cc_major : emu::g_sms; return cudaSuccess; }
+inline cudaError_t cudaGetLastError() { return emu::g_failed ? 1 : cudaSuccess; }

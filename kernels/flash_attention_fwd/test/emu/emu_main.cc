@@ -1,0 +1,573 @@
+#include "emu.h"
+#include "hopper_emu.inc"  // made by transform.py from hopper.cu
+
+namespace emu {
+int g_sms = 132;
+bool g_lazy_copies = false;
+int g_launches = 0;
+std::vector<std::pair<const char*, size_t>> g_readable;
+bool g_failed = false;
+Block* g_block = nullptr;
+Thread* g_cur = nullptr;
+ucontext_t g_sched;
+dim3 g_grid, g_blockdim;
+static const std::function<void()>* g_body;
+uint64_t g_progress = 0;
+int g_cc_major = 9;
+bool g_lazy_async = false;
+std::mt19937 g_async_rng(7);
+
+// --- Warpgroup collectives --------------------------------------------------
+static void WgCollective(int kind, uint64_t arg, const std::function<void(int wg)>& last) {
+  Thread* t = g_cur;
+  Block* b = g_block;
+  const int wg = t->tid.x / 128;
+  if (b->wg_arrived[wg] == 0) { b->wg_kind[wg] = kind; b->wg_arg[wg] = arg; }
+  else if (b->wg_kind[wg] != kind || b->wg_arg[wg] != arg) Fail("divergent warpgroup collective");
+  unsigned gen = b->wg_gen[wg];
+  if (++b->wg_arrived[wg] == 128) {
+    last(wg);
+    b->wg_arrived[wg] = 0;
+    b->wg_gen[wg]++;
+    g_progress++;
+  } else {
+    while (b->wg_gen[wg] == gen) Yield();
+  }
+}
+
+static uint32_t Swz(uint32_t addr) { return addr ^ (((addr >> 7) & 7) << 4); }
+static float SmemElem(uint32_t addr, bool half) {
+  addr = Swz(addr);
+  if (addr % 2 || addr + 2 > g_block->smem.size()) Fail("wgmma operand outside shared memory");
+  uint16_t v; memcpy(&v, g_block->smem.data() + addr, 2);
+  return half ? HalfToFloat(v) : Bf16ToFloat(v);
+}
+
+static void ExecuteWgmma(const WgmmaOp& op) {
+  auto dec = [](uint64_t d, uint32_t& start, uint32_t& lbo, uint32_t& sbo) {
+    start = uint32_t(d & 0x3FFF) << 4; lbo = uint32_t((d >> 16) & 0x3FFF) << 4;
+    sbo = uint32_t((d >> 32) & 0x3FFF) << 4;
+    if ((d >> 62) != 1) Fail("descriptor without 128-byte swizzle");
+    if (((d >> 49) & 7) != 0) Fail("descriptor base offset");
+  };
+  uint32_t sa = 0, la = 0, ba = 0, sb, lb, bb;
+  if (!op.rs) dec(op.da, sa, la, ba);
+  dec(op.db, sb, lb, bb);
+  static float A[64][16], B[16][256];
+  for (int m = 0; m < 64; ++m)
+    for (int k = 0; k < 16; ++k) {
+      if (op.rs) {
+        int th = 32 * (m / 16) + 4 * (m % 8), r8 = (m % 16) / 8;
+        int kh = k / 8, t4 = (k % 8) / 2, hi = k % 2;
+        uint32_t w = op.a[th + t4][r8 + 2 * kh];
+        uint16_t h = hi ? uint16_t(w >> 16) : uint16_t(w & 0xffff);
+        A[m][k] = op.half ? HalfToFloat(h) : Bf16ToFloat(h);
+      } else {
+        A[m][k] = SmemElem(sa + (m / 8) * ba + (m % 8) * 128 + 2 * k, op.half);
+      }
+    }
+  for (int k = 0; k < 16; ++k)
+    for (int n = 0; n < op.n; ++n) {
+      if (op.rs)  // B MN-major (transposed)
+        B[k][n] = SmemElem(sb + (k / 8) * bb + (k % 8) * 128 + (n / 64) * lb + (n % 64) * 2, op.half);
+      else  // B K-major
+        B[k][n] = SmemElem(sb + (n / 8) * bb + (n % 8) * 128 + 2 * k, op.half);
+    }
+  for (int th = 0; th < 128; ++th) {
+    const int w = th / 32, l = th % 32;
+    for (int i = 0; i < op.n / 8; ++i)
+      for (int e = 0; e < 4; ++e) {
+        const int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * i + 2 * (l % 4) + (e % 2);
+        double acc = op.accumulate ? op.d[th][4 * i + e] : 0.0;
+        for (int k = 0; k < 16; ++k) acc += double(A[row][k]) * double(B[k][col]);
+        op.d[th][4 * i + e] = float(acc);
+      }
+  }
+}
+
+void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db,
+                const uint32_t* a) {
+  Thread* t = g_cur;
+  Block* b = g_block;
+  const int wg = t->tid.x / 128;
+  if (b->wg_arrived[wg] == 0) {
+    WgmmaOp& op = b->wg_pending_issue[wg];
+    op.n = n; op.rs = rs; op.half = half; op.accumulate = accumulate; op.da = da; op.db = db;
+  }
+  WgmmaOp& op = b->wg_pending_issue[wg];
+  op.d[t->tid.x % 128] = d;
+  if (a) for (int i = 0; i < 4; ++i) op.a[t->tid.x % 128][i] = a[i];
+  WgCollective(100 + n + (rs ? 1000 : 0), da ^ (db * 31) ^ uint64_t(accumulate), [&](int g) {
+    if (g_lazy_async) b->wg_open[g].push_back(b->wg_pending_issue[g]);
+    else ExecuteWgmma(b->wg_pending_issue[g]);
+  });
+}
+void WgmmaCommitEmu() {
+  Block* b = g_block;
+  WgCollective(2, 0, [&](int g) {
+    b->wg_groups[g].push_back(std::move(b->wg_open[g]));
+    b->wg_open[g].clear();
+  });
+}
+void WgmmaWaitEmu(int pending) {
+  Block* b = g_block;
+  WgCollective(3, uint64_t(pending), [&](int g) {
+    auto& q = b->wg_groups[g];
+    while (int(q.size()) > pending) {
+      for (auto& op : q.front()) ExecuteWgmma(op);
+      q.erase(q.begin());
+    }
+  });
+}
+
+// --- mbarriers and TMA ------------------------------------------------------
+static MBar& Bar(uint32_t bar) {
+  if (bar % 8) Fail("mbarrier misaligned");
+  auto it = g_block->mbars.find(bar);
+  if (it == g_block->mbars.end() || !it->second.init) Fail("mbarrier not initialised");
+  return it->second;
+}
+static void MbarCheck(MBar& m) {
+  if (m.pending == 0 && m.tx == 0) { m.phase++; m.pending = m.count; g_progress++; }
+}
+void MbarInit(uint32_t bar, int count) {
+  if (bar % 8 || bar + 8 > g_block->smem.size()) Fail("mbarrier address");
+  MBar& m = g_block->mbars[bar];
+  m.count = m.pending = count; m.tx = 0; m.phase = 0; m.init = true;
+}
+void MbarExpect(uint32_t bar, uint32_t bytes) { Bar(bar).tx += bytes; }
+void MbarArrive(uint32_t bar) {
+  MBar& m = Bar(bar);
+  if (--m.pending < 0) Fail("mbarrier over-arrived");
+  g_progress++;
+  MbarCheck(m);
+}
+
+struct EmuMap {  // what the emulated encoder stores in CUtensorMap
+  const unsigned char* base; uint64_t dims[4]; uint64_t strides[4]; uint32_t box[4]; int rank;
+};
+static void DoTma(const TmaOp& op) {
+  EmuMap em; memcpy(&em, op.map, sizeof em);
+  if (op.dst % 1024) Fail("TMA destination not 1024-byte aligned");
+  const uint32_t rowbytes = em.box[0] * 2;
+  if (rowbytes != 128) Fail("TMA box row is not 128 bytes");
+  uint32_t total = 0;
+  for (uint32_t i3 = 0; i3 < em.box[3]; ++i3)
+    for (uint32_t i2 = 0; i2 < em.box[2]; ++i2)
+      for (uint32_t i1 = 0; i1 < em.box[1]; ++i1) {
+        const uint32_t row = (i3 * em.box[2] + i2) * em.box[1] + i1;
+        for (uint32_t i0 = 0; i0 < em.box[0]; ++i0) {
+          const int64_t g[4] = {int64_t(op.c[0]) + i0, int64_t(op.c[1]) + i1, int64_t(op.c[2]) + i2,
+                                int64_t(op.c[3]) + i3};
+          bool in = true;
+          for (int d = 0; d < 4; ++d) in = in && g[d] >= 0 && uint64_t(g[d]) < em.dims[d];
+          uint16_t v = 0;
+          if (in) {
+            const unsigned char* src = em.base + g[0] * 2 + g[1] * em.strides[1] + g[2] * em.strides[2] +
+                                       g[3] * em.strides[3];
+            bool ok = false;
+            for (auto& [p, n2] : g_readable)
+              if ((const char*)src >= p && (const char*)src + 2 <= p + n2) ok = true;
+            if (!ok) Fail("TMA read outside the input tensors");
+            memcpy(&v, src, 2);
+          }
+          const uint32_t addr = Swz(op.dst + row * rowbytes + i0 * 2);
+          if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
+          memcpy(g_block->smem.data() + addr, &v, 2);
+          total += 2;
+        }
+      }
+  MBar& m = Bar(op.bar);
+  m.tx -= total;
+  if (m.tx < 0) Fail("TMA bytes beyond the expected transaction count");
+  g_progress++;
+  MbarCheck(m);
+}
+void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
+  TmaOp op{dst, map, bar, {c0, c1, c2, c3}};
+  if (g_lazy_async) g_block->tma_pending.push_back(op);
+  else DoTma(op);
+}
+void MbarWait(uint32_t bar, uint32_t parity) {
+  for (;;) {
+    if ((Bar(bar).phase & 1) != parity) return;
+    auto& pend = g_block->tma_pending;
+    if (!pend.empty()) {
+      size_t k = g_async_rng() % pend.size();
+      TmaOp op = pend[k];
+      pend.erase(pend.begin() + k);
+      DoTma(op);
+      continue;
+    }
+    Yield();
+  }
+}
+
+// --- named barriers ----------------------------------------------------------
+void NamedSync(int id, int threads) {
+  NamedBar& nb = g_block->named[id];
+  unsigned gen = nb.gen;
+  if (++nb.arrived == threads) { nb.arrived = 0; nb.gen++; g_progress++; return; }
+  if (nb.arrived > threads) Fail("named barrier over-arrived");
+  while (nb.gen == gen) Yield();
+}
+void NamedArrive(int id, int threads) {
+  NamedBar& nb = g_block->named[id];
+  if (++nb.arrived == threads) { nb.arrived = 0; nb.gen++; g_progress++; }
+  else if (nb.arrived > threads) Fail("named barrier over-arrived");
+}
+
+}  // namespace emu
+
+static CUresult EmuEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void* addr,
+                               const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                               const cuuint32_t* es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill oob) {
+  if (rank != 4 || uintptr_t(addr) % 16 || il != 0 || sw != CU_TENSOR_MAP_SWIZZLE_128B || oob != 0) return 1;
+  emu::EmuMap em{};
+  em.base = (const unsigned char*)addr; em.rank = 4;
+  for (int i = 0; i < 4; ++i) {
+    if (dims[i] == 0 || box[i] == 0 || box[i] > 256 || es[i] != 1) return 1;
+    em.dims[i] = dims[i]; em.box[i] = box[i];
+  }
+  em.strides[0] = 2;
+  for (int i = 0; i < 3; ++i) {
+    if (strides[i] % 16) return 1;
+    em.strides[i + 1] = strides[i];
+  }
+  if (box[0] * 2 > 128) return 1;
+  static_assert(sizeof(em) <= sizeof(CUtensorMap), "fits");
+  memcpy(map, &em, sizeof em);
+  return 0;
+}
+cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigned, unsigned long long,
+                                             cudaDriverEntryPointQueryResult* r) {
+  if (strcmp(sym, "cuTensorMapEncodeTiled") != 0) { *r = cudaDriverEntryPointSymbolNotFound; return 0; }
+  *fn = (void*)&EmuEncodeTiled;
+  *r = cudaDriverEntryPointSuccess;
+  return 0;
+}
+namespace emu {
+
+void Fail(const char* what) {
+  fprintf(stderr, "EMU FAILURE: %s (block %u,%u thread %u)\n", what, g_block ? g_block->idx.x : 0,
+          g_block ? g_block->idx.y : 0, g_cur ? g_cur->tid.x : 0);
+  g_failed = true;
+  exit(3);
+}
+
+void DoCopy(const CopyReq& r) {
+  unsigned char* d = g_block->smem.data() + r.dst;
+  if (r.valid) memcpy(d, r.src, 16); else memset(d, 0, 16);
+}
+
+void CpAsync(uint32_t dst, const void* src, bool valid) {
+  if (dst % 16 || dst + 16 > g_block->smem.size()) Fail("cp.async destination out of shared memory");
+  if (valid) {
+    bool ok = false;
+    for (auto& [p, n] : g_readable)
+      if ((const char*)src >= p && (const char*)src + 16 <= p + n) ok = true;
+    if (!ok) Fail("cp.async source outside the input tensors");
+    if (uintptr_t(src) % 16) Fail("cp.async source misaligned");
+  }
+  CopyReq r{dst, src, valid};
+  if (!g_lazy_copies) DoCopy(r);
+  else g_cur->open_group.push_back(r);
+}
+void Commit() {
+  g_cur->groups.push_back(std::move(g_cur->open_group));
+  g_cur->open_group.clear();
+}
+void WaitGroups(int pending) {
+  while (int(g_cur->groups.size()) > pending) {
+    for (auto& r : g_cur->groups.front()) DoCopy(r);
+    g_cur->groups.erase(g_cur->groups.begin());
+  }
+}
+
+static uint16_t Elem(uint32_t addr, int c) {
+  uint16_t v; memcpy(&v, g_block->smem.data() + addr + 2 * c, 2); return v;
+}
+static float Decode(uint16_t b, bool bf) { return bf ? Bf16ToFloat(b) : HalfToFloat(b); }
+
+void PerformWarpOp(int warp) {
+  Thread* L = &g_block->threads[warp * 32];
+  int kind = L[0].kind;
+  for (int l = 0; l < 32; ++l) if (L[l].kind != kind) Fail("divergent warp collective");
+  g_progress++;
+  switch (kind) {
+    case kShfl: {
+      uint32_t v[32];
+      for (int l = 0; l < 32; ++l) v[l] = L[L[l].in[1]].in[0];
+      for (int l = 0; l < 32; ++l) L[l].out[0] = v[l];
+      break;
+    }
+    case kLdm: case kLdmT: {
+      uint32_t res[32][4];
+      for (int i = 0; i < 4; ++i) {
+        uint32_t rows[8];
+        for (int r = 0; r < 8; ++r) {
+          rows[r] = L[8 * i + r].in[0];
+          if (rows[r] % 16 || rows[r] + 16 > g_block->smem.size()) Fail("ldmatrix address");
+        }
+        for (int l = 0; l < 32; ++l) {
+          uint16_t lo, hi;
+          if (kind == kLdm) { lo = Elem(rows[l / 4], 2 * (l % 4)); hi = Elem(rows[l / 4], 2 * (l % 4) + 1); }
+          else { lo = Elem(rows[2 * (l % 4)], l / 4); hi = Elem(rows[2 * (l % 4) + 1], l / 4); }
+          res[l][i] = uint32_t(lo) | (uint32_t(hi) << 16);
+        }
+      }
+      for (int l = 0; l < 32; ++l) for (int i = 0; i < 4; ++i) L[l].out[i] = res[l][i];
+      break;
+    }
+    case kMmaBf16: case kMmaF16: {
+      bool bf = kind == kMmaBf16;
+      float A[16][16], B[16][8], C[16][8];
+      for (int l = 0; l < 32; ++l) {
+        int g = l / 4, t = l % 4;
+        auto lo = [&](uint32_t w) { return Decode(uint16_t(w & 0xffff), bf); };
+        auto hi = [&](uint32_t w) { return Decode(uint16_t(w >> 16), bf); };
+        A[g][2 * t] = lo(L[l].in[0]); A[g][2 * t + 1] = hi(L[l].in[0]);
+        A[g + 8][2 * t] = lo(L[l].in[1]); A[g + 8][2 * t + 1] = hi(L[l].in[1]);
+        A[g][2 * t + 8] = lo(L[l].in[2]); A[g][2 * t + 9] = hi(L[l].in[2]);
+        A[g + 8][2 * t + 8] = lo(L[l].in[3]); A[g + 8][2 * t + 9] = hi(L[l].in[3]);
+        B[2 * t][g] = lo(L[l].in[4]); B[2 * t + 1][g] = hi(L[l].in[4]);
+        B[2 * t + 8][g] = lo(L[l].in[5]); B[2 * t + 9][g] = hi(L[l].in[5]);
+        float c[4]; for (int i = 0; i < 4; ++i) memcpy(&c[i], &L[l].in[6 + i], 4);
+        C[g][2 * t] = c[0]; C[g][2 * t + 1] = c[1]; C[g + 8][2 * t] = c[2]; C[g + 8][2 * t + 1] = c[3];
+      }
+      for (int l = 0; l < 32; ++l) {
+        int g = l / 4, t = l % 4;
+        int rr[4] = {g, g, g + 8, g + 8}, cc[4] = {2 * t, 2 * t + 1, 2 * t, 2 * t + 1};
+        for (int i = 0; i < 4; ++i) {
+          double acc = C[rr[i]][cc[i]];
+          for (int k = 0; k < 16; ++k) acc += double(A[rr[i]][k]) * double(B[k][cc[i]]);
+          float f = float(acc); memcpy(&L[l].out[i], &f, 4);
+        }
+      }
+      break;
+    }
+    case kSyncWarp: break;
+    default: Fail("unknown collective");
+  }
+}
+
+static void Trampoline() {
+  (*g_body)();
+  g_cur->done = true;
+  g_progress++;
+}
+
+static std::vector<std::vector<char>> g_stacks;
+
+void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body) {
+  g_launches++;
+  g_grid = grid; g_blockdim = block; g_body = &body;
+  if (smem > 227 * 1024) Fail("too much shared memory");
+  std::vector<dim3> order;
+  for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x)
+    order.push_back(dim3(x, y, z));
+  std::mt19937 rng(order.size());
+  std::shuffle(order.begin(), order.end(), rng);
+  const size_t kStack = 256 * 1024;
+  if (g_stacks.size() < block.x) g_stacks.resize(block.x, std::vector<char>(kStack));
+  for (auto idx : order) {
+    Block b;
+    b.idx = idx;
+    b.smem.assign(std::max<size_t>(smem, 16), 0xFF);
+    b.threads.resize(block.x);
+    b.warp_arrived.assign((block.x + 31) / 32, 0);
+    b.warp_gen.assign((block.x + 31) / 32, 0);
+    {
+      const int wgs = (block.x + 127) / 128;
+      b.wg_arrived.assign(wgs, 0); b.wg_gen.assign(wgs, 0); b.wg_open.assign(wgs, {});
+      b.wg_groups.assign(wgs, {}); b.wg_pending_issue.assign(wgs, WgmmaOp{}); b.wg_kind.assign(wgs, 0);
+      b.wg_arg.assign(wgs, 0);
+    }
+    g_block = &b;
+    for (unsigned i = 0; i < block.x; ++i) {
+      Thread& t = b.threads[i];
+      t.tid = dim3(i, 0, 0); t.lane = i % 32; t.warp = i / 32;
+      getcontext(&t.ctx);
+      t.ctx.uc_stack.ss_sp = g_stacks[i].data();
+      t.ctx.uc_stack.ss_size = kStack;
+      t.ctx.uc_link = &g_sched;
+      makecontext(&t.ctx, Trampoline, 0);
+    }
+    for (;;) {
+      bool all_done = true;
+      uint64_t before = g_progress;
+      for (auto& t : b.threads) {
+        if (t.done) continue;
+        all_done = false;
+        g_cur = &t;
+        swapcontext(&g_sched, &t.ctx);
+      }
+      if (all_done) break;
+      if (g_progress == before) Fail("deadlock");
+    }
+    for (auto& nb : b.named) if (nb.arrived) Fail("named barrier arrivals pending at block exit");
+    if (!b.tma_pending.empty()) Fail("TMA pending at block exit");
+    for (auto& q : b.wg_groups) if (!q.empty()) Fail("wgmma group pending at block exit");
+    g_cur = nullptr;
+    g_block = nullptr;
+  }
+}
+}  // namespace emu
+
+// ---------------------------------------------------------------------------
+// Test driver.
+
+struct Scen {
+  const char* name; int batch, sq, sk, hq, hkv, d, causal; bool bf; int sms;
+};
+
+static uint16_t Enc(float f, bool bf) { return bf ? FloatToBf16(f) : FloatToHalf(f); }
+static float Dec(uint16_t b, bool bf) { return bf ? Bf16ToFloat(b) : HalfToFloat(b); }
+
+struct Guarded {
+  std::vector<unsigned char> buf; size_t n;
+  explicit Guarded(size_t bytes, unsigned char fill) : buf(bytes + 2 * 4096 + 64), n(bytes) {
+    memset(buf.data(), 0xA5, buf.size());
+    memset(data(), fill, bytes);
+  }
+  unsigned char* data() { uintptr_t p = uintptr_t(buf.data()) + 4096; p = (p + 63) & ~uintptr_t(63); return (unsigned char*)p; }
+  bool guards_ok() {
+    unsigned char* d = data();
+    for (unsigned char* p = buf.data(); p < d; ++p) if (*p != 0xA5) return false;
+    for (unsigned char* p = d + n; p < buf.data() + buf.size(); ++p) if (*p != 0xA5) return false;
+    return true;
+  }
+};
+
+static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
+  emu::g_sms = s.sms; emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
+  const size_t nq = size_t(s.batch) * s.sq * s.hq * s.d, nk = size_t(s.batch) * s.sk * s.hkv * s.d;
+  const size_t nl = size_t(s.batch) * s.hq * s.sq;
+  Guarded q(nq * 2, 0), k(nk * 2, 0), v(nk * 2, 0), o(nq * 2, 0xFF), lse(nl * 4, 0xFF);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto fill = [&](Guarded& g, size_t n) { uint16_t* p = (uint16_t*)g.data(); for (size_t i = 0; i < n; ++i) p[i] = Enc(nd(rng), s.bf); };
+  fill(q, nq); fill(k, nk); fill(v, nk);
+  emu::g_readable = {{(const char*)q.data(), nq * 2}, {(const char*)k.data(), nk * 2}, {(const char*)v.data(), nk * 2}};
+  kseek_param params[8] = {{"batch", s.batch}, {"seqlen_q", s.sq}, {"seqlen_k", s.sk}, {"heads_q", s.hq},
+                           {"heads_kv", s.hkv}, {"head_dim", s.d}, {"causal", s.causal}, {"dtype", s.bf ? KSEEK_BF16 : KSEEK_F16}};
+  kseek_tensor t[5] = {};
+  void* ptrs[5] = {q.data(), k.data(), v.data(), o.data(), lse.data()};
+  const char* names[5] = {"q", "k", "v", "o", "lse"};
+  for (int i = 0; i < 5; ++i) { t[i].name = names[i]; t[i].data = ptrs[i]; }
+  kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, nullptr};
+  int rc = kseek_launch(&args);
+  if (rc) { printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message()); return false; }
+  // Reference in double.
+  const uint16_t *Q = (uint16_t*)q.data(), *K = (uint16_t*)k.data(), *V = (uint16_t*)v.data(), *O = (uint16_t*)o.data();
+  const float* LSE = (float*)lse.data();
+  double err2 = 0, ref2 = 0, maxabs = 0, lerr2 = 0, lref2 = 0, lmax = 0;
+  bool ok = true; int bad_inf = 0, nan = 0;
+  const int group = s.hq / s.hkv;
+  std::vector<double> sc(s.sk), acc(s.d);
+  for (int b = 0; b < s.batch; ++b) for (int h = 0; h < s.hq; ++h) for (int i = 0; i < s.sq; ++i) {
+    const int hk = h / group;
+    int lim = s.causal ? std::min(s.sk, i + s.sk - s.sq + 1) : s.sk;
+    if (lim < 0) lim = 0;
+    const uint16_t* qr = Q + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
+    double m = -INFINITY;
+    for (int j = 0; j < lim; ++j) {
+      const uint16_t* kr = K + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
+      double dot = 0; for (int d = 0; d < s.d; ++d) dot += double(Dec(qr[d], s.bf)) * Dec(kr[d], s.bf);
+      sc[j] = dot / std::sqrt(double(s.d)); m = std::max(m, sc[j]);
+    }
+    double l = 0; std::fill(acc.begin(), acc.end(), 0.0);
+    for (int j = 0; j < lim; ++j) {
+      double p = std::exp(sc[j] - m); l += p;
+      const uint16_t* vr = V + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
+      for (int d = 0; d < s.d; ++d) acc[d] += p * Dec(vr[d], s.bf);
+    }
+    const uint16_t* orow = O + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
+    for (int d = 0; d < s.d; ++d) {
+      double r = lim > 0 ? acc[d] / l : 0.0, c = Dec(orow[d], s.bf);
+      if (std::isnan(c)) { nan++; continue; }
+      err2 += (c - r) * (c - r); ref2 += r * r; maxabs = std::max(maxabs, std::fabs(c - r));
+    }
+    double rl = lim > 0 ? m + std::log(l) : -INFINITY;
+    float cl = LSE[(size_t(b) * s.hq + h) * s.sq + i];
+    if (std::isnan(cl)) nan++;
+    else if (std::isinf(rl) || std::isinf(cl)) { if (!(std::isinf(rl) && std::isinf(cl) && rl < 0 && cl < 0)) bad_inf++; }
+    else { lerr2 += (cl - rl) * (cl - rl); lref2 += rl * rl; lmax = std::max(lmax, std::fabs(cl - rl)); }
+  }
+  double rel = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2), lrel = lref2 > 0 ? std::sqrt(lerr2 / lref2) : std::sqrt(lerr2);
+  double tol_rel = s.bf ? 2e-2 : 2e-3, tol_abs = s.bf ? 0.1 : 1e-2;
+  ok = nan == 0 && bad_inf == 0 && rel <= tol_rel && maxabs <= tol_abs && lrel <= 1e-5 && lmax <= 1e-4;
+  bool guards = q.guards_ok() && k.guards_ok() && v.guards_ok() && o.guards_ok() && lse.guards_ok();
+  ok = ok && guards;
+  printf("%-34s %s launches=%d o rel_l2 %.2e max_abs %.2e | lse rel_l2 %.2e max_abs %.2e | nan %d inf-mismatch %d guards %s -> %s\n",
+         s.name, lazy ? "lazy " : "eager", emu::g_launches, rel, maxabs, lrel, lmax, nan, bad_inf, guards ? "ok" : "BROKEN", ok ? "PASS" : "FAIL");
+  fflush(stdout);
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  std::vector<Scen> all = {
+      {"hd64_bf16_full_q200_k300_h2", 1, 200, 300, 2, 2, 64, 0, true, 4},
+      {"hd64_f16_full_q129_k129", 1, 129, 129, 1, 1, 64, 0, false, 2},
+      {"hd128_f16_causal_q300_k300_h2", 1, 300, 300, 2, 2, 128, 1, false, 4},
+      {"hd128_bf16_causal_q300_k300", 1, 300, 300, 1, 1, 128, 1, true, 2},
+      {"hd256_bf16_causal_q100_k77", 1, 100, 77, 2, 2, 256, 1, true, 4},
+      {"hd256_f16_causal_q200_k90", 1, 200, 90, 1, 1, 256, 1, false, 2},
+      {"hd64_f16_causal_q128_k1_b3", 3, 128, 1, 1, 1, 64, 1, false, 4},
+      {"hd64_bf16_full_q130_k1", 1, 130, 1, 2, 2, 64, 0, true, 4},
+      {"hd128_bf16_gqa3_causal_q70_k190", 1, 70, 190, 6, 2, 128, 1, true, 4},
+      {"hd128_bf16_split_q1_k1000_b2_h2", 2, 1, 1000, 2, 2, 128, 0, true, 132},
+      {"hd64_f16_split_causal_q16_k700_h3", 1, 16, 700, 3, 3, 64, 1, false, 132},
+      {"hd64_bf16_split_causal_q1000_k1024", 1, 1000, 1024, 1, 1, 64, 1, true, 132},
+      {"hd256_bf16_split_causal_q150_k520", 1, 150, 520, 1, 1, 256, 1, true, 132},
+      {"hd256_f16_split_gqa2_q5_k777_h4", 1, 5, 777, 4, 2, 256, 0, false, 132},
+      {"hd256_bf16_sections_q20_k2100_b3h3", 3, 20, 2100, 3, 3, 256, 0, true, 4},
+      {"hd128_f16_sections_causal_gqa2", 2, 40, 4200, 4, 2, 128, 1, false, 4},
+      {"hd128_f16_many_short_b5_s8_causal", 5, 8, 8, 2, 2, 128, 1, false, 132},
+      {"hd64_bf16_mqa_causal_q260_k260_h4", 1, 260, 260, 4, 1, 64, 1, true, 8},
+      {"x_q33_k4099_gqa3_hd128_causal", 1, 33, 4099, 3, 1, 128, 1, true, 132},
+      {"x_q4099_k33_hd128_causal", 1, 4099, 33, 1, 1, 128, 1, true, 132},
+      {"x_s17_b7_mqa_h3_hd256_full_f16", 7, 17, 17, 3, 1, 256, 0, false, 132},
+      {"x_q63_k65_b9_gqa4_h20_hd64_causal", 9, 63, 65, 20, 5, 64, 1, true, 132},
+      {"x_q1_k3001_b5_gqa4_h12_hd64_causal_f16", 5, 1, 3001, 12, 3, 64, 1, false, 132},
+      {"x_q640_k1_b2_h12_hd128_full", 2, 640, 1, 12, 12, 128, 0, true, 132},
+      {"x_q1000_k999_gqa2_hd256_causal_f16", 1, 1000, 999, 2, 1, 256, 1, false, 132},
+      {"x_decode_q16_k8192_hd64_causal", 1, 16, 8192, 2, 2, 64, 1, true, 132},
+      {"x_qlong_q1024_k512_hd128_full_f16", 1, 1024, 512, 1, 1, 128, 0, false, 132},
+      // The WGMMA kernel (one SM: every shape fills its wave).
+      {"w_hd128_bf16_full_q256_k700", 1, 256, 700, 1, 1, 128, 0, true, 1},
+      {"w_hd128_f16_causal_q700_k700", 1, 700, 700, 1, 1, 128, 1, false, 1},
+      {"w_hd64_bf16_full_q300_k1100_h2", 1, 300, 1100, 2, 2, 64, 0, true, 1},
+      {"w_hd64_f16_causal_q513_k513", 1, 513, 513, 1, 1, 64, 1, false, 1},
+      {"w_hd256_bf16_causal_q300_k333", 1, 300, 333, 1, 1, 256, 1, true, 1},
+      {"w_hd256_f16_full_q130_k260_b2", 2, 130, 260, 1, 1, 256, 0, false, 1},
+      {"w_hd128_bf16_gqa3_causal_q200_k450", 1, 200, 450, 6, 2, 128, 1, true, 1},
+      {"w_hd64_bf16_mqa_full_q70_k129_h4", 2, 70, 129, 4, 1, 64, 0, true, 1},
+      {"w_hd128_bf16_qlong_causal_q600_k100", 1, 600, 100, 1, 1, 128, 1, true, 1},
+      {"w_hd256_bf16_qlong_causal_q300_k1", 1, 300, 1, 1, 1, 256, 1, true, 1},
+      {"w_hd128_f16_full_q640_k1_b2", 2, 640, 1, 2, 2, 128, 0, false, 1},
+      {"w_hd64_f16_many_short_b9_s8_causal", 9, 8, 8, 2, 2, 64, 1, false, 1},
+      {"w_hd128_bf16_many_short_b5_s65", 5, 65, 65, 2, 1, 128, 0, true, 1},
+      {"w_hd128_bf16_decode_q1_k1000_b3", 3, 1, 1000, 2, 2, 128, 1, true, 1},
+      {"w_hd256_f16_sections_q150_k2100_b2h3", 2, 150, 2100, 3, 3, 256, 1, false, 1},
+      {"w_hd64_bf16_causal_q100_k4000", 1, 100, 4000, 2, 1, 64, 1, true, 1},
+      {"p_hd128_bf16_causal_q700_k700_h3_sm3", 1, 700, 700, 3, 3, 128, 1, true, 3},
+      {"s_hd128_bf16_full_q256_k4000_sm16", 1, 256, 4000, 1, 1, 128, 0, true, 16},
+      {"s_hd256_f16_causal_q300_k3000_b2_sm12", 2, 300, 3000, 1, 1, 256, 1, false, 12},
+      {"s_hd64_bf16_causal_q200_k5000_gqa2_sm20", 1, 200, 5000, 4, 2, 64, 1, true, 20},
+      {"s_hd128_f16_full_q333_k4097_h3_sm40", 1, 333, 4097, 3, 3, 128, 0, false, 40},
+      {"s_hd128_bf16_qlong_causal_q400_k300_sm16", 1, 400, 300, 2, 2, 128, 1, true, 16},
+      {"p_hd64_f16_full_q300_k500_b3_sm2", 3, 300, 500, 2, 1, 64, 0, false, 2},
+      {"p_hd256_bf16_qlong_causal_q900_k200_sm3", 1, 900, 200, 2, 2, 256, 1, true, 3},
+      {"p_hd128_f16_ragged_causal_q333_k1000_b2_sm4", 2, 333, 1000, 3, 1, 128, 1, false, 4},
+  };
+  std::string only = argc > 1 ? argv[1] : "";
+  int fails = 0, runs = 0;
+  for (auto& s : all) {
+    if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
+    for (bool lazy : {false, true}) { runs++; fails += !RunScenario(s, lazy, 1234 + runs); }
+  }
+  printf("%d/%d passed\n", runs - fails, runs);
+  return fails != 0;
+}
