@@ -1,5 +1,5 @@
 // The Hopper attention kernel (kernels/flash_attention_fwd/hopper.cu) on the
-// CPU emulation of its PTX (kernels/flash_attention_fwd/test/emu/run.sh):
+// CPU emulation of its PTX (tests/hopper_emu/run.sh):
 // every emulated shape against an fp64 reference, with asynchronous work
 // completing at issue and only at the waits; the switches that are off by
 // default, on their shapes; and a planted masking bug, which must fail.
@@ -22,7 +22,7 @@ ProcessResult Emulate(const std::vector<std::string>& args,
   argv.push_back("EMU_BUILD_DIR=" + testing::TempDir("hopper_emu"));
   argv.push_back("bash");
   argv.push_back(testing::SourceDir() +
-                 "/kernels/flash_attention_fwd/test/emu/run.sh");
+                 "/tests/hopper_emu/run.sh");
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::RunProcess(argv);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CPU emulation of hopper.cu against an fp64 reference (no GPU needed).
 #
-#   bash kernels/flash_attention_fwd/test/emu/run.sh [FILTER] [-DNAME=VALUE ...]
+#   bash tests/hopper_emu/run.sh [FILTER] [-DNAME=VALUE ...]
 #
 # Builds hopper.cu with emulated PTX (WGMMA with the descriptors and
 # 128-byte swizzle hopper_wgmma_probe.cu confirmed on the device, TMA 4-D
@@ -10,12 +10,12 @@
 # of emu_main.cc twice: asynchronous work completing at issue ("eager") and
 # only at the waits ("lazy"), so a read before its wait shows. FILTER keeps
 # the shapes whose name contains it; -D flags set hopper.cu's switches.
-# HOPPER_CU names another kernel file (default: this folder's hopper.cu).
+# HOPPER_CU names another kernel file (default: kernels/flash_attention_fwd/hopper.cu).
 # Takes about 4 minutes for all shapes on 2 cores. Exit status 0 when all
 # pass. The emulation is not the hardware: the device run decides.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../../../.." && pwd)"
+root="$(cd "$here/../.." && pwd)"
 build="${EMU_BUILD_DIR:-$(mktemp -d)}"
 filter=""
 defines=()
