@@ -7,9 +7,9 @@ all builds run on the same inputs in this one process, in turn with
 cuDNN, with the timing of anchor.py (warm-up, L2 flush before every sample,
 CUDA events, the median). Prints TFLOP/s per build, each build's ratio to
 cuDNN and to the first build, and each build's O against cuDNN's (rel L2;
-"WRONG" past 2e-2, where the backend ran; against an fp32 matrix-product
-reference for causal shapes with seqlen_q > seqlen_k, where SDPA's
-lower-right mask gives NaN rows). Correctness of record is
+"WRONG" past 2e-2, where the backend ran; against the fp64 reference of
+measure_tolerance.py for causal shapes with seqlen_q > seqlen_k, where
+SDPA's lower-right mask gives NaN rows). Correctness of record is
 `kseek eval`'s; this check only keeps a broken build from being read as
 fast. Geometric means per build close the table; --out writes JSON.
 
@@ -19,7 +19,6 @@ fast. Geometric means per build close the table; --out writes JSON.
 
 import argparse
 import json
-import math
 import os
 import sys
 
@@ -28,22 +27,7 @@ import torch
 from anchor import BACKENDS, first_line, geomean, sdpa_callable
 from kseek_abi import Kernel, Timer, errors, flops, load_scenarios, \
     make_inputs, select
-
-
-def math_reference(p, q, k, v):
-    """O in fp32 by plain matrix products (BSHD in, BSHD out): for causal
-    shapes with seqlen_q > seqlen_k, where SDPA's lower-right mask gives NaN
-    rows. Rows that see no key are 0, as the task wants."""
-    qf, kf, vf = (t.float().transpose(1, 2) for t in (q, k, v))
-    g = p["heads_q"] // p["heads_kv"]
-    kf = kf.repeat_interleave(g, dim=1)
-    vf = vf.repeat_interleave(g, dim=1)
-    s = qf @ kf.transpose(-1, -2) / math.sqrt(p["head_dim"])
-    sq, sk = p["seqlen_q"], p["seqlen_k"]
-    i = torch.arange(sq, device=s.device)[:, None]
-    j = torch.arange(sk, device=s.device)[None, :]
-    s = s.masked_fill(j > i + sk - sq, float("-inf"))
-    return (torch.softmax(s, -1).nan_to_num(0.0) @ vf).transpose(1, 2)
+from measure_tolerance import attention_fp64
 
 
 def main():
@@ -88,7 +72,7 @@ def main():
             fn = sdpa_callable(cudnn, p, q, k, v)
             ref = fn().transpose(1, 2).float().nan_to_num(0.0)
             if p["causal"] and p["seqlen_q"] > p["seqlen_k"]:
-                ref = math_reference(p, q, k, v)
+                ref, _ = attention_fp64(p, q, k, v)
             row["cudnn_ms"], _ = timer.median_ms(fn)
         except Exception as e:  # cuDNN refuses some shapes
             row["cudnn_error"] = first_line(e)
