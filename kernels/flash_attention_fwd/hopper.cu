@@ -624,6 +624,14 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kBlockN / 8][4],
   }
 }
 
+// LSE of a row from its running max (raw score units) and its sum of
+// exp2(score * scale_log2 - max * scale_log2); -inf when it saw no key.
+__device__ __forceinline__ float RowLse(float row_max, float total,
+                                        float scale_log2) {
+  return total > 0.f ? (row_max * scale_log2 + log2f(total)) * kLn2
+                     : -INFINITY;
+}
+
 // Final O and LSE of the warp's rows: O staged through the warp's own Q
 // rows of shared memory (`rows`, generic pointer), then 16-byte stores.
 template <typename T, int D>
@@ -662,9 +670,7 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
       const int row = first + g + 8 * i;
       if (row >= p.seqlen_q) continue;
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-          totals[i] > 0.f
-              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
-              : -INFINITY;
+          RowLse(st.row_max[i], totals[i], p.scale_log2);
     }
   }
 }
@@ -691,9 +697,7 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
           Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-          totals[i] > 0.f
-              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
-              : -INFINITY;
+          RowLse(st.row_max[i], totals[i], p.scale_log2);
   }
 }
 
@@ -718,9 +722,7 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
           make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
     if (lane % 4 == 0)
       g_split_lse[index] =
-          totals[i] > 0.f
-              ? (st.row_max[i] * p.scale_log2 + log2f(totals[i])) * kLn2
-              : -INFINITY;
+          RowLse(st.row_max[i], totals[i], p.scale_log2);
   }
 }
 
@@ -1547,6 +1549,15 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
+// The combine kernel over the split partials of p (one warp per row).
+template <typename T, int D>
+void LaunchCombine(const Problem& p, T* o, float* lse, cudaStream_t stream) {
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
+                                 kCombineWarps),
+                        32 * kCombineWarps, 0, stream>>>(p, o, lse);
+}
+
 // (batch, head) pairs per L2 section: as many as have K/V within
 // kL2SectionBytes (GQA: a query head's share of its K/V head).
 template <typename T, int D>
@@ -1597,12 +1608,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
-  if (p.splits > 1) {
-    const int64_t combine_blocks =
-        (rows_total + kCombineWarps - 1) / kCombineWarps;
-    CombineSplits<T, D><<<unsigned(combine_blocks), 32 * kCombineWarps, 0,
-                          stream>>>(p, o, lse);
-  }
+  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;
@@ -1697,12 +1703,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   const int grid = int(items < sms ? items : sms);
   kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
       p, q_map, k_map, v_map, o, lse);
-  if (p.splits > 1) {
-    const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-    CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
-                                   kCombineWarps),
-                          32 * kCombineWarps, 0, stream>>>(p, o, lse);
-  }
+  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
     return 1;
@@ -1723,11 +1724,12 @@ bool ThreeConsumers(const Problem& p, int sms) {
 #elif KSEEK_FA_HD64_CONSUMERS == 3
   return true;
 #else
+  constexpr int kRows = WgmmaConfig<64, 3>::kBlockM;
   const int64_t items =
-      int64_t(p.batch) * p.heads_q * ((p.seqlen_q + 191) / 192);
+      int64_t(p.batch) * p.heads_q * ((p.seqlen_q + kRows - 1) / kRows);
   const bool short_causal = p.causal && p.seqlen_q < 2048 &&
                             int64_t(4) * p.seqlen_q > p.seqlen_k;
-  return items >= int64_t(2) * sms && p.seqlen_q >= 192 && !short_causal;
+  return items >= int64_t(2) * sms && p.seqlen_q >= kRows && !short_causal;
 #endif
 }
 
