@@ -1,8 +1,8 @@
 // The Hopper attention kernel (kernels/flash_attention_fwd/hopper.cu) on the
 // CPU emulation of its PTX (tests/hopper_emu/run.sh):
 // every emulated shape against an fp64 reference, with asynchronous work
-// completing at issue and only at the waits; the switches that are off by
-// default, on their shapes; and a planted masking bug, which must fail.
+// completing at issue and only at the waits; the non-default switch
+// settings, on their shapes; and a planted masking bug, which must fail.
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,8 +56,10 @@ TEST(HopperEmulationTest, EveryShapePasses) {
   EXPECT_GE(runs, 100) << Tail(r.out) << r.err;
 }
 
-TEST(HopperEmulationTest, SplitKeysAndFmaExponentialsPass) {
-  const std::vector<std::string> on = {"-DKSEEK_FA_WGMMA_SPLIT_KEYS=1",
+// The non-default settings: few-tile shapes on the mma.sync kernel instead
+// of the WGMMA kernel's split keys, and FMA-pipe exponentials.
+TEST(HopperEmulationTest, NonDefaultSwitchesPass) {
+  const std::vector<std::string> on = {"-DKSEEK_FA_WGMMA_SPLIT_KEYS=0",
                                        "-DKSEEK_FA_EXP2_FMA_EVERY=2"};
   for (const std::string filter : {"s_hd128_bf16", "s_hd64", "w_hd64"}) {
     std::vector<std::string> args = on;

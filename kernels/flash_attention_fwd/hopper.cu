@@ -7,12 +7,13 @@
 //
 // Dispatch. On a compute capability 9 device, when batch * heads_q *
 // ceil(seqlen_q / 128) query tiles fill at least 80% of one wave of one
-// block per SM, the WGMMA kernel runs; otherwise (decode-like and
-// few-query shapes) the mma.sync kernel, which can split the keys
-// (flash-decoding), and on other architectures (the WGMMA kernel is empty
-// there). The WGMMA kernel can split keys too (query tiles x key splits,
-// the same partials and combine kernel), behind KSEEK_FA_WGMMA_SPLIT_KEYS,
-// off until measured on the device (NOTES.md "Next").
+// block per SM, the WGMMA kernel runs; with fewer query tiles but
+// seqlen_q >= 128 (prefill-like shapes), the WGMMA kernel splits the keys
+// (query tiles x key splits, each split writing fp32 partials that a
+// second kernel combines) when the splits fill 80% of a wave; otherwise
+// (decode-like and short shapes) the mma.sync kernel, which splits keys
+// the same way, and on other architectures (the WGMMA kernel is empty
+// there).
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
@@ -195,14 +196,25 @@
 //   KSEEK_FA_HD64_CONSUMERS     consumer warpgroups of the WGMMA kernel at
 //                               head_dim 64: 0 picks 2 or 3 by shape
 //                               (ThreeConsumers), 2 or 3 forces it
-//   KSEEK_FA_WGMMA_SPLIT_KEYS   1: shapes with few query tiles (seqlen_q >= 128)
-//                               split keys in the WGMMA kernel instead of
-//                               running on the mma.sync kernel; 0 (default
-//                               until it is measured on the device): off
+//   KSEEK_FA_WGMMA_SPLIT_KEYS   1 (default): shapes with few query tiles
+//                               (seqlen_q >= 128) split keys in the WGMMA
+//                               kernel; 0: they run on the mma.sync kernel
 //   KSEEK_FA_EXP2_FMA_EVERY     k > 0: at head_dim 64 in the WGMMA kernel,
 //                               every k-th 8-key group's exponentials on the
-//                               FMA pipe (Exp2Fma); 0 (default until it is
-//                               measured on the device): all on MUFU
+//                               FMA pipe (Exp2Fma); 0 (default; k = 4 and 2
+//                               measured 7% and 12% slower): all on MUFU
+//   KSEEK_FA_HD64_Q_BUFFERS     Q buffers of the WGMMA kernel at head_dim 64
+//                               (1 or 2)
+//   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
+//                               to 2 K/V stages; head_dim 256 has 1)
+//   KSEEK_FA_SHORT_KEYS_BLOCK_N k > 0 (80 or 64): at head_dim 64 and 128,
+//                               shapes with seqlen_k <= k take k-key tiles
+//                               (one tile per sequence; 2 Q buffers, 3 K/V
+//                               stages at head_dim 128); 0: off
+//   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
+//                               head_dim 128 without causal masking where
+//                               WideKeyTiles (176 or 192 with 2 K/V stages
+//                               and 1 Q buffer; 128 as with causal masking)
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
 #ifndef KSEEK_FA_FAST_EXP2
@@ -217,8 +229,20 @@
 #ifndef KSEEK_FA_HD64_CONSUMERS
 #define KSEEK_FA_HD64_CONSUMERS 0
 #endif
+#ifndef KSEEK_FA_HD64_Q_BUFFERS
+#define KSEEK_FA_HD64_Q_BUFFERS 2
+#endif
+#ifndef KSEEK_FA_HD128_Q_BUFFERS
+#define KSEEK_FA_HD128_Q_BUFFERS 1
+#endif
+#ifndef KSEEK_FA_SHORT_KEYS_BLOCK_N
+#define KSEEK_FA_SHORT_KEYS_BLOCK_N 0
+#endif
+#ifndef KSEEK_FA_HD128_FULL_BLOCK_N
+#define KSEEK_FA_HD128_FULL_BLOCK_N 176
+#endif
 #ifndef KSEEK_FA_WGMMA_SPLIT_KEYS
-#define KSEEK_FA_WGMMA_SPLIT_KEYS 0
+#define KSEEK_FA_WGMMA_SPLIT_KEYS 1
 #endif
 #ifndef KSEEK_FA_EXP2_FMA_EVERY
 #define KSEEK_FA_EXP2_FMA_EVERY 0
@@ -888,6 +912,10 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
 #define KSEEK_ACC64(d, i) KSEEK_ACC32(d, i), KSEEK_ACC32(d, (i) + 8)
 #define KSEEK_ACC40(d, i) KSEEK_ACC32(d, i), KSEEK_ACC8(d, (i) + 8)
 #define KSEEK_ACC128(d, i) KSEEK_ACC64(d, i), KSEEK_ACC64(d, (i) + 16)
+#define KSEEK_ACC88(d, i)                                                   \
+  KSEEK_ACC64(d, i), KSEEK_ACC8(d, (i) + 16), KSEEK_ACC8(d, (i) + 18),      \
+      KSEEK_ACC8(d, (i) + 20)
+#define KSEEK_ACC96(d, i) KSEEK_ACC64(d, i), KSEEK_ACC32(d, (i) + 16)
 #define KSEEK_REGS32                                                        \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, "  \
@@ -902,6 +930,23 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, " \
   "%30, %31, %32, %33, %34, %35, %36, %37, %38, %39}"
+#define KSEEK_REGS88 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, " \
+  "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, " \
+  "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, " \
+  "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, " \
+  "%68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, " \
+  "%81, %82, %83, %84, %85, %86, %87}"
+#define KSEEK_REGS96 \
+  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, " \
+  "%29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, " \
+  "%42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, " \
+  "%55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, " \
+  "%68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, " \
+  "%81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, " \
+  "%94, %95}"
 #define KSEEK_REGS128 \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, " \
@@ -964,6 +1009,26 @@ __device__ __forceinline__ void WgmmaSS128(float (&d)[16][4], uint64_t desc_a,
     KSEEK_WGMMA_SS("bf16", 128, KSEEK_REGS64, "%64", "%65", "%66",
                    KSEEK_ACC64(d, 0));
 }
+template <typename T>
+__device__ __forceinline__ void WgmmaSS176(float (&d)[22][4], uint64_t desc_a,
+                                           uint64_t desc_b, int accumulate) {
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_SS("f16", 176, KSEEK_REGS88, "%88", "%89", "%90",
+                   KSEEK_ACC88(d, 0));
+  else
+    KSEEK_WGMMA_SS("bf16", 176, KSEEK_REGS88, "%88", "%89", "%90",
+                   KSEEK_ACC88(d, 0));
+}
+template <typename T>
+__device__ __forceinline__ void WgmmaSS192(float (&d)[24][4], uint64_t desc_a,
+                                           uint64_t desc_b, int accumulate) {
+  if constexpr (kIsHalf<T>)
+    KSEEK_WGMMA_SS("f16", 192, KSEEK_REGS96, "%96", "%97", "%98",
+                   KSEEK_ACC96(d, 0));
+  else
+    KSEEK_WGMMA_SS("bf16", 192, KSEEK_REGS96, "%96", "%97", "%98",
+                   KSEEK_ACC96(d, 0));
+}
 // The RS forms accumulate into groups kBase .. of d.
 template <typename T, int kBase, int G>
 __device__ __forceinline__ void WgmmaRS64(float (&d)[G][4],
@@ -1005,10 +1070,14 @@ __device__ __forceinline__ void WgmmaRS256(float (&d)[G][4],
 #undef KSEEK_WGMMA_RS
 #undef KSEEK_WGMMA_SS
 #undef KSEEK_REGS128
+#undef KSEEK_REGS96
+#undef KSEEK_REGS88
 #undef KSEEK_REGS64
 #undef KSEEK_REGS40
 #undef KSEEK_REGS32
 #undef KSEEK_ACC128
+#undef KSEEK_ACC96
+#undef KSEEK_ACC88
 #undef KSEEK_ACC64
 #undef KSEEK_ACC40
 #undef KSEEK_ACC32
@@ -1094,7 +1163,7 @@ constexpr int kProducerRegisters = 24;
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
 // GEMMs (Launch picks by shape), with fewer registers each after setmaxnreg.
-template <int D, int NC = 2>
+template <int D, int NC = 2, int BN = 0>
 struct WgmmaConfig {
   static constexpr int kConsumers = NC;
   static_assert(NC == 2 || (NC == 3 && D == 64), "2, or 3 at head_dim 64");
@@ -1104,20 +1173,37 @@ struct WgmmaConfig {
                 "the warpgroups' registers fit the register file");
   static constexpr int kThreads = kWgThreads * (1 + kConsumers);
   static constexpr int kBlockM = kWgRows * kConsumers;  // rows per item
-  static constexpr int kBlockN =  // keys per tile
-      D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
-  static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128,
-                "S = Q K^T is m64n64, m64n80 or m64n128");
-  static constexpr int kStages = D == 64 ? 4 : D == 128 ? 3 : 2;
+  static constexpr int kBlockN =  // keys per tile (BN, when given)
+      BN > 0 ? BN : D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
+  static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128 ||
+                    kBlockN == 176 || kBlockN == 192,
+                "S = Q K^T is m64n64, m64n80, m64n128, m64n176 or m64n192");
+  static_assert(kBlockN <= 128 || (D == 128 && NC == 2),
+                "wide key tiles only at head_dim 128");
+  // Q buffers: with two, the next item's Q (and so its first K/V tiles)
+  // loads while the consumers still compute this item; head_dim 256 has
+  // no room for a second one, head_dim 128 gives up a K/V stage for it.
+  // Short key tiles (80 keys, for sequences that fit one) leave room for
+  // both at head_dim 128.
+  static constexpr int kQBuffers = D == 64    ? KSEEK_FA_HD64_Q_BUFFERS
+                                   : D == 256 || kBlockN > 128 ? 1
+                                   : kBlockN < 128             ? 2
+                                               : KSEEK_FA_HD128_Q_BUFFERS;
+  static_assert(kQBuffers == 1 || kQBuffers == 2, "one or two Q buffers");
+  static constexpr int kStages =
+      D == 64 ? 4
+      : D == 128 && (kBlockN < 128 || (kBlockN == 128 && kQBuffers == 1)) ? 3
+                                                                          : 2;
   static constexpr int kColBlocks = D / 64;
   static constexpr int kQHalfBytes = kColBlocks * kWgRows * kColBlockRowBytes;
   static constexpr int kQBytes = kConsumers * kQHalfBytes;
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
-  static constexpr int kBarriersAt = kQBytes + kStages * kStageBytes;
-  // Q full and empty, then per stage: K full, V full, K empty, V empty.
-  static constexpr int kBarrierBytes = 8 * (2 + 4 * kStages);
-  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int
+  static constexpr int kBarriersAt = kQBuffers * kQBytes + kStages * kStageBytes;
+  // Per Q buffer Q full, then per Q buffer Q empty, then per stage: K
+  // full, V full, K empty, V empty.
+  static constexpr int kBarrierBytes = 8 * (2 * kQBuffers + 4 * kStages);
+  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int per Q buffer
   // 1024 bytes of slack to align the tiles to the swizzle atom.
   static constexpr int kSmemBytes = 1024 + kItemAt + 8;
 };
@@ -1135,7 +1221,7 @@ template <typename T, int D, int kN>
 __device__ __forceinline__ void AccumulatePVWgmma(
     float (&acc)[D / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
-  constexpr uint32_t kV = WgmmaConfig<D>::kTileBytes;  // the same for 3
+  constexpr uint32_t kV = D / 64 * kColBlockBytes;  // V after K
 #pragma unroll
   for (int kk = 0; kk < kN / 16; ++kk) {
     const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
@@ -1175,6 +1261,10 @@ __device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
       WgmmaSS64<T>(sc, da, db, kk > 0);
     else if constexpr (kN == 80)
       WgmmaSS80<T>(sc, da, db, kk > 0);
+    else if constexpr (kN == 176)
+      WgmmaSS176<T>(sc, da, db, kk > 0);
+    else if constexpr (kN == 192)
+      WgmmaSS192<T>(sc, da, db, kk > 0);
     else
       WgmmaSS128<T>(sc, da, db, kk > 0);
   }
@@ -1196,14 +1286,14 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <typename T, int D, int NC>
-__global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
+template <typename T, int D, int NC, int BN>
+__global__ void __launch_bounds__(WgmmaConfig<D, NC, BN>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
                           const __grid_constant__ CUtensorMap v_map,
                           T* __restrict__ o, float* __restrict__ lse) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = WgmmaConfig<D, NC>;
+  using C = WgmmaConfig<D, NC, BN>;
   constexpr int kN = C::kBlockN;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
@@ -1211,26 +1301,33 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t raw = SharedAddress(smem);
   const uint32_t base = (raw + kAtomBytes - 1) & ~(kAtomBytes - 1);
-  const uint32_t q_smem = base;
-  const uint32_t kv_smem = base + C::kQBytes;
-  // The item of the current round, from the producer to the consumers
-  // (written before the round's arrival on q_full, read after its wait).
-  volatile int* const item_slot =
+  constexpr int kQB = C::kQBuffers;
+  const uint32_t q_smem = base;  // Q buffer b at q_smem + b * kQBytes
+  const uint32_t kv_smem = base + kQB * C::kQBytes;
+  // The item of round n, from the producer to the consumers, in slot
+  // n % kQB (written before the round's arrival on its Q full barrier,
+  // read after the wait).
+  volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
-  const uint32_t q_full = base + C::kBarriersAt;
-  const uint32_t q_empty = q_full + 8;
+  // Round n uses Q buffer n % kQB and its full and empty barriers.
+  const uint32_t barriers = base + C::kBarriersAt;
+  auto q_full = [&](int b) { return barriers + 8 * b; };
+  auto q_empty = [&](int b) { return barriers + 8 * (kQB + b); };
   // K and V of a stage have barriers of their own: S = Q K^T of a tile
   // starts when its K has landed, and K is released as soon as S is done.
-  auto full_k = [&](int s) { return q_full + 8 * (2 + s); };
-  auto full_v = [&](int s) { return q_full + 8 * (2 + C::kStages + s); };
-  auto empty_k = [&](int s) { return q_full + 8 * (2 + 2 * C::kStages + s); };
-  auto empty_v = [&](int s) { return q_full + 8 * (2 + 3 * C::kStages + s); };
+  const uint32_t stage_barriers = barriers + 8 * 2 * kQB;
+  auto full_k = [&](int s) { return stage_barriers + 8 * s; };
+  auto full_v = [&](int s) { return stage_barriers + 8 * (C::kStages + s); };
+  auto empty_k = [&](int s) { return stage_barriers + 8 * (2 * C::kStages + s); };
+  auto empty_v = [&](int s) { return stage_barriers + 8 * (3 * C::kStages + s); };
   // Items: query tiles x key splits (p.splits is 1 unless split keys).
   const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
 
   if (threadIdx.x == 0) {
-    BarrierInit(q_full, 1);
-    BarrierInit(q_empty, C::kConsumers * kWgThreads / 32);  // one per warp
+    for (int b = 0; b < kQB; ++b) {
+      BarrierInit(q_full(b), 1);
+      BarrierInit(q_empty(b), C::kConsumers * kWgThreads / 32);  // one per warp
+    }
     for (int s = 0; s < C::kStages; ++s) {
       BarrierInit(full_k(s), 1);
       BarrierInit(full_v(s), 1);
@@ -1254,13 +1351,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
     if (threadIdx.x != 0) return;
     int ring = 0, item = blockIdx.x;
     for (int n = 0;; ++n) {
-      // Round n: Q of the item once the consumers' last S of round n - 1
-      // is done, the item published on q_full; past the last item a round
-      // with no bytes tells the consumers to stop.
-      Wait(q_empty, (n & 1) ^ 1);
-      *item_slot = item;
+      // Round n: Q of the item into buffer n % kQB once the consumers'
+      // last S of round n - kQB is done, the item published on that
+      // buffer's full barrier; past the last item a round with no bytes
+      // tells the consumers to stop.
+      const int qb = n % kQB;
+      Wait(q_empty(qb), ((n / kQB) & 1) ^ 1);
+      item_slots[qb] = item;
       if (item >= items) {
-        Arrive(q_full);
+        Arrive(q_full(qb));
         break;
       }
       const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
@@ -1268,12 +1367,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
       uint32_t q_bytes = 0;
       for (int h = 0; h < C::kConsumers; ++h)
         if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
-      ArriveExpectBytes(q_full, q_bytes);
+      ArriveExpectBytes(q_full(qb), q_bytes);
       for (int h = 0; h < C::kConsumers; ++h) {
         if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
         for (int cb = 0; cb < C::kColBlocks; ++cb)
-          TmaLoad4d(q_smem + h * C::kQHalfBytes + cb * kColBlockBytesQ,
-                    &q_map, q_full, 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+          TmaLoad4d(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
+                        cb * kColBlockBytesQ,
+                    &q_map, q_full(qb), 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
       }
       // K of the item's tile i or its V, into ring slot ring + i once the
       // consumers have released that slot's previous use.
@@ -1316,7 +1416,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
   RaiseRegisters<C::kConsumerRegisters>();
   const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
-  const uint32_t q_rows = q_smem + cwg * C::kQHalfBytes;
 
   // Ping-pong: a warpgroup issues its GEMMs of a tile only after the
   // previous one (in the ring 0, 1[, 2]) issued its own, so one's softmax
@@ -1335,11 +1434,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
   if (cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
   int ring = 0;
   for (int n = 0;; ++n) {
-    Wait(q_full, n & 1);
+    const int qb = n % kQB;
+    Wait(q_full(qb), (n / kQB) & 1);
     // Broadcast from lane 0 so that ptxas knows the item, and all that
     // depends on it, is uniform across the warp.
-    const int item = __shfl_sync(0xffffffffu, *item_slot, 0);
+    const int item = __shfl_sync(0xffffffffu, item_slots[qb], 0);
     if (item >= items) break;
+    const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
     const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
@@ -1374,7 +1475,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
         HoldRegisters(sc);
         if (lane == 0) {
           Arrive(empty_k(s0));
-          if (tiles == 1) Arrive(q_empty);  // the item's last S is done
+          if (tiles == 1) Arrive(q_empty(qb));  // the item's last S is done
         }
         const int k0 = w.tile_begin * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
@@ -1412,7 +1513,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
         HoldRegisters(sc);
         if (lane == 0) {
           Arrive(empty_k(s));
-          if (i == tiles - 1) Arrive(q_empty);  // the item's last S is done
+          if (i == tiles - 1) Arrive(q_empty(qb));  // the item's last S is done
         }
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
@@ -1436,7 +1537,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC>::kThreads, 1)
       HoldRegisters(st.acc);
       if (lane == 0) Arrive(empty_v(pending));
     } else if (lane == 0) {
-      Arrive(q_empty);  // no key for any row: Q is not read
+      Arrive(q_empty(qb));  // no key for any row: Q is not read
     }
     ring += tiles;
 
@@ -1663,11 +1764,11 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 }
 
 // The WGMMA kernel over one wave or more, no split keys.
-template <typename T, int D, int NC>
+template <typename T, int D, int NC, int BN = 0>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
                 int splits = 1) {
-  using C = WgmmaConfig<D, NC>;
-  auto kernel = AttentionForwardWgmma<T, D, NC>;
+  using C = WgmmaConfig<D, NC, BN>;
+  auto kernel = AttentionForwardWgmma<T, D, NC, BN>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   if (attribute != cudaSuccess) {
@@ -1733,6 +1834,16 @@ bool ThreeConsumers(const Problem& p, int sms) {
 #endif
 }
 
+// Wide key tiles (kN keys instead of 128) at head_dim 128 without causal
+// masking, when they pad the keys to at most 5% more than 128-key tiles
+// do (not for short sequences such as 65 keys: 176 computed instead of
+// 128).
+bool WideKeyTiles(const Problem& p, int kN) {
+  const int64_t wide = int64_t((p.seqlen_k + kN - 1) / kN) * kN;
+  const int64_t narrow = int64_t((p.seqlen_k + 127) / 128) * 128;
+  return !p.causal && wide * 20 <= narrow * 21;
+}
+
 // The WGMMA kernel on Hopper when its blocks (one per SM) fill at least
 // 80% of a wave; the mma.sync kernel, which can split keys, otherwise and
 // on other architectures.
@@ -1757,6 +1868,14 @@ int Launch(Problem p, const kseek_launch_args* args) {
     if (blocks * 5 >= int64_t(sms) * 4) {
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
+      }
+      if constexpr (D <= 128 && KSEEK_FA_SHORT_KEYS_BLOCK_N > 0) {
+        if (p.seqlen_k <= KSEEK_FA_SHORT_KEYS_BLOCK_N)
+          return LaunchWgmma<T, D, 2, KSEEK_FA_SHORT_KEYS_BLOCK_N>(p, args, sms);
+      }
+      if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
+        if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
+          return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
       }
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }

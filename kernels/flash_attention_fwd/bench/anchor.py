@@ -175,6 +175,10 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=1.5,
                     help="timed seconds per kernel and scenario (caps samples)")
+    ap.add_argument("--pad-us", type=float, default=0.0,
+                    help="GPU spin after each L2 flush so that the events "
+                    "time execution, not the host's launch work "
+                    "(kseek_abi.Timer)")
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--harness-json",
                     help="kseek eval --json output on the same candidate")
@@ -185,10 +189,12 @@ def main():
                                         "anchor.json")
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
     cand = Kernel(args.lib)
-    timer = Timer(args.samples, args.warmup, args.budget_s)
+    timer = Timer(args.samples, args.warmup, args.budget_s, args.pad_us)
     dev = torch.cuda.get_device_name(0)
     print(f"device {dev}; torch {torch.__version__}; cuDNN "
-          f"{torch.backends.cudnn.version()}; candidate {args.lib}")
+          f"{torch.backends.cudnn.version()}; candidate {args.lib}"
+          + (f"; GPU spin {args.pad_us:g} us before each sample"
+             if args.pad_us > 0 else ""))
     print(f"{'scenario':52s} {'cand':>8s} {'cuDNN':>8s} {'FA2':>8s} "
           f"{'c/cuDNN':>8s} {'c/FA2':>8s}   (TFLOP/s)")
     rows = []

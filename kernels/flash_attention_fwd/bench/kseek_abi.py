@@ -153,13 +153,37 @@ def errors(out, ref):
 class Timer:
     """The same method for every kernel: warm-up, then per sample an L2
     flush (writing twice the L2 size) and CUDA events around one call;
-    the median of the samples, in milliseconds."""
+    the median of the samples, in milliseconds.
 
-    def __init__(self, samples=30, warmup=3, budget_s=2.0):
+    With pad_us > 0 the GPU also spins for pad_us microseconds after the
+    flush, before the start event: the host's work to launch the call
+    (Python dispatch, plan look-ups, argument packing) then happens while
+    the GPU is busy, and the events time the GPU's execution alone. Without
+    it, a call whose host work outlasts the flush has the GPU's idle wait
+    for its launch counted in its time."""
+
+    def __init__(self, samples=30, warmup=3, budget_s=2.0, pad_us=0.0):
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
         self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
         self.samples, self.warmup, self.budget_s = samples, warmup, budget_s
+        self.pad_cycles = 0
+        if pad_us > 0:
+            # Spin cycles per microsecond, measured.
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            torch.cuda._sleep(1000)
+            start.record()
+            torch.cuda._sleep(10_000_000)
+            end.record()
+            end.synchronize()
+            per_us = 10_000_000 / (start.elapsed_time(end) * 1e3)
+            self.pad_cycles = int(pad_us * per_us)
+
+    def _flush(self):
+        self.flush_buf.zero_()
+        if self.pad_cycles:
+            torch.cuda._sleep(self.pad_cycles)
 
     def median_ms(self, fn):
         start = torch.cuda.Event(enable_timing=True)
@@ -176,10 +200,41 @@ class Timer:
         n = max(5, min(self.samples, int(self.budget_s * 1e3 / one_ms)))
         times = []
         for _ in range(n):
-            self.flush_buf.zero_()
+            self._flush()
             start.record()
             fn()
             end.record()
             end.synchronize()
             times.append(start.elapsed_time(end))
         return statistics.median(times), n
+
+    def medians_ms(self, fns):
+        """Several kernels timed in turn: one sample of each per round, the
+        order rotating every round, so that a drift of the clocks during the
+        measurement (power, heat) weighs on all of them alike. Returns the
+        median in milliseconds per kernel and the number of rounds."""
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        slowest = 1e-3
+        for fn in fns:
+            fn()
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            slowest = max(slowest, start.elapsed_time(end))
+            for _ in range(max(0, self.warmup - 2)):
+                fn()
+        n = max(5, min(self.samples,
+                       int(self.budget_s * 1e3 / slowest)))
+        times = [[] for _ in fns]
+        for r in range(n):
+            for j in range(len(fns)):
+                i = (r + j) % len(fns)
+                self._flush()
+                start.record()
+                fns[i]()
+                end.record()
+                end.synchronize()
+                times[i].append(start.elapsed_time(end))
+        return [statistics.median(t) for t in times], n

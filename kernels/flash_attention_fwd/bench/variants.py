@@ -3,9 +3,10 @@
 
 For tuning: each --lib NAME=PATH is a build of the kernel (e.g. hopper.cu
 with different -D settings, or an older version of the file). Per scenario
-all builds run on the same inputs in this one process, in turn with
-cuDNN, with the timing of anchor.py (warm-up, L2 flush before every sample,
-CUDA events, the median). Prints TFLOP/s per build, each build's ratio to
+all builds run on the same inputs in this one process, with cuDNN, timed
+as anchor.py times (warm-up, L2 flush before every sample, CUDA events, the
+median) but interleaved: one sample of each per round, the order rotating,
+so that clock drift during the run does not favour the first build. Prints TFLOP/s per build, each build's ratio to
 cuDNN and to the first build, and each build's O against cuDNN's (rel L2;
 "WRONG" past 2e-2, where the backend ran; against the fp64 reference of
 measure_tolerance.py for causal shapes with seqlen_q > seqlen_k, where
@@ -39,6 +40,10 @@ def main():
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--budget-s", type=float, default=0.3)
+    ap.add_argument("--pad-us", type=float, default=0.0,
+                    help="GPU spin after each L2 flush so that the events "
+                    "time execution, not the host's launch work "
+                    "(kseek_abi.Timer)")
     ap.add_argument("--seed", type=int, default=4321)
     ap.add_argument("--out", help="JSON output")
     args = ap.parse_args()
@@ -50,13 +55,15 @@ def main():
             raise SystemExit(f"--lib wants NAME=PATH, got {spec!r}")
         builds.append((name, Kernel(path)))
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
-    timer = Timer(args.samples, args.warmup, args.budget_s)
+    timer = Timer(args.samples, args.warmup, args.budget_s, args.pad_us)
     cudnn = dict(BACKENDS)["cudnn"]
     first = builds[0][0]
 
     print(f"device {torch.cuda.get_device_name(0)}; cuDNN "
           f"{torch.backends.cudnn.version()}; builds "
-          + ", ".join(n for n, _ in builds))
+          + ", ".join(n for n, _ in builds)
+          + (f"; GPU spin {args.pad_us:g} us before each sample"
+             if args.pad_us > 0 else ""))
     head = f"{'scenario':44s} {'cuDNN':>7s}"
     for n, _ in builds:
         head += f" {n[:9]:>9s} {'/cuDNN':>6s}"
@@ -73,9 +80,10 @@ def main():
             ref = fn().transpose(1, 2).float().nan_to_num(0.0)
             if p["causal"] and p["seqlen_q"] > p["seqlen_k"]:
                 ref, _ = attention_fp64(p, q, k, v)
-            row["cudnn_ms"], _ = timer.median_ms(fn)
+            timed = [("cudnn", fn)]
         except Exception as e:  # cuDNN refuses some shapes
             row["cudnn_error"] = first_line(e)
+            timed = []
         notes = []
         for name, kern in builds:
             r = {}
@@ -89,11 +97,22 @@ def main():
                     if not r["rel_l2_vs_cudnn"] <= 2e-2:
                         notes.append(f"{name} WRONG (rel L2 "
                                      f"{r['rel_l2_vs_cudnn']:.2e} vs cuDNN)")
-                r["ms"], r["samples"] = timer.median_ms(launch)
+                timed.append((name, launch))
             except Exception as e:
                 r["error"] = first_line(e)
                 notes.append(f"{name}: {r['error']}")
             row["builds"][name] = r
+        # cuDNN and the builds in turn, sample by sample.
+        try:
+            medians, rounds = timer.medians_ms([f for _, f in timed])
+            for (name, _), ms in zip(timed, medians):
+                if name == "cudnn":
+                    row["cudnn_ms"] = ms
+                else:
+                    row["builds"][name]["ms"] = ms
+                    row["builds"][name]["samples"] = rounds
+        except Exception as e:
+            notes.append(f"timing: {first_line(e)}")
         line = f"{s['name']:44s} "
         c_ms = row.get("cudnn_ms")
         line += f"{fl / c_ms / 1e9:7.1f}" if c_ms else f"{'n/a':>7s}"
