@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3b: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, and version 1's mma.sync kernel (split
@@ -17,7 +17,8 @@
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
-//   three consumers at head_dim 64, below). The grid
+//   three consumers at head_dim 64, below), or with split keys 128 rows
+//   and one range of key tiles. The grid
 //   is one block per SM (persistent); a block takes items from a queue in
 //   a global counter (the first wave by block index), in the order blocks
 //   were numbered in version 1: L2 sections of (batch, head) pairs whose
@@ -34,13 +35,24 @@
 //   softmax weigh as much as the GEMMs, and a third warpgroup per SM keeps
 //   the MUFU and tensor pipes busier.
 //
-//     head_dim | consumers | keys/tile | K/V stages | shared memory
-//     ---------+-----------+-----------+------------+--------------
-//        64    |  3 or 2   |    128    |     4      |  153 / 145 KB
-//       128    |     2     |    128    |     3      |  225 KB
-//       256    |     2     |     80    |     2      |  225 KB
+//     head_dim | consumers | keys/tile     | Q buffers | K/V stages | shared memory
+//     ---------+-----------+---------------+-----------+------------+--------------
+//        64    |  3 or 2   |    128        |     2     |     4      | 177 / 161 KB
+//        64    |     2     |  64 or 80 (s) |     2     |     4      |  97 / 113 KB
+//       128    |     2     |    128 (c)    |     1     |     3      | 225 KB
+//       128    |     2     |    176 (w)    |     1     |     2      | 209 KB
+//       128    |     2     |  64 or 80 (s) |     2     |     3      | 161 / 185 KB
+//       256    |     2     |     80        |     1     |     2      | 225 KB
 //
-//   Shared memory holds Q (128 rows) and a ring of K/V stages, every tile
+//   (c) causal masking, and sequences too short for (w); (w) without causal
+//   masking where 176-key tiles pad the keys by at most 5% more than
+//   128-key tiles (WideKeyTiles): fewer, longer tiles per item; (s)
+//   seqlen_k <= 64 (<= 80): one short tile per item instead of a 128-key
+//   one mostly masked (many short sequences).
+//
+//   Shared memory holds Q (one or two buffers of 128 or 192 rows: with two,
+//   the next item's Q, and so its first K/V tiles, load while the
+//   consumers still compute this item) and a ring of K/V stages, every tile
 //   as 64-column blocks of rows x 128 bytes, 128-byte swizzled (16-byte
 //   chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the layout TMA
 //   writes and the WGMMA descriptors read (hopper_wgmma_probe.cu checks
@@ -50,19 +62,21 @@
 //   Producer. One thread issues every TMA load (cp.async.bulk.tensor)
 //   through three 4-D tensor maps built per call over the BSHD tensors,
 //   dimensions (head_dim, heads, seqlen, batch): boxes past seqlen are
-//   zero-filled and never reach into the next batch. Per item: Q, once the
-//   consumers are done with the previous item's Q ("Q empty"), announced
-//   with the item's index on "Q full"; then the item's K and V tiles into
-//   the ring, K one tile ahead of V (S of tile i is issued with P V of tile
-//   i - 1). K and V of a stage have their own "full" and "empty" mbarriers,
+//   zero-filled and never reach into the next batch. Per item: Q into
+//   buffer n % (Q buffers) for the block's n-th item, once the consumers
+//   are done with that buffer's previous item ("Q empty"), announced with
+//   the item's index on that buffer's "Q full"; then the item's K and V
+//   tiles into the ring, K one tile ahead of V (S of tile i is issued with
+//   P V of tile i - 1). K and V of a stage have their own "full" and "empty" mbarriers,
 //   so S starts when K has landed and K is released as soon as S is done.
 //   The ring runs on across items: the next item's tiles load while the
 //   consumers finish this one. Past the last item a round with no bytes on
 //   "Q full" tells the consumers to stop.
 //
 //   Consumers, per key tile i of an item: wait for K(i) and V(i - 1); take
-//   the turn (named barriers, a ring over the consumers); issue S = Q K^T (wgmma m64nNk16, Q and K from
-//   shared memory; N = 128, or 80 at head_dim 256) and O += P V of tile
+//   the turn (named barriers, a ring over the consumers); issue S = Q K^T
+//   (wgmma m64nNk16, N the keys per tile, Q and K from shared memory) and
+//   O += P V of tile
 //   i - 1 (m64nDk16, P from registers, V MN-major from shared memory; one
 //   m64n256k16 per 16 keys at head_dim 256); pass the turn; wait for S and
 //   release K(i) (and Q after the item's last S); mask; online softmax in
@@ -85,21 +99,20 @@
 //   tiles that cross a consumer's first row's limit; an item's tile range
 //   ends at its last row's limit. GQA/MQA through the K/V head index.
 //
-//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3, output in
-//   bench/results/hopper_v3_h200.txt), with
+//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3b, output in
+//   bench/results/hopper_v3b_h200.txt), with
 //     PHASES="extra anchor" ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
 //     ANCHOR_TIMEOUT=430 FA_EVAL_TIMEOUT=300 FA_EVAL_ARGS="--max-samples 5
 //     --max-seconds 0.3 --scenario-timeout 10" FA_ANCHOR_ARGS="--budget-s 0.2
 //     --samples 10" bash scripts/device/full_run.sh
 //   correct on all 236 scenarios (kseek eval, fresh seed) and the 18 of
-//   extra_scenarios.json; head_dim 128, seqlen 16384, bf16, non-causal:
-//   669 TFLOP/s (cuDNN 9.19 654, FA2 343; ~85% of the measured bf16 peak);
-//   head_dim 256: 752 (cuDNN 723); head_dim 64: 552 (cuDNN 491); geomean
-//   1.08x cuDNN over the FA3 grid, 1.29x over all scenarios. Below 0.8x
-//   cuDNN in that run: prefill_q333_k4097_hd128_full_bf16 (0.65x; it runs
-//   on the mma.sync kernel) and two short head_dim 64 shapes that the
-//   seqlen_q >= 192 rule of ThreeConsumers, added after the run, sends back
-//   to two consumers.
+//   extra_scenarios.json; geomean 1.006x cuDNN 9.19 over the FA3 grid and
+//   1.289x over all scenarios cuDNN runs (1.81x / 1.72x FA2), none below
+//   0.80x (lowest: grid_hd256_causal_s512_bf16, 0.804x); head_dim 128,
+//   seqlen 16384, bf16, non-causal: 643 TFLOP/s (cuDNN 656, FA2 335; 669
+//   in an earlier run, ~85% of the measured bf16 peak); head_dim 256: 727
+//   (cuDNN 731); head_dim 64: 522 (cuDNN 490). cuDNN's times vary by
+//   30-60% between runs on kernels under 0.2 ms; ours repeat to ~2%.
 //
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
@@ -207,10 +220,10 @@
 //                               (1 or 2)
 //   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
 //                               to 2 K/V stages; head_dim 256 has 1)
-//   KSEEK_FA_SHORT_KEYS_BLOCK_N k > 0 (80 or 64): at head_dim 64 and 128,
-//                               shapes with seqlen_k <= k take k-key tiles
-//                               (one tile per sequence; 2 Q buffers, 3 K/V
-//                               stages at head_dim 128); 0: off
+//   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
+//                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
+//                               tiles, one per item (2 Q buffers and 3 K/V
+//                               stages at head_dim 128); 0: 128-key tiles
 //   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
@@ -235,8 +248,8 @@
 #ifndef KSEEK_FA_HD128_Q_BUFFERS
 #define KSEEK_FA_HD128_Q_BUFFERS 1
 #endif
-#ifndef KSEEK_FA_SHORT_KEYS_BLOCK_N
-#define KSEEK_FA_SHORT_KEYS_BLOCK_N 0
+#ifndef KSEEK_FA_SHORT_KEYS
+#define KSEEK_FA_SHORT_KEYS 1
 #endif
 #ifndef KSEEK_FA_HD128_FULL_BLOCK_N
 #define KSEEK_FA_HD128_FULL_BLOCK_N 176
@@ -1869,9 +1882,10 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
-      if constexpr (D <= 128 && KSEEK_FA_SHORT_KEYS_BLOCK_N > 0) {
-        if (p.seqlen_k <= KSEEK_FA_SHORT_KEYS_BLOCK_N)
-          return LaunchWgmma<T, D, 2, KSEEK_FA_SHORT_KEYS_BLOCK_N>(p, args, sms);
+      if constexpr (D <= 128 && KSEEK_FA_SHORT_KEYS) {
+        // Keys that fit one short tile: one 64- or 80-key tile per item.
+        if (p.seqlen_k <= 64) return LaunchWgmma<T, D, 2, 64>(p, args, sms);
+        if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
         if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
