@@ -992,54 +992,47 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),   \
                  "r"(1))
 
+// The wrappers below for both 16-bit types: the type is a literal in the
+// instruction.
+#define KSEEK_WGMMA_SS_T(...)                                               \
+  if constexpr (kIsHalf<T>)                                                 \
+    KSEEK_WGMMA_SS("f16", __VA_ARGS__);                                     \
+  else                                                                      \
+    KSEEK_WGMMA_SS("bf16", __VA_ARGS__)
+#define KSEEK_WGMMA_RS_T(...)                                               \
+  if constexpr (kIsHalf<T>)                                                 \
+    KSEEK_WGMMA_RS("f16", __VA_ARGS__);                                     \
+  else                                                                      \
+    KSEEK_WGMMA_RS("bf16", __VA_ARGS__)
+
 template <typename T>
 __device__ __forceinline__ void WgmmaSS64(float (&d)[8][4], uint64_t desc_a,
                                           uint64_t desc_b, int accumulate) {
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_SS("f16", 64, KSEEK_REGS32, "%32", "%33", "%34",
-                   KSEEK_ACC32(d, 0));
-  else
-    KSEEK_WGMMA_SS("bf16", 64, KSEEK_REGS32, "%32", "%33", "%34",
+  KSEEK_WGMMA_SS_T(64, KSEEK_REGS32, "%32", "%33", "%34",
                    KSEEK_ACC32(d, 0));
 }
 template <typename T>
 __device__ __forceinline__ void WgmmaSS80(float (&d)[10][4], uint64_t desc_a,
                                           uint64_t desc_b, int accumulate) {
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_SS("f16", 80, KSEEK_REGS40, "%40", "%41", "%42",
-                   KSEEK_ACC40(d, 0));
-  else
-    KSEEK_WGMMA_SS("bf16", 80, KSEEK_REGS40, "%40", "%41", "%42",
+  KSEEK_WGMMA_SS_T(80, KSEEK_REGS40, "%40", "%41", "%42",
                    KSEEK_ACC40(d, 0));
 }
 template <typename T>
 __device__ __forceinline__ void WgmmaSS128(float (&d)[16][4], uint64_t desc_a,
                                            uint64_t desc_b, int accumulate) {
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_SS("f16", 128, KSEEK_REGS64, "%64", "%65", "%66",
-                   KSEEK_ACC64(d, 0));
-  else
-    KSEEK_WGMMA_SS("bf16", 128, KSEEK_REGS64, "%64", "%65", "%66",
+  KSEEK_WGMMA_SS_T(128, KSEEK_REGS64, "%64", "%65", "%66",
                    KSEEK_ACC64(d, 0));
 }
 template <typename T>
 __device__ __forceinline__ void WgmmaSS176(float (&d)[22][4], uint64_t desc_a,
                                            uint64_t desc_b, int accumulate) {
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_SS("f16", 176, KSEEK_REGS88, "%88", "%89", "%90",
-                   KSEEK_ACC88(d, 0));
-  else
-    KSEEK_WGMMA_SS("bf16", 176, KSEEK_REGS88, "%88", "%89", "%90",
+  KSEEK_WGMMA_SS_T(176, KSEEK_REGS88, "%88", "%89", "%90",
                    KSEEK_ACC88(d, 0));
 }
 template <typename T>
 __device__ __forceinline__ void WgmmaSS192(float (&d)[24][4], uint64_t desc_a,
                                            uint64_t desc_b, int accumulate) {
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_SS("f16", 192, KSEEK_REGS96, "%96", "%97", "%98",
-                   KSEEK_ACC96(d, 0));
-  else
-    KSEEK_WGMMA_SS("bf16", 192, KSEEK_REGS96, "%96", "%97", "%98",
+  KSEEK_WGMMA_SS_T(192, KSEEK_REGS96, "%96", "%97", "%98",
                    KSEEK_ACC96(d, 0));
 }
 // The RS forms accumulate into groups kBase .. of d.
@@ -1048,11 +1041,7 @@ __device__ __forceinline__ void WgmmaRS64(float (&d)[G][4],
                                           const uint32_t (&a)[4],
                                           uint64_t desc_b) {
   static_assert(kBase + 8 <= G, "accumulator groups");
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_RS("f16", 64, KSEEK_REGS32, "{%32, %33, %34, %35}",
-                   "%36", "%37", KSEEK_ACC32(d, kBase));
-  else
-    KSEEK_WGMMA_RS("bf16", 64, KSEEK_REGS32, "{%32, %33, %34, %35}",
+  KSEEK_WGMMA_RS_T(64, KSEEK_REGS32, "{%32, %33, %34, %35}",
                    "%36", "%37", KSEEK_ACC32(d, kBase));
 }
 template <typename T, int kBase, int G>
@@ -1060,11 +1049,7 @@ __device__ __forceinline__ void WgmmaRS128(float (&d)[G][4],
                                            const uint32_t (&a)[4],
                                            uint64_t desc_b) {
   static_assert(kBase + 16 <= G, "accumulator groups");
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_RS("f16", 128, KSEEK_REGS64, "{%64, %65, %66, %67}",
-                   "%68", "%69", KSEEK_ACC64(d, kBase));
-  else
-    KSEEK_WGMMA_RS("bf16", 128, KSEEK_REGS64, "{%64, %65, %66, %67}",
+  KSEEK_WGMMA_RS_T(128, KSEEK_REGS64, "{%64, %65, %66, %67}",
                    "%68", "%69", KSEEK_ACC64(d, kBase));
 }
 template <typename T, int kBase, int G>
@@ -1072,14 +1057,12 @@ __device__ __forceinline__ void WgmmaRS256(float (&d)[G][4],
                                            const uint32_t (&a)[4],
                                            uint64_t desc_b) {
   static_assert(kBase + 32 <= G, "accumulator groups");
-  if constexpr (kIsHalf<T>)
-    KSEEK_WGMMA_RS("f16", 256, KSEEK_REGS128, "{%128, %129, %130, %131}",
-                   "%132", "%133", KSEEK_ACC128(d, kBase));
-  else
-    KSEEK_WGMMA_RS("bf16", 256, KSEEK_REGS128, "{%128, %129, %130, %131}",
+  KSEEK_WGMMA_RS_T(256, KSEEK_REGS128, "{%128, %129, %130, %131}",
                    "%132", "%133", KSEEK_ACC128(d, kBase));
 }
 
+#undef KSEEK_WGMMA_RS_T
+#undef KSEEK_WGMMA_SS_T
 #undef KSEEK_WGMMA_RS
 #undef KSEEK_WGMMA_SS
 #undef KSEEK_REGS128

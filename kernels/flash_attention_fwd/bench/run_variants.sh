@@ -15,7 +15,8 @@
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
 # clocks left alone): $OUT/ncu.ncu-rep, its details page as text
 # ($OUT/ncu_details.txt) and per-instruction source counters
-# ($OUT/ncu_source.csv.gz).
+# ($OUT/ncu_source.csv.gz), summed by stall reason and instruction by
+# ncu_stalls.py ($OUT/ncu_stalls.txt, printed).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 OUT="${OUT:-/tmp/fa_variants}"
@@ -84,6 +85,9 @@ if [[ -n "${FA_NCU:-}" ]]; then
       gzip > "$OUT/ncu_source.csv.gz"
     grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Tensor is|L2 Hit Rate|Mem Busy" \
       "$OUT/ncu_details.txt" | head -20
+    python3 "$ROOT/kernels/flash_attention_fwd/bench/ncu_stalls.py" \
+      "$OUT/ncu_source.csv.gz" 30 > "$OUT/ncu_stalls.txt" 2>&1
+    head -50 "$OUT/ncu_stalls.txt"
   else
     tail -20 "$work/ncu.log"
   fi

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Where the warps of a profiled kernel wait, from Nsight Compute's source page.
+
+Reads the CSV that `ncu -i REPORT --page source --csv --print-source sass`
+writes (gzip or plain; run_variants.sh leaves it as $OUT/ncu_source.csv.gz
+when FA_NCU is set) and prints the warp-stall samples summed by reason,
+then the SASS instructions with the most samples and their top reasons.
+
+  python3 ncu_stalls.py ncu_source.csv.gz [TOP]
+"""
+
+import collections
+import csv
+import gzip
+import sys
+
+
+def open_text(path):
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", newline="")
+    return open(path, newline="")
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__.strip().splitlines()[-1].strip())
+    top = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    with open_text(sys.argv[1]) as f:
+        rows = list(csv.reader(f))
+    # The header is the first row that names the sampling column.
+    head_at = next((i for i, r in enumerate(rows)
+                    if "Warp Stall Sampling (All Samples)" in r), None)
+    if head_at is None:
+        raise SystemExit(f"{sys.argv[1]}: no 'Warp Stall Sampling (All "
+                         "Samples)' column: not a source page with SASS?")
+    head = rows[head_at]
+    col = {h: i for i, h in enumerate(head)}
+    reasons = [h for h in head
+               if h.startswith("stall_") and "Not Issued" not in h]
+    total = collections.Counter()
+    lines = []
+    for r in rows[head_at + 1:]:
+        if len(r) < len(head):
+            continue
+        samples = int(r[col["Warp Stall Sampling (All Samples)"]] or 0)
+        by = {c: int(r[col[c]] or 0) for c in reasons}
+        total.update(by)
+        lines.append((samples, r[col.get("Address", 0)],
+                      r[col.get("Source", 0)].strip(), by))
+    all_samples = sum(total.values()) or 1
+    print(f"stall samples: {all_samples}")
+    for reason, n in total.most_common(12):
+        print(f"  {reason[6:]:26s} {n:9d} {100 * n / all_samples:5.1f}%")
+    print(f"\ntop {top} instructions (samples, share, address, SASS, reasons):")
+    for samples, addr, src, by in sorted(lines, key=lambda x: -x[0])[:top]:
+        why = ", ".join(f"{k[6:]}={v}" for k, v in
+                        sorted(by.items(), key=lambda kv: -kv[1])[:3] if v)
+        print(f"{samples:8d} {100 * samples / all_samples:5.1f}% {addr[-5:]:>5s} "
+              f"{src[:64]:64s} {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
