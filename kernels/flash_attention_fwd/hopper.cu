@@ -224,6 +224,11 @@
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
 //                               stages at head_dim 128); 0: 128-key tiles
+//   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
+//                               masking and seqlen_k <= n, 2 Q buffers and 2
+//                               K/V stages (call 10 of the variants log:
+//                               +5% at s512, sequential timing); 0 (default
+//                               until measured interleaved): off
 //   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
@@ -250,6 +255,9 @@
 #endif
 #ifndef KSEEK_FA_SHORT_KEYS
 #define KSEEK_FA_SHORT_KEYS 1
+#endif
+#ifndef KSEEK_FA_HD128_CAUSAL_Q2_UPTO
+#define KSEEK_FA_HD128_CAUSAL_Q2_UPTO 0
 #endif
 #ifndef KSEEK_FA_HD128_FULL_BLOCK_N
 #define KSEEK_FA_HD128_FULL_BLOCK_N 176
@@ -1159,7 +1167,7 @@ constexpr int kProducerRegisters = 24;
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
 // GEMMs (Launch picks by shape), with fewer registers each after setmaxnreg.
-template <int D, int NC = 2, int BN = 0>
+template <int D, int NC = 2, int BN = 0, int QB = 0>
 struct WgmmaConfig {
   static constexpr int kConsumers = NC;
   static_assert(NC == 2 || (NC == 3 && D == 64), "2, or 3 at head_dim 64");
@@ -1180,8 +1188,9 @@ struct WgmmaConfig {
   // loads while the consumers still compute this item; head_dim 256 has
   // no room for a second one, head_dim 128 gives up a K/V stage for it.
   // Short key tiles (80 keys, for sequences that fit one) leave room for
-  // both at head_dim 128.
-  static constexpr int kQBuffers = D == 64    ? KSEEK_FA_HD64_Q_BUFFERS
+  // both at head_dim 128. QB, when given, sets it.
+  static constexpr int kQBuffers = QB > 0                      ? QB
+                                   : D == 64                   ? KSEEK_FA_HD64_Q_BUFFERS
                                    : D == 256 || kBlockN > 128 ? 1
                                    : kBlockN < 128             ? 2
                                                : KSEEK_FA_HD128_Q_BUFFERS;
@@ -1202,6 +1211,8 @@ struct WgmmaConfig {
   static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int per Q buffer
   // 1024 bytes of slack to align the tiles to the swizzle atom.
   static constexpr int kSmemBytes = 1024 + kItemAt + 8;
+  static_assert(kSmemBytes <= 227 * 1024,
+                "fits the shared memory one block can have on sm_90");
 };
 
 // ---------------------------------------------------------------------------
@@ -1282,14 +1293,14 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <typename T, int D, int NC, int BN>
-__global__ void __launch_bounds__(WgmmaConfig<D, NC, BN>::kThreads, 1)
+template <typename T, int D, int NC, int BN, int QB>
+__global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
                           const __grid_constant__ CUtensorMap v_map,
                           T* __restrict__ o, float* __restrict__ lse) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using C = WgmmaConfig<D, NC, BN>;
+  using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
@@ -1760,11 +1771,11 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 }
 
 // The WGMMA kernel over one wave or more, no split keys.
-template <typename T, int D, int NC, int BN = 0>
+template <typename T, int D, int NC, int BN = 0, int QB = 0>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
                 int splits = 1) {
-  using C = WgmmaConfig<D, NC, BN>;
-  auto kernel = AttentionForwardWgmma<T, D, NC, BN>;
+  using C = WgmmaConfig<D, NC, BN, QB>;
+  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   if (attribute != cudaSuccess) {
@@ -1873,6 +1884,10 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
         if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
           return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
+      }
+      if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_Q2_UPTO > 0) {
+        if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
+          return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
       }
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }
