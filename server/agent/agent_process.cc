@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/text.h"
+#include "process_spawn.h"
 
 extern char** environ;
 
@@ -150,38 +150,16 @@ void AgentProcess::Spawn(const AgentInvocation& invocation) {
     return fail(AgentErrorKind::kStart, absl::StrCat("pipe for ", program, ": ", strerror(errno)));
   }
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err[1], STDERR_FILENO);
-  posix_spawn_file_actions_addchdir_np(&actions, invocation.cwd.c_str());
-
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t empty_mask, default_signals;
-  sigemptyset(&empty_mask);
-  sigemptyset(&default_signals);
-  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) {
-    sigaddset(&default_signals, sig);
-  }
-  posix_spawnattr_setsigmask(&attr, &empty_mask);
-  posix_spawnattr_setsigdefault(&attr, &default_signals);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-
-  std::vector<char*> args;
-  for (const std::string& a : invocation.argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   std::vector<char*> envp;
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-
+  SpawnOptions options;
+  options.stdout_fd = out[1];
+  options.stderr_fd = err[1];
+  options.cwd = invocation.cwd;
+  options.envp = envp.data();
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, resolved->c_str(), &actions, &attr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  const int rc = SpawnInNewGroup(*resolved, invocation.argv, options, &pid);
   close(out[1]);
   close(err[1]);
   if (rc != 0) {
