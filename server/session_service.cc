@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -278,10 +279,16 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSession(
   if (!caller.ok()) return Done(context, caller.status());
   absl::StatusOr<SessionRecord> r = VisibleSession(*caller, request->session_id());
   if (!r.ok()) return Done(context, r.status());
-  absl::Status st = ctx_.sessions->Cancel(r->id, caller->user);
-  if (!st.ok()) return Done(context, st);
-  response->set_state(kSessionCancelled);
-  return Done(context, absl::OkStatus());
+  // Cancel waits for the session's agent to stop (interrupt, terminate,
+  // kill: up to about 25 s), so it runs off gRPC's callback threads; the
+  // call finishes when it is done (the server's shutdown waits for it).
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  std::thread([sessions = ctx_.sessions, id = r->id, user = caller->user, response, reactor] {
+    absl::Status st = sessions->Cancel(id, user);
+    if (st.ok()) response->set_state(kSessionCancelled);
+    reactor->Finish(ToGrpc(st));
+  }).detach();
+  return reactor;
 }
 
 grpc::ServerUnaryReactor* CoordinatorService::GetBestKernel(grpc::CallbackServerContext* context,
