@@ -2,7 +2,6 @@
 // coordinator_service.h).
 #include "coordinator_service.h"
 
-#include <deque>
 #include <memory>
 #include <regex>
 #include <string>
@@ -19,23 +18,10 @@ namespace kseek::server {
 
 namespace v1 = ::kernelseek::v1;
 
-grpc::Status ToGrpc(const absl::Status& status) {
-  if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
-}
-
 namespace {
 
 constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
-
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context,
-                               const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpc(status));
-  return reactor;
-}
 
 v1::EvaluationEvent Event(const std::string& id) {
   v1::EvaluationEvent e;
@@ -83,8 +69,8 @@ v1::Evaluation ToProto(const EvaluationRecord& r, int queue_position, bool full_
 
 // A stream of one evaluation's events to one client. It queues events
 // handed to it by the EventHub and writes them one at a time; the terminal
-// event finishes the call. Deletes itself when gRPC is done with it.
-class EventStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
+// event finishes the call.
+class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
  public:
   // A stream that fails at once with `status`.
   static EventStream* Rejected(const absl::Status& status) {
@@ -102,41 +88,20 @@ class EventStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
     return s;
   }
 
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (finished_) return;
-    if (!ok) {
-      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-      return;
-    }
-    bool terminal = EventHub::IsTerminal(queue_.front());
-    queue_.pop_front();
-    if (terminal) {
+ private:
+  EventStream(EventHub* hub, Store* store, std::string id)
+      : hub_(hub), store_(store), id_(std::move(id)) {}
+
+  void AfterWriteLocked(const v1::EvaluationEvent& written) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (EventHub::IsTerminal(written)) {
       FinishLocked(grpc::Status::OK);
       return;
     }
     WriteNextLocked();
   }
 
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    if (!finished_) FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
-  }
-
-  void OnDone() override {
-    uint64_t handle;
-    {
-      absl::MutexLock lock(&mu_);
-      handle = handle_;
-    }
-    if (hub_ != nullptr && handle != 0) hub_->Unsubscribe(id_, handle);
-    delete this;
-  }
-
- private:
-  EventStream(EventHub* hub, Store* store, std::string id)
-      : hub_(hub), store_(store), id_(std::move(id)) {}
+  void Unsubscribe(uint64_t handle) override { hub_->Unsubscribe(id_, handle); }
 
   // Subscribes to the hub; when the evaluation has already finished (no
   // channel), writes its outcome from the store instead.
@@ -172,26 +137,10 @@ class EventStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
     if (!writing_) WriteNextLocked();
   }
 
-  void WriteNextLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (queue_.empty()) return;
-    writing_ = true;
-    StartWrite(&queue_.front());
-  }
-
-  void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    finished_ = true;
-    Finish(status);
-  }
-
   EventHub* const hub_;
   Store* const store_;
   const std::string id_;
-  absl::Mutex mu_;
-  std::deque<v1::EvaluationEvent> queue_ ABSL_GUARDED_BY(mu_);  // front: being written
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool terminal_queued_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t handle_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "dispatcher.h"
 #include "event_hub.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
+#include "service_util.h"
 #include "session_manager.h"
 #include "store.h"
 
@@ -123,9 +124,6 @@ class AdminService final : public kernelseek::v1::Admin::CallbackService {
  private:
   const ServiceContext ctx_;
 };
-
-// The gRPC status carrying an absl::Status (the codes are the same).
-grpc::Status ToGrpc(const absl::Status& status);
 
 }  // namespace kseek::server
 

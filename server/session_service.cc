@@ -1,7 +1,6 @@
 // The session RPCs of the Coordinator service (see coordinator_service.h
 // and proto/kernelseek/v1/session.proto).
 #include <algorithm>
-#include <deque>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,12 +23,6 @@ constexpr int kDefaultListLimit = 50;
 constexpr int kMaxListLimit = 1000;
 // Events read from the store at a time by a stream.
 constexpr int kStreamBatch = 256;
-
-grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpc(status));
-  return reactor;
-}
 
 v1::Session ToProto(const SessionRecord& r) {
   v1::Session s;
@@ -59,9 +52,8 @@ v1::Session ToProto(const SessionRecord& r) {
 
 // A stream of one session's trace from an index: the stored events, then
 // (when following) each new one as the SessionManager announces it, until
-// the session has ended and every event is written. Deletes itself when
-// gRPC is done with it.
-class SessionStream final : public grpc::ServerWriteReactor<v1::SessionEvent> {
+// the session has ended and every event is written.
+class SessionStream final : public QueuedWriter<v1::SessionEvent> {
  public:
   static SessionStream* Rejected(const absl::Status& status) {
     auto* s = new SessionStream(nullptr, "", 0, false);
@@ -81,36 +73,15 @@ class SessionStream final : public grpc::ServerWriteReactor<v1::SessionEvent> {
     return s;
   }
 
-  void OnWriteDone(bool ok) override {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    if (finished_) return;
-    if (!ok) {
-      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
-      return;
-    }
-    queue_.pop_front();
-    PumpLocked();
-  }
-
-  void OnCancel() override {
-    absl::MutexLock lock(&mu_);
-    if (!finished_) FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled"));
-  }
-
-  void OnDone() override {
-    uint64_t handle;
-    {
-      absl::MutexLock lock(&mu_);
-      handle = handle_;
-    }
-    if (handle != 0) sessions_->Unsubscribe(id_, handle);
-    delete this;
-  }
-
  private:
   SessionStream(SessionManager* sessions, std::string id, int64_t from, bool follow)
       : sessions_(sessions), id_(std::move(id)), next_(from), follow_(follow) {}
+
+  void AfterWriteLocked(const v1::SessionEvent&) override ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    PumpLocked();
+  }
+
+  void Unsubscribe(uint64_t handle) override { sessions_->Unsubscribe(id_, handle); }
 
   void Wake() {
     absl::MutexLock lock(&mu_);
@@ -144,24 +115,13 @@ class SessionStream final : public grpc::ServerWriteReactor<v1::SessionEvent> {
         return;
       }
     }
-    writing_ = true;
-    StartWrite(&queue_.front());
-  }
-
-  void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    finished_ = true;
-    Finish(status);
+    WriteNextLocked();
   }
 
   SessionManager* const sessions_;
   const std::string id_;
-  absl::Mutex mu_;
   int64_t next_ ABSL_GUARDED_BY(mu_);
   const bool follow_;
-  std::deque<v1::SessionEvent> queue_ ABSL_GUARDED_BY(mu_);  // front: being written
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t handle_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace
