@@ -22,9 +22,7 @@
 namespace kseek {
 namespace {
 
-namespace v1 = ::kernelseek::v1;
 using testing::Cluster;
-using testing::OfKind;
 using testing::Softmax;
 
 // What the stand-in "model" answers, turn by turn of its conversation. It
@@ -78,43 +76,7 @@ TEST(SessionCodexEndToEnd, LimitClaimIsQuestionedAndOnlyVerificationSucceeds) {
   c.StartCoordinator({"--bank", c.dir() + "/bank.json"});
   c.StartWorker();
 
-  v1::CreateSessionRequest request = c.Request(5);
-  request.mutable_agent()->set_kind("codex");
-  v1::Session s = c.Create(request);
-  ASSERT_FALSE(s.session_id().empty());
-  v1::PostMessageRequest message;
-  message.set_session_id(s.session_id());
-  message.set_text("Which of your outputs did you compare with the reference?");
-  v1::PostMessageResponse posted;
-  grpc::Status st = c.stub().PostMessage(c.Context().get(), message, &posted);
-  ASSERT_TRUE(st.ok()) << st.error_message();
-  testing::WriteFile(c.Workspace(s.session_id()) + "/go", "");
-
-  v1::Session end = c.WaitEnded(s.session_id(), 500);
-  std::vector<nlohmann::json> trace = c.Trace(s.session_id());
-  const std::string dump = nlohmann::json(trace).dump(1);
-  EXPECT_EQ(end.state(), "succeeded") << end.reason() << dump;
-  testing::ExpectDense(trace);
-
-  int by_agent = 0;
-  for (const nlohmann::json& e : OfKind(trace, "evaluation")) by_agent += e["by"] == "agent";
-  EXPECT_EQ(by_agent, 2) << dump;
-  std::vector<nlohmann::json> verifications = OfKind(trace, "verification");
-  ASSERT_EQ(verifications.size(), 3u) << dump;
-  EXPECT_FALSE(verifications[0]["goal_met"].get<bool>());
-  EXPECT_FALSE(verifications[1]["goal_met"].get<bool>());
-  EXPECT_TRUE(verifications[2]["goal_met"].get<bool>());
-  std::vector<nlohmann::json> questions = OfKind(trace, "question");
-  ASSERT_EQ(questions.size(), 2u) << dump;
-  EXPECT_EQ(questions[0]["source"], "human");
-  EXPECT_EQ(questions[1]["source"], "bank");
-  EXPECT_EQ(questions[1]["category"], "rejecting_limit");
-  std::vector<nlohmann::json> turns = OfKind(trace, "turn_start");
-  ASSERT_EQ(turns.size(), 3u) << dump;
-  EXPECT_TRUE(turns[1]["resumed"].get<bool>());
-  EXPECT_TRUE(turns[2]["resumed"].get<bool>());
-  EXPECT_NE(testing::ReadFile(c.dir() + "/requests.jsonl").find(questions[1]["text"].get<std::string>()),
-            std::string::npos);
+  testing::ExpectLimitClaimStory(c, "codex");
 }
 
 }  // namespace

@@ -232,6 +232,71 @@ inline bool WaitFile(const std::string& path, double timeout_s) {
   return false;
 }
 
+// The story of the real-CLI session tests (session_claude_e2e_test.cc,
+// session_codex_e2e_test.cc), on a cluster whose coordinator runs with
+// kLimitBank and whose agents reach a stand-in model that follows the
+// script in c.dir()/script.json and logs its requests to
+// c.dir()/requests.jsonl: a session of agent `kind`, a human message
+// posted before the agent may act; a wrong kernel and a claimed limit are
+// never a success, the human's message is asked first, the claim brings a
+// limit-rejection question through the agent's own resume, and only the
+// coordinator's verification of a correct fast kernel succeeds.
+inline void ExpectLimitClaimStory(Cluster& c, const std::string& kind) {
+  v1::CreateSessionRequest request = c.Request(5);
+  request.mutable_agent()->set_kind(kind);
+  v1::Session s = c.Create(request);
+  ASSERT_FALSE(s.session_id().empty());
+  v1::PostMessageRequest message;
+  message.set_session_id(s.session_id());
+  message.set_text("Which of your outputs did you compare with the reference?");
+  v1::PostMessageResponse posted;
+  grpc::Status st = c.stub().PostMessage(c.Context().get(), message, &posted);
+  ASSERT_TRUE(st.ok()) << st.error_message();
+  WriteFile(c.Workspace(s.session_id()) + "/go", "");
+
+  v1::Session end = c.WaitEnded(s.session_id(), 500);
+  std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  const std::string dump = nlohmann::json(trace).dump(1);
+  EXPECT_EQ(end.state(), "succeeded") << end.reason() << dump;
+  ExpectDense(trace);
+
+  // The "model"'s two evaluations landed in the trace, by the agent.
+  int by_agent = 0;
+  for (const nlohmann::json& e : OfKind(trace, "evaluation")) by_agent += e["by"] == "agent";
+  EXPECT_EQ(by_agent, 2) << dump;
+  // "Done" with a wrong kernel, twice: never a success.
+  std::vector<nlohmann::json> verifications = OfKind(trace, "verification");
+  ASSERT_EQ(verifications.size(), 3u) << dump;
+  EXPECT_FALSE(verifications[0]["goal_met"].get<bool>());
+  EXPECT_FALSE(verifications[1]["goal_met"].get<bool>());
+  EXPECT_TRUE(verifications[2]["goal_met"].get<bool>());
+
+  // The human's message first, then a limit-rejection question.
+  std::vector<nlohmann::json> questions = OfKind(trace, "question");
+  ASSERT_EQ(questions.size(), 2u) << dump;
+  EXPECT_EQ(questions[0]["source"], "human");
+  EXPECT_EQ(questions[0]["text"], message.text());
+  EXPECT_EQ(questions[1]["source"], "bank");
+  EXPECT_EQ(questions[1]["category"], "rejecting_limit");
+  std::vector<nlohmann::json> points = OfKind(trace, "decision_point");
+  ASSERT_EQ(points.size(), 2u);
+  EXPECT_NE(points[1]["points"].dump().find("claimed_limit"), std::string::npos) << dump;
+
+  // Turns 2 and 3 resumed the agent's own conversation with the questions.
+  std::vector<nlohmann::json> turns = OfKind(trace, "turn_start");
+  ASSERT_EQ(turns.size(), 3u) << dump;
+  EXPECT_FALSE(turns[0]["resumed"].get<bool>());
+  EXPECT_TRUE(turns[1]["resumed"].get<bool>());
+  EXPECT_TRUE(turns[2]["resumed"].get<bool>());
+  EXPECT_NE(turns[1]["prompt"].get<std::string>().find(message.text()), std::string::npos);
+  EXPECT_NE(turns[2]["prompt"].get<std::string>().find(questions[1]["text"].get<std::string>()),
+            std::string::npos);
+  ASSERT_FALSE(OfKind(trace, "agent_session").empty());
+  // The stand-in saw the bank question in the resumed conversation.
+  EXPECT_NE(ReadFile(c.dir() + "/requests.jsonl").find(questions[1]["text"].get<std::string>()),
+            std::string::npos);
+}
+
 }  // namespace kseek::testing
 
 #endif  // KERNELSEEK_TESTS_SESSION_TESTING_H_
