@@ -109,10 +109,11 @@
 //   extra_scenarios.json; geomean 1.006x cuDNN 9.19 over the FA3 grid and
 //   1.289x over all scenarios cuDNN runs (1.81x / 1.72x FA2), none below
 //   0.80x (lowest: grid_hd256_causal_s512_bf16, 0.804x); head_dim 128,
-//   seqlen 16384, bf16, non-causal: 643 TFLOP/s (cuDNN 656, FA2 335; 669
-//   in an earlier run, ~85% of the measured bf16 peak); head_dim 256: 727
-//   (cuDNN 731); head_dim 64: 522 (cuDNN 490). cuDNN's times vary by
-//   30-60% between runs on kernels under 0.2 ms; ours repeat to ~2%.
+//   seqlen 16384, bf16, non-causal: 643 TFLOP/s (cuDNN 656, FA2 335; the
+//   harness in the same run 697, ~88% of the measured bf16 peak); head_dim
+//   256: 727 (cuDNN 731); head_dim 64: 522 (cuDNN 490). Between runs,
+//   cuDNN's times vary by 30-60% on kernels under 0.2 ms, and the script's
+//   times of ours by up to ~9% on long shapes (2-3% in the harness).
 //
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
