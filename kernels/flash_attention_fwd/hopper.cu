@@ -225,6 +225,11 @@
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
 //                               stages at head_dim 128); 0: 128-key tiles
+//   KSEEK_FA_Q_PER_CONSUMER     1: each consumer's 64 rows of Q have their
+//                               own full/empty barriers, so the next item's
+//                               rows of the consumer ahead in the ping-pong
+//                               load before the other is done; 0 (default
+//                               until measured): one pair per Q buffer
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
 //                               K/V stages (call 10 of the variants log:
@@ -256,6 +261,9 @@
 #endif
 #ifndef KSEEK_FA_SHORT_KEYS
 #define KSEEK_FA_SHORT_KEYS 1
+#endif
+#ifndef KSEEK_FA_Q_PER_CONSUMER
+#define KSEEK_FA_Q_PER_CONSUMER 0
 #endif
 #ifndef KSEEK_FA_HD128_CAUSAL_Q2_UPTO
 #define KSEEK_FA_HD128_CAUSAL_Q2_UPTO 0
@@ -1163,7 +1171,10 @@ constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
-constexpr int kProducerRegisters = 24;
+// The producer's registers after setmaxnreg (the part-by-part Q loads of
+// KSEEK_FA_Q_PER_CONSUMER need 32 to run without spills; with 240 or 160
+// for the consumers that still fits the register file).
+constexpr int kProducerRegisters = KSEEK_FA_Q_PER_CONSUMER ? 32 : 24;
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
@@ -1206,12 +1217,19 @@ struct WgmmaConfig {
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
   static constexpr int kBarriersAt = kQBuffers * kQBytes + kStages * kStageBytes;
-  // Per Q buffer Q full, then per Q buffer Q empty, then per stage: K
-  // full, V full, K empty, V empty.
-  static constexpr int kBarrierBytes = 8 * (2 * kQBuffers + 4 * kStages);
-  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int per Q buffer
+  // Parts of a Q buffer with barriers of their own: 1, or with
+  // KSEEK_FA_Q_PER_CONSUMER one per consumer (its 64 rows are reloaded as
+  // soon as that consumer's last S of the item is done).
+  static constexpr int kQParts = KSEEK_FA_Q_PER_CONSUMER ? kConsumers : 1;
+  // Per Q buffer and part Q full, then Q empty, then per stage: K full, V
+  // full, K empty, V empty.
+  static constexpr int kBarrierBytes =
+      8 * (2 * kQBuffers * kQParts + 4 * kStages);
+  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int per Q buffer and part
+  static constexpr int kItemBytes =
+      4 * kQBuffers * kQParts > 8 ? 4 * kQBuffers * kQParts : 8;
   // 1024 bytes of slack to align the tiles to the swizzle atom.
-  static constexpr int kSmemBytes = 1024 + kItemAt + 8;
+  static constexpr int kSmemBytes = 1024 + kItemAt + kItemBytes;
   static_assert(kSmemBytes <= 227 * 1024,
                 "fits the shared memory one block can have on sm_90");
 };
@@ -1317,13 +1335,16 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // read after the wait).
   volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
-  // Round n uses Q buffer n % kQB and its full and empty barriers.
+  // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
+  constexpr int kQParts = C::kQParts;
   const uint32_t barriers = base + C::kBarriersAt;
-  auto q_full = [&](int b) { return barriers + 8 * b; };
-  auto q_empty = [&](int b) { return barriers + 8 * (kQB + b); };
+  auto q_full = [&](int b, int part) { return barriers + 8 * (b * kQParts + part); };
+  auto q_empty = [&](int b, int part) {
+    return barriers + 8 * (kQB * kQParts + b * kQParts + part);
+  };
   // K and V of a stage have barriers of their own: S = Q K^T of a tile
   // starts when its K has landed, and K is released as soon as S is done.
-  const uint32_t stage_barriers = barriers + 8 * 2 * kQB;
+  const uint32_t stage_barriers = barriers + 8 * 2 * kQB * kQParts;
   auto full_k = [&](int s) { return stage_barriers + 8 * s; };
   auto full_v = [&](int s) { return stage_barriers + 8 * (C::kStages + s); };
   auto empty_k = [&](int s) { return stage_barriers + 8 * (2 * C::kStages + s); };
@@ -1333,8 +1354,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int b = 0; b < kQB; ++b) {
-      BarrierInit(q_full(b), 1);
-      BarrierInit(q_empty(b), C::kConsumers * kWgThreads / 32);  // one per warp
+      for (int part = 0; part < kQParts; ++part) {
+        BarrierInit(q_full(b, part), 1);
+        BarrierInit(q_empty(b, part),  // one per warp of the part's consumers
+                    C::kConsumers / kQParts * kWgThreads / 32);
+      }
     }
     for (int s = 0; s < C::kStages; ++s) {
       BarrierInit(full_k(s), 1);
@@ -1364,24 +1388,43 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // buffer's full barrier; past the last item a round with no bytes
       // tells the consumers to stop.
       const int qb = n % kQB;
-      Wait(q_empty(qb), ((n / kQB) & 1) ^ 1);
-      item_slots[qb] = item;
-      if (item >= items) {
-        Arrive(q_full(qb));
+      if constexpr (kQParts == 1) {
+        Wait(q_empty(qb, 0), ((n / kQB) & 1) ^ 1);
+        item_slots[qb] = item;
+        if (item >= items) {
+          Arrive(q_full(qb, 0));
+          break;
+        }
+      } else if (item >= items) {
+        for (int part = 0; part < kQParts; ++part) {
+          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+          item_slots[qb * kQParts + part] = item;
+          Arrive(q_full(qb, part));
+        }
         break;
       }
       const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
-      uint32_t q_bytes = 0;
-      for (int h = 0; h < C::kConsumers; ++h)
-        if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
-      ArriveExpectBytes(q_full(qb), q_bytes);
-      for (int h = 0; h < C::kConsumers; ++h) {
-        if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
-        for (int cb = 0; cb < C::kColBlocks; ++cb)
-          TmaLoad4d(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
-                        cb * kColBlockBytesQ,
-                    &q_map, q_full(qb), 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+      // Part by part (one part: all at once), Q rows of the part's
+      // consumers once they are done with the buffer's previous item.
+      for (int part = 0; part < kQParts; ++part) {
+        const int h0 = part * C::kConsumers / kQParts;
+        const int h1 = (part + 1) * C::kConsumers / kQParts;
+        if constexpr (kQParts > 1) {
+          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+          item_slots[qb * kQParts + part] = item;
+        }
+        uint32_t q_bytes = 0;
+        for (int h = h0; h < h1; ++h)
+          if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
+        ArriveExpectBytes(q_full(qb, part), q_bytes);
+        for (int h = h0; h < h1; ++h) {
+          if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
+          for (int cb = 0; cb < C::kColBlocks; ++cb)
+            TmaLoad4d(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
+                          cb * kColBlockBytesQ,
+                      &q_map, q_full(qb, part), 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
+        }
       }
       // K of the item's tile i or its V, into ring slot ring + i once the
       // consumers have released that slot's previous use.
@@ -1443,10 +1486,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   int ring = 0;
   for (int n = 0;; ++n) {
     const int qb = n % kQB;
-    Wait(q_full(qb), (n / kQB) & 1);
+    const int qpart = kQParts == 1 ? 0 : cwg;  // this consumer's part of Q
+    Wait(q_full(qb, qpart), (n / kQB) & 1);
     // Broadcast from lane 0 so that ptxas knows the item, and all that
     // depends on it, is uniform across the warp.
-    const int item = __shfl_sync(0xffffffffu, item_slots[qb], 0);
+    const int item = __shfl_sync(0xffffffffu, item_slots[qb * kQParts + qpart], 0);
     if (item >= items) break;
     const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
     const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
@@ -1483,7 +1527,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
         if (lane == 0) {
           Arrive(empty_k(s0));
-          if (tiles == 1) Arrive(q_empty(qb));  // the item's last S is done
+          if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
         const int k0 = w.tile_begin * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
@@ -1521,7 +1565,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
         if (lane == 0) {
           Arrive(empty_k(s));
-          if (i == tiles - 1) Arrive(q_empty(qb));  // the item's last S is done
+          if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
@@ -1545,7 +1589,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       HoldRegisters(st.acc);
       if (lane == 0) Arrive(empty_v(pending));
     } else if (lane == 0) {
-      Arrive(q_empty(qb));  // no key for any row: Q is not read
+      Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
     }
     ring += tiles;
 
