@@ -1022,62 +1022,61 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   else                                                                      \
     KSEEK_WGMMA_RS("bf16", __VA_ARGS__)
 
-template <typename T>
-__device__ __forceinline__ void WgmmaSS64(float (&d)[8][4], uint64_t desc_a,
-                                          uint64_t desc_b, int accumulate) {
-  KSEEK_WGMMA_SS_T(64, KSEEK_REGS32, "%32", "%33", "%34",
-                   KSEEK_ACC32(d, 0));
+// One specialisation per N, since the operand list is a literal:
+// WgmmaSS<T, N> (d = A B^T (+ d), as KSEEK_WGMMA_SS) and WgmmaRS<T, N,
+// kBase> (d groups kBase .. += A B, as KSEEK_WGMMA_RS).
+template <int N>
+struct WgmmaSSOp;
+template <int N>
+struct WgmmaRSOp;
+#define KSEEK_DEFINE_WGMMA_SS(N, REGS, A_, B_, P_, ACC)                     \
+  template <>                                                               \
+  struct WgmmaSSOp<N> {                                                     \
+    template <typename T>                                                   \
+    __device__ __forceinline__ static void Run(float (&d)[N / 8][4],        \
+                                               uint64_t desc_a,             \
+                                               uint64_t desc_b,             \
+                                               int accumulate) {            \
+      KSEEK_WGMMA_SS_T(N, REGS, A_, B_, P_, ACC(d, 0));                     \
+    }                                                                       \
+  };
+#define KSEEK_DEFINE_WGMMA_RS(N, REGS, A_, B_, P_, ACC)                     \
+  template <>                                                               \
+  struct WgmmaRSOp<N> {                                                     \
+    template <typename T, int kBase, int G>                                 \
+    __device__ __forceinline__ static void Run(float (&d)[G][4],            \
+                                               const uint32_t (&a)[4],      \
+                                               uint64_t desc_b) {           \
+      static_assert(kBase + N / 8 <= G, "accumulator groups");              \
+      KSEEK_WGMMA_RS_T(N, REGS, A_, B_, P_, ACC(d, kBase));                 \
+    }                                                                       \
+  };
+KSEEK_DEFINE_WGMMA_SS(64, KSEEK_REGS32, "%32", "%33", "%34", KSEEK_ACC32)
+KSEEK_DEFINE_WGMMA_SS(80, KSEEK_REGS40, "%40", "%41", "%42", KSEEK_ACC40)
+KSEEK_DEFINE_WGMMA_SS(128, KSEEK_REGS64, "%64", "%65", "%66", KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_SS(176, KSEEK_REGS88, "%88", "%89", "%90", KSEEK_ACC88)
+KSEEK_DEFINE_WGMMA_SS(192, KSEEK_REGS96, "%96", "%97", "%98", KSEEK_ACC96)
+KSEEK_DEFINE_WGMMA_RS(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
+                      KSEEK_ACC32)
+KSEEK_DEFINE_WGMMA_RS(128, KSEEK_REGS64, "{%64, %65, %66, %67}", "%68", "%69",
+                      KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_RS(256, KSEEK_REGS128, "{%128, %129, %130, %131}", "%132",
+                      "%133", KSEEK_ACC128)
+
+template <typename T, int N>
+__device__ __forceinline__ void WgmmaSS(float (&d)[N / 8][4], uint64_t desc_a,
+                                        uint64_t desc_b, int accumulate) {
+  WgmmaSSOp<N>::template Run<T>(d, desc_a, desc_b, accumulate);
 }
-template <typename T>
-__device__ __forceinline__ void WgmmaSS80(float (&d)[10][4], uint64_t desc_a,
-                                          uint64_t desc_b, int accumulate) {
-  KSEEK_WGMMA_SS_T(80, KSEEK_REGS40, "%40", "%41", "%42",
-                   KSEEK_ACC40(d, 0));
-}
-template <typename T>
-__device__ __forceinline__ void WgmmaSS128(float (&d)[16][4], uint64_t desc_a,
-                                           uint64_t desc_b, int accumulate) {
-  KSEEK_WGMMA_SS_T(128, KSEEK_REGS64, "%64", "%65", "%66",
-                   KSEEK_ACC64(d, 0));
-}
-template <typename T>
-__device__ __forceinline__ void WgmmaSS176(float (&d)[22][4], uint64_t desc_a,
-                                           uint64_t desc_b, int accumulate) {
-  KSEEK_WGMMA_SS_T(176, KSEEK_REGS88, "%88", "%89", "%90",
-                   KSEEK_ACC88(d, 0));
-}
-template <typename T>
-__device__ __forceinline__ void WgmmaSS192(float (&d)[24][4], uint64_t desc_a,
-                                           uint64_t desc_b, int accumulate) {
-  KSEEK_WGMMA_SS_T(192, KSEEK_REGS96, "%96", "%97", "%98",
-                   KSEEK_ACC96(d, 0));
-}
-// The RS forms accumulate into groups kBase .. of d.
-template <typename T, int kBase, int G>
-__device__ __forceinline__ void WgmmaRS64(float (&d)[G][4],
-                                          const uint32_t (&a)[4],
-                                          uint64_t desc_b) {
-  static_assert(kBase + 8 <= G, "accumulator groups");
-  KSEEK_WGMMA_RS_T(64, KSEEK_REGS32, "{%32, %33, %34, %35}",
-                   "%36", "%37", KSEEK_ACC32(d, kBase));
-}
-template <typename T, int kBase, int G>
-__device__ __forceinline__ void WgmmaRS128(float (&d)[G][4],
-                                           const uint32_t (&a)[4],
-                                           uint64_t desc_b) {
-  static_assert(kBase + 16 <= G, "accumulator groups");
-  KSEEK_WGMMA_RS_T(128, KSEEK_REGS64, "{%64, %65, %66, %67}",
-                   "%68", "%69", KSEEK_ACC64(d, kBase));
-}
-template <typename T, int kBase, int G>
-__device__ __forceinline__ void WgmmaRS256(float (&d)[G][4],
-                                           const uint32_t (&a)[4],
-                                           uint64_t desc_b) {
-  static_assert(kBase + 32 <= G, "accumulator groups");
-  KSEEK_WGMMA_RS_T(256, KSEEK_REGS128, "{%128, %129, %130, %131}",
-                   "%132", "%133", KSEEK_ACC128(d, kBase));
+template <typename T, int N, int kBase, int G>
+__device__ __forceinline__ void WgmmaRS(float (&d)[G][4],
+                                        const uint32_t (&a)[4],
+                                        uint64_t desc_b) {
+  WgmmaRSOp<N>::template Run<T, kBase, G>(d, a, desc_b);
 }
 
+#undef KSEEK_DEFINE_WGMMA_RS
+#undef KSEEK_DEFINE_WGMMA_SS
 #undef KSEEK_WGMMA_RS_T
 #undef KSEEK_WGMMA_SS_T
 #undef KSEEK_WGMMA_RS
@@ -1252,16 +1251,16 @@ __device__ __forceinline__ void AccumulatePVWgmma(
   for (int kk = 0; kk < kN / 16; ++kk) {
     const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
     if constexpr (D == 64) {
-      WgmmaRS64<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+      WgmmaRS<T, 64, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
     } else {
       if constexpr (D == 256 && KSEEK_FA_PV_N256) {
-        WgmmaRS256<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+        WgmmaRS<T, 256, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
       } else {
-        WgmmaRS128<T, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+        WgmmaRS<T, 128, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
         if constexpr (D == 256)
-          WgmmaRS128<T, 16>(acc, pk[kk],
-                            Descriptor(v_rows + 2 * kColBlockBytes,
-                                       kColBlockBytes, 1024));
+          WgmmaRS<T, 128, 16>(acc, pk[kk],
+                              Descriptor(v_rows + 2 * kColBlockBytes,
+                                         kColBlockBytes, 1024));
       }
     }
   }
@@ -1283,16 +1282,7 @@ __device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
         Descriptor(q_rows + (kk / 4) * kQColBlockBytes + step, 16, 1024);
     const uint64_t db =
         Descriptor(stage + (kk / 4) * kKColBlockBytes + step, 16, 1024);
-    if constexpr (kN == 64)
-      WgmmaSS64<T>(sc, da, db, kk > 0);
-    else if constexpr (kN == 80)
-      WgmmaSS80<T>(sc, da, db, kk > 0);
-    else if constexpr (kN == 176)
-      WgmmaSS176<T>(sc, da, db, kk > 0);
-    else if constexpr (kN == 192)
-      WgmmaSS192<T>(sc, da, db, kk > 0);
-    else
-      WgmmaSS128<T>(sc, da, db, kk > 0);
+    WgmmaSS<T, kN>(sc, da, db, kk > 0);
   }
 }
 
