@@ -57,14 +57,14 @@ TEST(HopperEmulationTest, EveryShapePasses) {
 }
 
 // The non-default settings: few-tile shapes on the mma.sync kernel instead
-// of the WGMMA kernel's split keys, FMA-pipe exponentials, one Q buffer at
-// head_dim 64 and two at head_dim 128 (also by the causal short-sequence
-// rule), 192-key tiles at head_dim 128 without causal masking, no short
-// key tiles, Q barriers per consumer.
+// of the WGMMA kernel's split keys, one Q buffer at head_dim 64 and two at
+// head_dim 128 (also by the causal short-sequence rule), 192-key tiles at
+// head_dim 128 without causal masking, no short key tiles, Q barriers per
+// consumer.
 TEST(HopperEmulationTest, NonDefaultSwitchesPass) {
   const std::vector<std::string> on = {
-      "-DKSEEK_FA_WGMMA_SPLIT_KEYS=0", "-DKSEEK_FA_EXP2_FMA_EVERY=2",
-      "-DKSEEK_FA_HD64_Q_BUFFERS=1",   "-DKSEEK_FA_HD128_Q_BUFFERS=2",
+      "-DKSEEK_FA_WGMMA_SPLIT_KEYS=0",     "-DKSEEK_FA_HD64_Q_BUFFERS=1",
+      "-DKSEEK_FA_HD128_Q_BUFFERS=2",
       "-DKSEEK_FA_HD128_FULL_BLOCK_N=192", "-DKSEEK_FA_SHORT_KEYS=0",
       "-DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=2048", "-DKSEEK_FA_Q_PER_CONSUMER=1"};
   for (const std::string filter :

@@ -213,10 +213,6 @@
 //   KSEEK_FA_WGMMA_SPLIT_KEYS   1 (default): shapes with few query tiles
 //                               (seqlen_q >= 128) split keys in the WGMMA
 //                               kernel; 0: they run on the mma.sync kernel
-//   KSEEK_FA_EXP2_FMA_EVERY     k > 0: at head_dim 64 in the WGMMA kernel,
-//                               every k-th 8-key group's exponentials on the
-//                               FMA pipe (Exp2Fma); 0 (default; k = 4 and 2
-//                               measured 7% and 12% slower): all on MUFU
 //   KSEEK_FA_HD64_Q_BUFFERS     Q buffers of the WGMMA kernel at head_dim 64
 //                               (1 or 2)
 //   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
@@ -273,9 +269,6 @@
 #endif
 #ifndef KSEEK_FA_WGMMA_SPLIT_KEYS
 #define KSEEK_FA_WGMMA_SPLIT_KEYS 1
-#endif
-#ifndef KSEEK_FA_EXP2_FMA_EVERY
-#define KSEEK_FA_EXP2_FMA_EVERY 0
 #endif
 #ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
 #define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
@@ -574,24 +567,6 @@ __device__ __forceinline__ float Exp2(float x) {
 #endif
 }
 
-// 2^x for x <= 0 on the FMA pipe instead of the MUFU unit: 2^round(x)
-// through the exponent bits times a degree-5 polynomial for 2^f, f in
-// [-0.5, 0.5] (relative error about 2e-7: the row sums, hence LSE, need
-// better than 1e-5). x is clamped at -127, where f = 0, the polynomial is
-// exactly 1 and the exponent field 0: the result is exactly +0, as 2^-inf
-// must be for masked keys.
-__device__ __forceinline__ float Exp2Fma(float x) {
-  x = fmaxf(x, -127.f);
-  const float j = rintf(x);
-  const float f = x - j;
-  float p = fmaf(0.001321696f, f, 0.00966674917f);
-  p = fmaf(p, f, 0.0555083374f);
-  p = fmaf(p, f, 0.240223182f);
-  p = fmaf(p, f, 0.693146938f);
-  p = fmaf(p, f, 1.f);
-  return __int_as_float(__float_as_int(p) + (int(j) << 23));
-}
-
 // Online softmax, scores part: new row maxima, S -> P (unnormalised, in
 // place) and the running sums; alpha[i] is the factor by which O of row i
 // must then be rescaled (RescaleRows).
@@ -618,15 +593,7 @@ __device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
     for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float x = fmaf(s[n][2 * i + e], scale_log2, -base);
-        // At head_dim 64 (WGMMA kernel) the exponentials bind: every
-        // KSEEK_FA_EXP2_FMA_EVERY-th 8-key group goes to the FMA pipe.
-        constexpr bool kFmaGroups =
-            D == 64 && kN == 128 && KSEEK_FA_EXP2_FMA_EVERY > 0;
-        const float pe =
-            kFmaGroups && n % (kFmaGroups ? KSEEK_FA_EXP2_FMA_EVERY : 1) == 0
-                ? Exp2Fma(x)
-                : Exp2(x);
+        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
         s[n][2 * i + e] = pe;
         sum += pe;
       }
