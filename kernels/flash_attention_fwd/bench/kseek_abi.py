@@ -186,27 +186,9 @@ class Timer:
             torch.cuda._sleep(self.pad_cycles)
 
     def median_ms(self, fn):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        fn()  # first call: also the cost estimate
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        one_ms = max(start.elapsed_time(end), 1e-3)
-        for _ in range(max(0, self.warmup - 2)):
-            fn()
-        # Fewer samples for slow kernels, never fewer than 5.
-        n = max(5, min(self.samples, int(self.budget_s * 1e3 / one_ms)))
-        times = []
-        for _ in range(n):
-            self._flush()
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        return statistics.median(times), n
+        """One kernel: the median in milliseconds and the sample count."""
+        medians, n = self.medians_ms([fn])
+        return medians[0], n
 
     def medians_ms(self, fns):
         """Several kernels timed in turn: one sample of each per round, the
@@ -217,7 +199,7 @@ class Timer:
         end = torch.cuda.Event(enable_timing=True)
         slowest = 1e-3
         for fn in fns:
-            fn()
+            fn()  # first call: also the cost estimate
             start.record()
             fn()
             end.record()
@@ -225,6 +207,7 @@ class Timer:
             slowest = max(slowest, start.elapsed_time(end))
             for _ in range(max(0, self.warmup - 2)):
                 fn()
+        # Fewer samples for slow kernels, never fewer than 5.
         n = max(5, min(self.samples,
                        int(self.budget_s * 1e3 / slowest)))
         times = [[] for _ in fns]
