@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3b: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3c: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, and version 1's mma.sync kernel (split
@@ -65,7 +65,10 @@
 //   zero-filled and never reach into the next batch. Per item: Q into
 //   buffer n % (Q buffers) for the block's n-th item, once the consumers
 //   are done with that buffer's previous item ("Q empty"), announced with
-//   the item's index on that buffer's "Q full"; then the item's K and V
+//   the item's index on that buffer's "Q full" (at head_dim 128 each
+//   consumer's 64 rows have their own pair: the rows of the consumer
+//   ahead in the ping-pong reload as soon as its last S of the item is
+//   done, without waiting for the other); then the item's K and V
 //   tiles into the ring, K one tile ahead of V (S of tile i is issued with
 //   P V of tile i - 1). K and V of a stage have their own "full" and "empty" mbarriers,
 //   so S starts when K has landed and K is released as soon as S is done.
@@ -91,7 +94,10 @@
 //   consumer's softmax under the others' GEMMs (ping-pong); a consumer's
 //   P V of tile i - 1 under its own softmax of tile i.
 //   End of an item: O normalised and stored straight from registers (Q's
-//   shared memory may already hold the next item), LSE = ln 2 * (max *
+//   shared memory may already hold the next item): at head_dim 128 and 256
+//   (not with 64-key tiles) each quad of lanes first swaps words so that a
+//   lane holds 8 consecutive columns, for 16-byte stores that fill whole
+//   sectors (4-byte stores fill half of each); LSE = ln 2 * (max *
 //   scale_log2 + log2(sum)); rows that see no key give O = 0, LSE = -inf.
 //
 //   Masking as in version 1 (below): key positions at or past seqlen_k and,
@@ -99,21 +105,28 @@
 //   tiles that cross a consumer's first row's limit; an item's tile range
 //   ends at its last row's limit. GQA/MQA through the K/V head index.
 //
-//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3b, output in
-//   bench/results/hopper_v3b_h200.txt), with
+//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3c, output in
+//   bench/results/hopper_v3c_h200.txt), with
 //     PHASES="extra anchor" ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
 //     ANCHOR_TIMEOUT=430 FA_EVAL_TIMEOUT=300 FA_EVAL_ARGS="--max-samples 5
 //     --max-seconds 0.3 --scenario-timeout 10" FA_ANCHOR_ARGS="--budget-s 0.2
 //     --samples 10" bash scripts/device/full_run.sh
 //   correct on all 236 scenarios (kseek eval, fresh seed) and the 18 of
-//   extra_scenarios.json; geomean 1.006x cuDNN 9.19 over the FA3 grid and
-//   1.289x over all scenarios cuDNN runs (1.81x / 1.72x FA2), none below
-//   0.80x (lowest: grid_hd256_causal_s512_bf16, 0.804x); head_dim 128,
-//   seqlen 16384, bf16, non-causal: 643 TFLOP/s (cuDNN 656, FA2 335; the
-//   harness in the same run 697, ~88% of the measured bf16 peak); head_dim
-//   256: 727 (cuDNN 731); head_dim 64: 522 (cuDNN 490). Between runs,
-//   cuDNN's times vary by 30-60% on kernels under 0.2 ms, and the script's
-//   times of ours by up to ~9% on long shapes (2-3% in the harness).
+//   extra_scenarios.json; geomean 1.107x cuDNN 9.19 over the FA3 grid and
+//   1.415x over all scenarios cuDNN runs (1.94x / 1.86x FA2), none below
+//   0.93x (lowest: grid_hd256_causal_s512_bf16, 0.931x); head_dim 128,
+//   seqlen 16384, bf16, non-causal: 639 TFLOP/s (cuDNN 670, FA2 342; the
+//   harness in the same run 685, ~87% of the measured bf16 peak); head_dim
+//   256: 717 (cuDNN 693); head_dim 64: 537 (cuDNN 490). cuDNN ran 7%
+//   slower (geomean) in that run than in the run of version 3b, ours 2.3%
+//   faster. Two more anchor runs: grid 1.112x / 1.089x, all 1.512x /
+//   1.434x; against cuDNN's fastest time per scenario over four runs of
+//   the day (bench/compare_runs.py, bench/results/
+//   hopper_v3c_repeats_h200.txt) the median of the three gives 1.034x over
+//   the grid, 1.317x over all, none below 0.89x. Between runs, cuDNN's
+//   times vary by 30-60% on kernels under
+//   0.2 ms, and the script's times of ours by up to ~9% on long shapes
+//   (2-3% in the harness).
 //
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
@@ -221,16 +234,27 @@
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
 //                               stages at head_dim 128); 0: 128-key tiles
-//   KSEEK_FA_Q_PER_CONSUMER     1: each consumer's 64 rows of Q have their
-//                               own full/empty barriers, so the next item's
-//                               rows of the consumer ahead in the ping-pong
-//                               load before the other is done; 0 (default
-//                               until measured): one pair per Q buffer
+//   KSEEK_FA_Q_PER_CONSUMER     head dims where each consumer's 64 rows of Q
+//                               have their own full/empty barriers, so the
+//                               next item's rows of the consumer ahead in
+//                               the ping-pong load before the other is
+//                               done: a sum of 1 (head_dim 64), 2 (128) and
+//                               4 (256); default 2 (head_dim 128; measured
+//                               +1-4% there at s512-s2048, slower at 256
+//                               and 64), elsewhere one pair per Q buffer
+//   KSEEK_FA_WIDE_STORES        head dims where the WGMMA kernel stores O
+//                               in 16-byte pieces after a transpose within
+//                               each quad of lanes (a sum of 1, 2, 4 as
+//                               above; default 6: head_dims 128 and 256,
+//                               +3-15% at s512-s2048 there, slower at 64);
+//                               elsewhere 4-byte stores straight from the
+//                               accumulators
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
-//                               K/V stages (call 10 of the variants log:
-//                               +5% at s512, sequential timing); 0 (default
-//                               until measured interleaved): off
+//                               K/V stages; 0 (default): off (interleaved,
+//                               calls 16-18 of the variants log: +2-4% at
+//                               s512, 0 to -1.5% at s1024-s16384; with the
+//                               per-consumer Q barriers on, within noise)
 //   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
@@ -259,7 +283,10 @@
 #define KSEEK_FA_SHORT_KEYS 1
 #endif
 #ifndef KSEEK_FA_Q_PER_CONSUMER
-#define KSEEK_FA_Q_PER_CONSUMER 0
+#define KSEEK_FA_Q_PER_CONSUMER 2
+#endif
+#ifndef KSEEK_FA_WIDE_STORES
+#define KSEEK_FA_WIDE_STORES 6
 #endif
 #ifndef KSEEK_FA_HD128_CAUSAL_Q2_UPTO
 #define KSEEK_FA_HD128_CAUSAL_Q2_UPTO 0
@@ -698,13 +725,75 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
 
 // Final O and LSE of the warp's rows straight from registers: each thread
 // stores its pairs of columns (4 bytes) of rows g and g + 8.
+// O in 16-byte stores (KSEEK_FA_WIDE_STORES, o 16-byte aligned): each quad
+// of lanes (one row; two columns of each 8-column group per lane) swaps
+// its words so that a lane holds all 8 columns of every fourth group: a
+// quarter of the store instructions, each quad filling whole 32-byte
+// sectors, where 4-byte stores fill half of each.
 template <typename T, int D>
+__device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
+                                const WarpState<D>& st, const float (&totals)[2],
+                                int first, int lane, T* o, float* lse) {
+  static_assert(D % 32 == 0, "blocks of 4 groups of 8 columns");
+  const bool lo1 = (lane & 1) == 0, lo2 = (lane & 2) == 0;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    // Nothing to do (or shuffle) where all 8 rows of the warp's half are
+    // past seqlen_q (the same for every lane).
+    if (first + 8 * i >= p.seqlen_q) break;
+    const int row = first + lane / 4 + 8 * i;
+    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    uint32_t x[D / 8];
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      x[n] = Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
+    // Per block of 4 groups, a 4 x 4 transpose across the quad (lane j
+    // gets the words of group 4 b + j from lanes 0..3, in order): swap 2 x 2
+    // blocks with the lane 2 apart, then single words with the lane 1
+    // apart. Every lane shuffles, also on rows past seqlen_q.
+#pragma unroll
+    for (int b = 0; b < D / 32; ++b) {
+      uint32_t* const y = x + 4 * b;
+#pragma unroll
+      for (int k = 0; k < 2; ++k) {
+        const uint32_t got =
+            __shfl_xor_sync(0xffffffffu, lo2 ? y[k + 2] : y[k], 2);
+        if (lo2) y[k + 2] = got; else y[k] = got;
+      }
+#pragma unroll
+      for (int k = 0; k < 4; k += 2) {
+        const uint32_t got =
+            __shfl_xor_sync(0xffffffffu, lo1 ? y[k + 1] : y[k], 1);
+        if (lo1) y[k + 1] = got; else y[k] = got;
+      }
+    }
+    if (row >= p.seqlen_q) continue;
+    T* const out =
+        o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) * D;
+#pragma unroll
+    for (int b = 0; b < D / 32; ++b)
+      *reinterpret_cast<uint4*>(out + 8 * (4 * b + lane % 4)) =
+          make_uint4(x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]);
+    if (lane % 4 == 0)
+      lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+          RowLse(st.row_max[i], totals[i], p.scale_log2);
+  }
+}
+
+// kWide: StoreOutputWide where o allows it.
+template <typename T, int D, bool kWide>
 __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
                                   const WarpState<D>& st, float total0,
                                   float total1, int warp, int lane, T* o,
                                   float* lse) {
   const float totals[2] = {total0, total1};
   const int first = w.q0 + kRowsPerWarp * warp;
+  if constexpr (kWide) {
+    if (reinterpret_cast<uintptr_t>(o) % 16 == 0) {
+      StoreOutputWide<T, D>(p, w, st, totals, first, lane, o, lse);
+      return;
+    }
+  }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int row = first + lane / 4 + 8 * i;
@@ -1137,11 +1226,6 @@ constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
-// The producer's registers after setmaxnreg (the part-by-part Q loads of
-// KSEEK_FA_Q_PER_CONSUMER need 32 to run without spills; with 240 or 160
-// for the consumers that still fits the register file).
-constexpr int kProducerRegisters = KSEEK_FA_Q_PER_CONSUMER ? 32 : 24;
-
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
 // GEMMs (Launch picks by shape), with fewer registers each after setmaxnreg.
@@ -1150,10 +1234,27 @@ struct WgmmaConfig {
   static constexpr int kConsumers = NC;
   static_assert(NC == 2 || (NC == 3 && D == 64), "2, or 3 at head_dim 64");
   static constexpr int kConsumerRegisters = kConsumers == 3 ? 160 : 240;
-  static_assert((kConsumerRegisters * kConsumers + kProducerRegisters) *
-                        kWgThreads <= 65536,
-                "the warpgroups' registers fit the register file");
   static constexpr int kThreads = kWgThreads * (1 + kConsumers);
+  // Registers per thread at launch (__launch_bounds__(kThreads, 1): the
+  // register file over the threads, in steps of 8). setmaxnreg moves
+  // registers between the block's warpgroups only: .inc waits until .dec
+  // has returned enough to the block's pool, so the counts after it must
+  // fit the launch allocation, or the consumers wait forever.
+  static constexpr int kLaunchRegisters = 65536 / kThreads / 8 * 8;
+  // The producer's count: 24 (one thread issuing TMA loads); the part-by-
+  // part Q loads of KSEEK_FA_Q_PER_CONSUMER take what the consumers leave
+  // (32 with three consumers, still 24 with two).
+  static constexpr bool kQPerConsumer =
+      (KSEEK_FA_Q_PER_CONSUMER & (D == 64 ? 1 : D == 128 ? 2 : 4)) != 0;
+  static constexpr int kProducerRegisters =
+      kQPerConsumer
+          ? kLaunchRegisters * (1 + kConsumers) - kConsumerRegisters * kConsumers
+          : 24;
+  static_assert(kProducerRegisters >= 24 && kProducerRegisters % 8 == 0 &&
+                    kConsumerRegisters * kConsumers + kProducerRegisters <=
+                        kLaunchRegisters * (1 + kConsumers),
+                "the warpgroups' counts after setmaxnreg fit the registers "
+                "the block has at launch");
   static constexpr int kBlockM = kWgRows * kConsumers;  // rows per item
   static constexpr int kBlockN =  // keys per tile (BN, when given)
       BN > 0 ? BN : D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
@@ -1186,7 +1287,13 @@ struct WgmmaConfig {
   // Parts of a Q buffer with barriers of their own: 1, or with
   // KSEEK_FA_Q_PER_CONSUMER one per consumer (its 64 rows are reloaded as
   // soon as that consumer's last S of the item is done).
-  static constexpr int kQParts = KSEEK_FA_Q_PER_CONSUMER ? kConsumers : 1;
+  static constexpr int kQParts = kQPerConsumer ? kConsumers : 1;
+  // O in 16-byte stores (KSEEK_FA_WIDE_STORES) at these head dims, not with
+  // 64-key tiles (sequences of at most 64 keys: measured 6-13% slower
+  // there, faster with 80-key tiles).
+  static constexpr bool kWideStores =
+      (KSEEK_FA_WIDE_STORES & (D == 64 ? 1 : D == 128 ? 2 : 4)) != 0 &&
+      kBlockN != 64;
   // Per Q buffer and part Q full, then Q empty, then per stage: K full, V
   // full, K empty, V empty.
   static constexpr int kBarrierBytes =
@@ -1336,7 +1443,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // item; the K/V ring runs on across items (`ring` counts the tiles
     // loaded before the item), so the next item's first tiles load while
     // the consumers finish this one.
-    LowerRegisters<kProducerRegisters>();
+    LowerRegisters<C::kProducerRegisters>();
     if (threadIdx.x != 0) return;
     int ring = 0, item = blockIdx.x;
     for (int n = 0;; ++n) {
@@ -1560,7 +1667,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Straight from registers: Q's shared memory may already hold the next
     // item's rows.
     if (p.splits == 1)
-      StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+      StoreOutputDirect<T, D, C::kWideStores>(p, w, st, total[0], total[1],
+                                              warp, lane, o, lse);
     else
       StorePartial<D>(p, w, st, total[0], total[1], warp, lane,
                       item % p.splits);

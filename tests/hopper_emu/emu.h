@@ -138,6 +138,9 @@ struct Thread {
   // Warpgroup collectives (WGMMA): this thread's accumulator and A registers.
   float* wg_d = nullptr;
   uint32_t wg_a[4];
+  // setmaxnreg: this thread's register count, and whether it waits in .inc.
+  int regs = 0;
+  bool regs_wait = false;
 };
 
 // One issued WGMMA: the accumulator pointers of the warpgroup's 128 threads
@@ -170,6 +173,7 @@ struct Block {
   std::map<uint32_t, MBar> mbars;
   std::vector<TmaOp> tma_pending;
   NamedBar named[16];
+  long reg_pool = 0;  // registers returned by setmaxnreg.dec, not yet taken
 };
 
 extern Block* g_block;
@@ -231,6 +235,7 @@ void MbarWait(uint32_t bar, uint32_t parity);
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3);
 void NamedSync(int id, int threads);
 void NamedArrive(int id, int threads);
+void SetMaxRegisters(int regs, bool inc);
 void Commit();
 void WaitGroups(int pending);
 void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body);
@@ -262,6 +267,16 @@ inline float __shfl_sync(unsigned, float x, int src) {
   b = emu::ShflBits(b, src & 31);
   float r; memcpy(&r, &b, 4); return r;
 }
+// 32-bit integers move as they are (CUDA has these overloads too; without
+// them an unsigned would be converted to float and back).
+inline unsigned __shfl_xor_sync(unsigned, unsigned x, int m) {
+  return emu::ShflBits(x, (emu::g_cur->lane ^ m) & 31);
+}
+inline unsigned __shfl_sync(unsigned, unsigned x, int src) { return emu::ShflBits(x, src & 31); }
+inline int __shfl_xor_sync(unsigned, int x, int m) {
+  return int(emu::ShflBits(uint32_t(x), (emu::g_cur->lane ^ m) & 31));
+}
+inline int __shfl_sync(unsigned, int x, int src) { return int(emu::ShflBits(uint32_t(x), src & 31)); }
 inline size_t __cvta_generic_to_shared(const void* p) {
   return size_t((const unsigned char*)p - emu::g_block->smem.data());
 }

@@ -217,6 +217,26 @@ void NamedArrive(int id, int threads) {
   else if (nb.arrived > threads) Fail("named barrier over-arrived");
 }
 
+
+// --- setmaxnreg ----------------------------------------------------------------
+// The block's registers are what it got at launch; .dec returns a thread's
+// surplus to the block's pool and .inc waits until the pool has enough (on
+// the hardware per warp, here per thread: the same sums).
+void SetMaxRegisters(int regs, bool inc) {
+  Thread* t = g_cur;
+  if (regs < 24 || regs > 256 || regs % 8) Fail("setmaxnreg count not a multiple of 8 in [24, 256]");
+  if (inc ? regs < t->regs : regs > t->regs) Fail("setmaxnreg.inc below, or .dec above, the current count");
+  if (!inc) {
+    g_block->reg_pool += t->regs - regs;
+  } else {
+    t->regs_wait = true;
+    while (g_block->reg_pool < regs - t->regs) Yield();
+    t->regs_wait = false;
+    g_block->reg_pool -= regs - t->regs;
+  }
+  t->regs = regs;
+  g_progress++;
+}
 }  // namespace emu
 
 static CUresult EmuEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void* addr,
@@ -388,6 +408,7 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
     for (unsigned i = 0; i < block.x; ++i) {
       Thread& t = b.threads[i];
       t.tid = dim3(i, 0, 0); t.lane = i % 32; t.warp = i / 32;
+      t.regs = std::min(255u, 65536u / block.x / 8 * 8);  // __launch_bounds__(threads, 1)
       getcontext(&t.ctx);
       t.ctx.uc_stack.ss_sp = g_stacks[i].data();
       t.ctx.uc_stack.ss_size = kStack;
@@ -404,7 +425,13 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
         swapcontext(&g_sched, &t.ctx);
       }
       if (all_done) break;
-      if (g_progress == before) Fail("deadlock");
+      if (g_progress == before) {
+        for (auto& t : b.threads)
+          if (t.regs_wait)
+            Fail("deadlock: setmaxnreg.inc waits for registers the block does not have (the counts after "
+                 "setmaxnreg exceed the allocation at launch)");
+        Fail("deadlock");
+      }
     }
     for (auto& nb : b.named) if (nb.arrived) Fail("named barrier arrivals pending at block exit");
     if (!b.tma_pending.empty()) Fail("TMA pending at block exit");

@@ -11,7 +11,9 @@
 # is there, the SASS of the kernels (NAME.sass.gz), both in $OUT/builds.tgz
 # (the device returns few files). Then variants.py
 # times every build beside cuDNN on FA_SCENARIOS ("grid", a comma list, or
-# by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill)). With FA_NCU="NAME SCENARIO", Nsight Compute
+# by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill));
+# a build that hangs is named ("HANG: ...") and the others run again
+# without it. With FA_NCU="NAME SCENARIO", Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
 # clocks left alone): $OUT/ncu.ncu-rep, its details page as text
 # ($OUT/ncu_details.txt) and per-instruction source counters
@@ -65,10 +67,26 @@ case "${FA_SCENARIOS:-$default}" in
   grid) scen=(--grid-only) ;;
   *) scen=(--scenarios "${FA_SCENARIOS:-$default}") ;;
 esac
-start=$(date +%s)
-timeout "${FA_VARIANTS_TIMEOUT:-240}" python3 variants.py "${libs[@]}" "${scen[@]}" \
-  ${FA_VARIANT_ARGS:-} --out "$OUT/variants.json" 2>&1 | tee "$OUT/variants.txt"
-echo "== variants.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+# A build that hangs ends variants.py (exit 3, "hung" in its JSON); the
+# others then run again without it, in a fresh process.
+for attempt in 1 2 3 4; do
+  start=$(date +%s)
+  timeout "${FA_VARIANTS_TIMEOUT:-240}" python3 variants.py "${libs[@]}" "${scen[@]}" \
+    ${FA_VARIANT_ARGS:-} --out "$OUT/variants.json" 2>&1 | tee -a "$OUT/variants.txt"
+  rc=${PIPESTATUS[0]}
+  echo "== variants.py: exit $rc in $(( $(date +%s) - start )) s"
+  [[ $rc == 3 ]] || break
+  hung=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("hung", ""))' \
+    "$OUT/variants.json")
+  [[ -n $hung ]] || break
+  echo "== $hung hangs: the other builds again without it"
+  kept=()
+  for ((i = 0; i < ${#libs[@]}; i += 2)); do
+    [[ ${libs[i+1]} == "$hung="* ]] || kept+=("${libs[i]}" "${libs[i+1]}")
+  done
+  libs=("${kept[@]}")
+  (( ${#libs[@]} > 0 )) || break
+done
 
 if [[ -n "${FA_NCU:-}" ]]; then
   read -r ncu_name ncu_scen <<< "$FA_NCU"

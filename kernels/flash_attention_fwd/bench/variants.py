@@ -14,14 +14,24 @@ SDPA's lower-right mask gives NaN rows). Correctness of record is
 `kseek eval`'s; this check only keeps a broken build from being read as
 fast. Geometric means per build close the table; --out writes JSON.
 
+A build whose first launch on a scenario does not finish in --hang-s
+seconds is named ("HANG: ...", and "hung" in the JSON) and the process
+exits with status 3 at once: a kernel that never ends cannot be stopped
+from the host, and the GPU is lost to this process (run_variants.sh then
+runs the others again without it). A scenario whose timing runs past
+--hang-s + 60 seconds ends the process too (Python's faulthandler prints
+where; the scenario is the one after the last row).
+
   python3 variants.py --lib old=/tmp/a.so --lib new=/tmp/b.so \\
       --scenarios grid_hd128_full_s16384_bf16,... [--grid-only]
 """
 
 import argparse
+import faulthandler
 import json
 import os
 import sys
+import time
 
 import torch
 
@@ -45,6 +55,9 @@ def main():
                     "time execution, not the host's launch work "
                     "(kseek_abi.Timer)")
     ap.add_argument("--seed", type=int, default=4321)
+    ap.add_argument("--hang-s", type=float, default=20.0,
+                    help="seconds a build's first launch on a scenario may "
+                    "take before it counts as hung (exit status 3)")
     ap.add_argument("--out", help="JSON output")
     args = ap.parse_args()
 
@@ -69,7 +82,28 @@ def main():
         head += f" {n[:9]:>9s} {'/cuDNN':>6s}"
     print(head + "   (TFLOP/s)")
     rows = []
+
+    def write_json(extra=None):
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({"rows": rows, **(extra or {})}, f, indent=1)
+
+    def finish_or_hang(name, scenario):
+        """Waits for the build's launch; a hang ends the process."""
+        done = torch.cuda.Event()
+        done.record()
+        deadline = time.monotonic() + args.hang_s
+        while not done.query():
+            if time.monotonic() > deadline:
+                print(f"HANG: build {name} on {scenario}: its first launch "
+                      f"did not finish in {args.hang_s:g} s; stopping "
+                      "(the GPU is lost to this process)", flush=True)
+                write_json({"hung": name, "hung_scenario": scenario})
+                os._exit(3)
+            time.sleep(0.001)
+
     for s in scenarios:
+        faulthandler.dump_traceback_later(args.hang_s + 60, exit=True)
         p = s["params"]
         fl = flops(p)
         q, k, v, o, lse = make_inputs(p, args.seed)
@@ -91,7 +125,7 @@ def main():
                 launch = kern.bind(p, (q, k, v, o, lse))
                 o.fill_(float("nan"))
                 launch()
-                torch.cuda.synchronize()
+                finish_or_hang(name, s["name"])
                 if ref is not None:
                     r["rel_l2_vs_cudnn"], _ = errors(o.float(), ref)
                     if not r["rel_l2_vs_cudnn"] <= 2e-2:
@@ -130,6 +164,7 @@ def main():
         rows.append(row)
         del q, k, v, o, lse, ref
         torch.cuda.empty_cache()
+        faulthandler.cancel_dump_traceback_later()
 
     print()
     summary = {}
@@ -149,9 +184,7 @@ def main():
         print(f"{name:12s} geomean /cuDNN {g if g is None else round(g, 3)}"
               f"  /{first} {gf if gf is None else round(gf, 3)}"
               f"  below 0.8x cuDNN: {below}  wrong or failed: {wrong}")
-    if args.out:
-        with open(args.out, "w") as f:
-            json.dump({"rows": rows, "summary": summary}, f, indent=1)
+    write_json({"summary": summary})
     return 0
 
 

@@ -1,0 +1,85 @@
+// kernels/flash_attention_fwd/bench/compare_runs.py on the anchor results
+// kept in the repository: its per-run geomeans must agree with the ones
+// anchor.py printed under each table (computed there from unrounded
+// times), and input without an anchor table is refused by name.
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "test_util.h"
+
+namespace kseek {
+namespace {
+
+using testing::ProcessResult;
+
+const std::string kBench =
+    testing::SourceDir() + "/kernels/flash_attention_fwd/bench";
+
+ProcessResult CompareRuns(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "python3",
+                                   kBench + "/compare_runs.py"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return testing::RunProcess(argv);
+}
+
+// The number after `prefix` in text; NaN when absent.
+double After(const std::string& text, const std::string& prefix) {
+  const size_t at = text.find(prefix);
+  if (at == std::string::npos) return std::nan("");
+  return std::strtod(text.c_str() + at + prefix.size(), nullptr);
+}
+
+// compare_runs.py's own-run geomean: the row "NAME SET VALUE ...".
+double OwnGeomean(const std::string& out, const std::string& run,
+                  const std::string& set) {
+  std::string key = run;
+  key.resize(8, ' ');
+  key += " " + set;
+  key.resize(14, ' ');
+  return After(out, "\n" + key);
+}
+
+TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
+  const std::string v3b = kBench + "/results/hopper_v3b_h200.txt";
+  const std::string v3c = kBench + "/results/hopper_v3c_h200.txt";
+  ProcessResult r = CompareRuns({"b=" + v3b, "c=" + v3c});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("233 scenarios in every run with a cuDNN time (72 of the "
+                       "FA3 grid)"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [run, path] :
+       std::vector<std::pair<std::string, std::string>>{{"b", v3b}, {"c", v3c}}) {
+    const std::string table = testing::ReadFile(path);
+    const double grid =
+        After(table, "geomean candidate/cudnn over fa3_grid: ");
+    const double all = After(table, "geomean candidate/cudnn over all: ");
+    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
+    // Two-decimal TFLOP/s in the table against anchor.py's exact times.
+    EXPECT_NEAR(OwnGeomean(r.out, run, "grid"), grid, 0.002) << r.out;
+    EXPECT_NEAR(OwnGeomean(r.out, run, "all"), all, 0.002) << r.out;
+  }
+  // The first run against itself.
+  EXPECT_NE(r.out.find("b        grid       1.006      1.000       1.000"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
+  const std::string path = testing::TempDir("compare_runs") + "/empty.txt";
+  testing::WriteFile(path, "no table here\n");
+  ProcessResult r = CompareRuns({"x=" + path, "y=" + path});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no anchor table in " + path), std::string::npos)
+      << r.err;
+  r = CompareRuns({"just-a-path"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("want NAME=PATH"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kseek
