@@ -2,7 +2,8 @@
 // CPU emulation of its PTX (tests/hopper_emu/run.sh):
 // every emulated shape against an fp64 reference, with asynchronous work
 // completing at issue and only at the waits; the non-default switch
-// settings, on their shapes; and a planted masking bug, which must fail.
+// settings, on their shapes; a planted masking bug, which must fail; and a
+// planted register overdraft, which must deadlock.
 #include <string>
 #include <utility>
 #include <vector>
@@ -95,6 +96,28 @@ TEST(HopperEmulationTest, PlantedMaskBugFails) {
   const auto [passed, runs] = Counts(r);
   EXPECT_GT(runs, 0) << Tail(r.out) << r.err;  // it ran, and failed
   EXPECT_LT(passed, runs) << Tail(r.out) << r.err;
+}
+
+// setmaxnreg moves registers within the block only: a producer that keeps
+// 32 registers while two consumers take 240 each asks for more than the
+// 3 x 168 the block has at launch, and the consumers' setmaxnreg.inc waits
+// forever on the device. The kernel's static_assert rules that out for its
+// own counts; here the count is planted past it, and the emulation must
+// stop with the deadlock named.
+TEST(HopperEmulationTest, PlantedRegisterOverdraftDeadlocks) {
+  std::string src = testing::ReadFile(testing::SourceDir() +
+                                      "/kernels/flash_attention_fwd/hopper.cu");
+  const std::string right = "LowerRegisters<C::kProducerRegisters>();";
+  const size_t at = src.find(right);
+  ASSERT_NE(at, std::string::npos) << "the producer changed: update this test";
+  src.replace(at, right.size(), "LowerRegisters<32>();");
+  const std::string path = testing::TempDir("hopper_regs") + "/hopper.cu";
+  testing::WriteFile(path, src);
+  ProcessResult r = Emulate({"w_hd128_f16_causal"}, path);
+  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
+  EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"),
+            std::string::npos)
+      << Tail(r.out) << r.err;
 }
 
 }  // namespace
