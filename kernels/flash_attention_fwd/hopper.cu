@@ -30,10 +30,11 @@
 //   Warp roles. Warpgroup 0 is the producer (setmaxnreg 24), the others
 //   consumers, each owning 64 rows of the item (one m64 WGMMA tile): two
 //   (384 threads, setmaxnreg 240), or at head_dim 64 three (512 threads,
-//   setmaxnreg 160) when the shape has items for two waves and is not a
-//   short causal one (ThreeConsumers): there the exponentials of the
-//   softmax weigh as much as the GEMMs, and a third warpgroup per SM keeps
-//   the MUFU and tensor pipes busier.
+//   setmaxnreg 160) when the shape has items for two waves, or its
+//   192-row items take clearly fewer rows of waves than 128-row ones, and
+//   it is not a short causal one (ThreeConsumers): there the exponentials
+//   of the softmax weigh as much as the GEMMs, and a third warpgroup per
+//   SM keeps the MUFU and tensor pipes busier.
 //
 //     head_dim | consumers | keys/tile     | Q buffers | K/V stages | shared memory
 //     ---------+-----------+---------------+-----------+------------+--------------
@@ -123,7 +124,10 @@
 //   1.434x; against cuDNN's fastest time per scenario over four runs of
 //   the day (bench/compare_runs.py, bench/results/
 //   hopper_v3c_repeats_h200.txt) the median of the three gives 1.034x over
-//   the grid, 1.317x over all, none below 0.89x. Between runs, cuDNN's
+//   the grid, 1.317x over all, none below 0.89x. Made after those runs:
+//   ThreeConsumers' few-items case (prefill_q333_k4097_hd64 full and
+//   causal, +52% / +51% side by side, kseek eval correct; NOTES v3c item
+//   9). Between runs, cuDNN's
 //   times vary by 30-60% on kernels under
 //   0.2 ms, and the script's times of ours by up to ~9% on long shapes
 //   (2-3% in the harness).
@@ -1943,11 +1947,21 @@ bool ThreeConsumers(const Problem& p, int sms) {
   return true;
 #else
   constexpr int kRows = WgmmaConfig<64, 3>::kBlockM;
-  const int64_t items =
-      int64_t(p.batch) * p.heads_q * ((p.seqlen_q + kRows - 1) / kRows);
+  constexpr int kRows2 = WgmmaConfig<64, 2>::kBlockM;
+  const int64_t pairs = int64_t(p.batch) * p.heads_q;
+  const int64_t items = pairs * ((p.seqlen_q + kRows - 1) / kRows);
+  const int64_t items2 = pairs * ((p.seqlen_q + kRows2 - 1) / kRows2);
   const bool short_causal = p.causal && p.seqlen_q < 2048 &&
                             int64_t(4) * p.seqlen_q > p.seqlen_k;
-  return items >= int64_t(2) * sms && p.seqlen_q >= kRows && !short_causal;
+  if (p.seqlen_q < kRows || short_causal) return false;
+  if (items >= int64_t(2) * sms) return true;
+  // Few items: three consumers when their items take clearly fewer rows
+  // of waves (waves x rows per item) than two consumers' items, e.g. 128
+  // items of 192 rows in one wave instead of 192 of 128 in two
+  // (prefill_q333_k4097_hd64: +51%, variants call 22).
+  const int64_t waves = (items + sms - 1) / sms;
+  const int64_t waves2 = (items2 + sms - 1) / sms;
+  return 10 * waves * kRows < 9 * waves2 * kRows2;
 #endif
 }
 
