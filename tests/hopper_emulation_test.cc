@@ -82,15 +82,25 @@ TEST(HopperEmulationTest, NonDefaultSwitchesPass) {
   }
 }
 
-TEST(HopperEmulationTest, PlantedMaskBugFails) {
+// hopper.cu with its one occurrence of `right` replaced by `wrong`, written
+// to a fresh folder; "" when `right` is not there (the test then fails
+// and names the change to look for).
+std::string PlantInHopper(const std::string& right, const std::string& wrong) {
   std::string src = testing::ReadFile(testing::SourceDir() +
                                       "/kernels/flash_attention_fwd/hopper.cu");
-  const std::string right = "if (key >= limit0) s[n][e] = -INFINITY;";
   const size_t at = src.find(right);
-  ASSERT_NE(at, std::string::npos) << "MaskScores changed: update this test";
-  src.replace(at, right.size(), "if (key > limit0) s[n][e] = -INFINITY;");
+  if (at == std::string::npos) return "";
+  src.replace(at, right.size(), wrong);
   const std::string path = testing::TempDir("hopper_mut") + "/hopper.cu";
   testing::WriteFile(path, src);
+  return path;
+}
+
+TEST(HopperEmulationTest, PlantedMaskBugFails) {
+  const std::string path =
+      PlantInHopper("if (key >= limit0) s[n][e] = -INFINITY;",
+                    "if (key > limit0) s[n][e] = -INFINITY;");
+  ASSERT_FALSE(path.empty()) << "MaskScores changed: update this test";
   ProcessResult r = Emulate({"w_hd128_f16_causal"}, path);
   EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
   const auto [passed, runs] = Counts(r);
@@ -105,14 +115,9 @@ TEST(HopperEmulationTest, PlantedMaskBugFails) {
 // own counts; here the count is planted past it, and the emulation must
 // stop with the deadlock named.
 TEST(HopperEmulationTest, PlantedRegisterOverdraftDeadlocks) {
-  std::string src = testing::ReadFile(testing::SourceDir() +
-                                      "/kernels/flash_attention_fwd/hopper.cu");
-  const std::string right = "LowerRegisters<C::kProducerRegisters>();";
-  const size_t at = src.find(right);
-  ASSERT_NE(at, std::string::npos) << "the producer changed: update this test";
-  src.replace(at, right.size(), "LowerRegisters<32>();");
-  const std::string path = testing::TempDir("hopper_regs") + "/hopper.cu";
-  testing::WriteFile(path, src);
+  const std::string path = PlantInHopper(
+      "LowerRegisters<C::kProducerRegisters>();", "LowerRegisters<32>();");
+  ASSERT_FALSE(path.empty()) << "the producer changed: update this test";
   ProcessResult r = Emulate({"w_hd128_f16_causal"}, path);
   EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
   EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"),
