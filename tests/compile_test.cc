@@ -368,6 +368,20 @@ TEST_P(CompileCuda, ReportsResourcesFromPtxas) {
   EXPECT_NE(out->info.command.find("-gencode=arch=compute_" + arch + ",code=sm_" + arch),
             std::string::npos)
       << out->info.command;
+  // The flags come from harness/src/cuda_flags.inc, read as the scripts
+  // that build kernels like the harness read it: its quoted strings, in
+  // order (kernels/flash_attention_fwd/bench/run_variants.sh).
+  const std::string inc = testing::ReadFile(testing::SourceDir() + "/harness/src/cuda_flags.inc");
+  std::string listed;
+  for (size_t open = inc.find('"'); open != std::string::npos; open = inc.find('"', open)) {
+    const size_t close = inc.find('"', open + 1);
+    ASSERT_NE(close, std::string::npos) << "unbalanced quote in cuda_flags.inc";
+    listed += (listed.empty() ? "" : " ") + inc.substr(open + 1, close - open - 1);
+    open = close + 1;
+  }
+  EXPECT_NE(listed.find("-O3"), std::string::npos) << listed;
+  EXPECT_NE(out->info.command.find(listed), std::string::npos)
+      << "command: " << out->info.command << "\ncuda_flags.inc: " << listed;
   EXPECT_NE(out->info.log.find("ptxas info"), std::string::npos) << out->info.log;
   EXPECT_GT(out->info.registers, 0) << out->info.log;
   EXPECT_TRUE(fs::exists(out->library));

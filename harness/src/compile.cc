@@ -286,10 +286,10 @@ std::vector<std::string> TargetFlags(Target target, const std::vector<std::strin
       break;
   }
   if (IsCuda(target)) {
-    for (const char* f : {"-O3", "-std=c++17", "-lineinfo", "-Xcompiler", "-fPIC", "-shared",
-                          "-Xptxas", "-v", "--expt-relaxed-constexpr"}) {
-      flags.push_back(f);
-    }
+    static const char* const kCudaFlags[] = {
+#include "cuda_flags.inc"
+    };
+    for (const char* f : kCudaFlags) flags.push_back(f);
   } else {
     for (const char* f : {"-O3", "-march=native", "-std=c++17", "-fPIC", "-shared"}) {
       flags.push_back(f);

@@ -171,14 +171,7 @@ def main():
     ap.add_argument("--scenarios", help="comma-separated scenario names")
     ap.add_argument("--grid-only", action="store_true",
                     help="only the FA3 grid (grid_* scenarios)")
-    ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--budget-s", type=float, default=1.5,
-                    help="timed seconds per kernel and scenario (caps samples)")
-    ap.add_argument("--pad-us", type=float, default=0.0,
-                    help="GPU spin after each L2 flush so that the events "
-                    "time execution, not the host's launch work "
-                    "(kseek_abi.Timer)")
+    Timer.add_arguments(ap, samples=30, budget_s=1.5)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--harness-json",
                     help="kseek eval --json output on the same candidate")
@@ -189,7 +182,7 @@ def main():
                                         "anchor.json")
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
     cand = Kernel(args.lib)
-    timer = Timer(args.samples, args.warmup, args.budget_s, args.pad_us)
+    timer = Timer.from_args(args)
     dev = torch.cuda.get_device_name(0)
     print(f"device {dev}; torch {torch.__version__}; cuDNN "
           f"{torch.backends.cudnn.version()}; candidate {args.lib}"

@@ -162,6 +162,22 @@ class Timer:
     it, a call whose host work outlasts the flush has the GPU's idle wait
     for its launch counted in its time."""
 
+    @staticmethod
+    def add_arguments(ap, samples, budget_s):
+        """The timing options of a script (the defaults its own)."""
+        ap.add_argument("--samples", type=int, default=samples)
+        ap.add_argument("--warmup", type=int, default=3)
+        ap.add_argument("--budget-s", type=float, default=budget_s,
+                        help="timed seconds per kernel and scenario (caps "
+                        "samples; never fewer than 5)")
+        ap.add_argument("--pad-us", type=float, default=0.0,
+                        help="GPU spin after each L2 flush so that the "
+                        "events time execution, not the host's launch work")
+
+    @classmethod
+    def from_args(cls, args):
+        return cls(args.samples, args.warmup, args.budget_s, args.pad_us)
+
     def __init__(self, samples=30, warmup=3, budget_s=2.0, pad_us=0.0):
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)

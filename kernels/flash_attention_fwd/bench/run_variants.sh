@@ -5,7 +5,8 @@
 #     bash kernels/flash_attention_fwd/bench/run_variants.sh
 #
 # Each variant NAME=FILE [nvcc flags] is compiled with the harness's flags
-# (as `kseek compile --target sm_90a` does; no bundle needed), all at once.
+# (harness/src/cuda_flags.inc, as `kseek compile --target sm_90a` does; no
+# bundle needed), all at once.
 # Per variant: the ptxas report (NAME.ptxas.txt; wgmma serialisation
 # warnings and the WGMMA kernels' spills are printed) and, when cuobjdump
 # is there, the SASS of the kernels (NAME.sass.gz), both in $OUT/builds.tgz
@@ -29,6 +30,10 @@ logs=$work/builds
 mkdir -p "$logs"
 cd "$ROOT"
 
+# The harness's nvcc flags, from the list compile.cc includes.
+read -r -a harness_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
+(( ${#harness_flags[@]} > 0 )) || { echo "run_variants.sh: no flags in harness/src/cuda_flags.inc" >&2; exit 2; }
+
 IFS=';' read -r -a specs <<< "${FA_VARIANTS:?set FA_VARIANTS=NAME=FILE [flags];...}"
 names=()
 for spec in "${specs[@]}"; do
@@ -37,8 +42,7 @@ for spec in "${specs[@]}"; do
   file=${words[0]}; flags=("${words[@]:1}")
   [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
   names+=("$name")
-  ( nvcc -gencode=arch=compute_90a,code=sm_90a -O3 -std=c++17 -lineinfo \
-      -Xcompiler -fPIC -shared -Xptxas -v --expt-relaxed-constexpr \
+  ( nvcc -gencode=arch=compute_90a,code=sm_90a "${harness_flags[@]}" \
       -I harness/include "${flags[@]}" -o "$work/$name.so" "$file" \
       > "$logs/$name.ptxas.txt" 2>&1
     echo $? > "$work/$name.rc" ) &

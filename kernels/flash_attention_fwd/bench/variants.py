@@ -47,13 +47,7 @@ def main():
                     help="NAME=PATH of one build (repeat)")
     ap.add_argument("--scenarios", help="comma-separated scenario names")
     ap.add_argument("--grid-only", action="store_true")
-    ap.add_argument("--samples", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--budget-s", type=float, default=0.3)
-    ap.add_argument("--pad-us", type=float, default=0.0,
-                    help="GPU spin after each L2 flush so that the events "
-                    "time execution, not the host's launch work "
-                    "(kseek_abi.Timer)")
+    Timer.add_arguments(ap, samples=20, budget_s=0.3)
     ap.add_argument("--seed", type=int, default=4321)
     ap.add_argument("--hang-s", type=float, default=20.0,
                     help="seconds a build's first launch on a scenario may "
@@ -68,7 +62,7 @@ def main():
             raise SystemExit(f"--lib wants NAME=PATH, got {spec!r}")
         builds.append((name, Kernel(path)))
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
-    timer = Timer(args.samples, args.warmup, args.budget_s, args.pad_us)
+    timer = Timer.from_args(args)
     cudnn = dict(BACKENDS)["cudnn"]
     first = builds[0][0]
 
