@@ -727,18 +727,19 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
   }
 }
 
-// Final O and LSE of the warp's rows straight from registers: each thread
-// stores its pairs of columns (4 bytes) of rows g and g + 8.
-// O in 16-byte stores (KSEEK_FA_WIDE_STORES, o 16-byte aligned): each quad
-// of lanes (one row; two columns of each 8-column group per lane) swaps
-// its words so that a lane holds all 8 columns of every fourth group: a
-// quarter of the store instructions, each quad filling whole 32-byte
-// sectors, where 4-byte stores fill half of each.
+// O in 16-byte stores (KSEEK_FA_WIDE_STORES): each quad of lanes (one row;
+// two columns of each 8-column group per lane) swaps its words so that a
+// lane holds all 8 columns of every fourth group: a quarter of the store
+// instructions, each quad filling whole 32-byte sectors, where 4-byte
+// stores fill half of each.
 template <typename T, int D>
 __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
-                                const WarpState<D>& st, const float (&totals)[2],
-                                int first, int lane, T* o, float* lse) {
+                                const WarpState<D>& st, float total0,
+                                float total1, int warp, int lane, T* o,
+                                float* lse) {
   static_assert(D % 32 == 0, "blocks of 4 groups of 8 columns");
+  const float totals[2] = {total0, total1};
+  const int first = w.q0 + kRowsPerWarp * warp;
   const bool lo1 = (lane & 1) == 0, lo2 = (lane & 2) == 0;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
@@ -784,20 +785,15 @@ __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
   }
 }
 
-// kWide: StoreOutputWide where o allows it.
-template <typename T, int D, bool kWide>
+// Final O and LSE of the warp's rows straight from registers: each thread
+// stores its pairs of columns (4 bytes) of rows g and g + 8.
+template <typename T, int D>
 __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
                                   const WarpState<D>& st, float total0,
                                   float total1, int warp, int lane, T* o,
                                   float* lse) {
   const float totals[2] = {total0, total1};
   const int first = w.q0 + kRowsPerWarp * warp;
-  if constexpr (kWide) {
-    if (reinterpret_cast<uintptr_t>(o) % 16 == 0) {
-      StoreOutputWide<T, D>(p, w, st, totals, first, lane, o, lse);
-      return;
-    }
-  }
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     const int row = first + lane / 4 + 8 * i;
@@ -1223,6 +1219,10 @@ constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
+// A head_dim's bit in the switches that take a sum of head dims
+// (KSEEK_FA_Q_PER_CONSUMER, KSEEK_FA_WIDE_STORES): 1, 2 or 4.
+constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
+
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
 // GEMMs (Launch picks by shape), with fewer registers each after setmaxnreg.
@@ -1242,7 +1242,7 @@ struct WgmmaConfig {
   // part Q loads of KSEEK_FA_Q_PER_CONSUMER take what the consumers leave
   // (32 with three consumers, still 24 with two).
   static constexpr bool kQPerConsumer =
-      (KSEEK_FA_Q_PER_CONSUMER & (D == 64 ? 1 : D == 128 ? 2 : 4)) != 0;
+      (KSEEK_FA_Q_PER_CONSUMER & HeadDimBit(D)) != 0;
   static constexpr int kProducerRegisters =
       kQPerConsumer
           ? kLaunchRegisters * (1 + kConsumers) - kConsumerRegisters * kConsumers
@@ -1289,7 +1289,7 @@ struct WgmmaConfig {
   // 64-key tiles (sequences of at most 64 keys: measured 6-13% slower
   // there, faster with 80-key tiles).
   static constexpr bool kWideStores =
-      (KSEEK_FA_WIDE_STORES & (D == 64 ? 1 : D == 128 ? 2 : 4)) != 0 &&
+      (KSEEK_FA_WIDE_STORES & HeadDimBit(D)) != 0 &&
       kBlockN != 64;
   // Per Q buffer and part Q full, then Q empty, then per stage: K full, V
   // full, K empty, V empty.
@@ -1662,10 +1662,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
     }
     // Straight from registers: Q's shared memory may already hold the next
-    // item's rows.
-    if (p.splits == 1)
-      StoreOutputDirect<T, D, C::kWideStores>(p, w, st, total[0], total[1],
-                                              warp, lane, o, lse);
+    // item's rows. (kseek_launch has checked that o is 16-byte aligned.)
+    if (p.splits == 1 && C::kWideStores)
+      StoreOutputWide<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+    else if (p.splits == 1)
+      StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else
       StorePartial<D>(p, w, st, total[0], total[1], warp, lane,
                       item % p.splits);
