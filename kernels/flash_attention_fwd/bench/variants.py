@@ -6,11 +6,12 @@ with different -D settings, or an older version of the file). Per scenario
 all builds run on the same inputs in this one process, with cuDNN, timed
 as anchor.py times (warm-up, L2 flush before every sample, CUDA events, the
 median) but interleaved: one sample of each per round, the order rotating,
-so that clock drift during the run does not favour the first build. Prints TFLOP/s per build, each build's ratio to
-cuDNN and to the first build, and each build's O against cuDNN's (rel L2;
-"WRONG" past 2e-2, where the backend ran; against the fp64 reference of
-measure_tolerance.py for causal shapes with seqlen_q > seqlen_k, where
-SDPA's lower-right mask gives NaN rows). Correctness of record is
+so that clock drift during the run does not favour the first build. Prints
+TFLOP/s per build, each build's ratio to cuDNN and to the first build,
+and each build's O against cuDNN's (rel L2; "WRONG" past 2e-2, where the
+backend ran; against the fp64 reference of measure_tolerance.py for causal
+shapes with seqlen_q > seqlen_k, where SDPA's lower-right mask gives NaN
+rows). Correctness of record is
 `kseek eval`'s; this check only keeps a broken build from being read as
 fast. Geometric means per build close the table; --out writes JSON.
 
