@@ -257,26 +257,19 @@ template <class TT> inline TT atomicAdd(TT* p, TT v) { TT o = *p; *p += v; retur
 #define blockDim (emu::g_blockdim)
 inline void __syncthreads() { emu::SyncThreads(); }
 inline void __syncwarp() { emu::WarpCollective(emu::kSyncWarp); }
-inline float __shfl_xor_sync(unsigned, float x, int m) {
-  uint32_t b; memcpy(&b, &x, 4);
-  b = emu::ShflBits(b, (emu::g_cur->lane ^ m) & 31);
-  float r; memcpy(&r, &b, 4); return r;
-}
-inline float __shfl_sync(unsigned, float x, int src) {
+// Shuffles of any 32-bit value, moved as its bits (an int or unsigned is
+// not converted to float on the way, as CUDA's overloads do not either).
+template <typename V>
+inline V __shfl_sync(unsigned, V x, int src) {
+  static_assert(sizeof(V) == 4, "32-bit shuffles only");
   uint32_t b; memcpy(&b, &x, 4);
   b = emu::ShflBits(b, src & 31);
-  float r; memcpy(&r, &b, 4); return r;
+  V r; memcpy(&r, &b, 4); return r;
 }
-// 32-bit integers move as they are (CUDA has these overloads too; without
-// them an unsigned would be converted to float and back).
-inline unsigned __shfl_xor_sync(unsigned, unsigned x, int m) {
-  return emu::ShflBits(x, (emu::g_cur->lane ^ m) & 31);
+template <typename V>
+inline V __shfl_xor_sync(unsigned mask, V x, int m) {
+  return __shfl_sync(mask, x, emu::g_cur->lane ^ m);
 }
-inline unsigned __shfl_sync(unsigned, unsigned x, int src) { return emu::ShflBits(x, src & 31); }
-inline int __shfl_xor_sync(unsigned, int x, int m) {
-  return int(emu::ShflBits(uint32_t(x), (emu::g_cur->lane ^ m) & 31));
-}
-inline int __shfl_sync(unsigned, int x, int src) { return int(emu::ShflBits(uint32_t(x), src & 31)); }
 inline size_t __cvta_generic_to_shared(const void* p) {
   return size_t((const unsigned char*)p - emu::g_block->smem.data());
 }
