@@ -127,7 +127,8 @@
 //   the grid, 1.317x over all, none below 0.89x. Made after those runs:
 //   ThreeConsumers' few-items case (prefill_q333_k4097_hd64 full and
 //   causal, +52% / +51% side by side, kseek eval correct; NOTES v3c item
-//   9). Between runs, cuDNN's
+//   9), and the removal of the wide-store kernels' unreachable 4-byte
+//   fallback (not re-timed). Between runs, cuDNN's
 //   times vary by 30-60% on kernels under
 //   0.2 ms, and the script's times of ours by up to ~9% on long shapes
 //   (2-3% in the harness).
