@@ -92,6 +92,8 @@ TEST_F(TaskTest, RefusesMalformedFields) {
   const Case cases[] = {
       {"/name", nullptr, "name", "missing"},
       {"/params/n/min", "one", "params.n.min", "expected an integer"},
+      {"/params/n/multiple_of", 0, "params.n.multiple_of", "expected a positive integer"},
+      {"/params/dtype/multiple_of", 2, "params.dtype.multiple_of", "no multiple_of"},
       {"/params/dtype/dtype/1", "bf17", "params.dtype.dtype[1]", "unknown dtype 'bf17'"},
       {"/tensors/0/role", "input", "tensors[0].role", "expected \"in\""},
       {"/tensors/0/dtype", "precision", "tensors[0].dtype", "neither a dtype nor a dtype parameter"},
@@ -134,6 +136,26 @@ TEST_F(TaskTest, MissingParameterInScenario) {
   j["scenarios"][0]["params"].erase("dtype");
   std::string msg = Error(j);
   EXPECT_NE(msg.find("scenarios[0].params.dtype: missing"), std::string::npos) << msg;
+}
+
+TEST_F(TaskTest, MultipleOfRefusesOtherValuesAsBadInput) {
+  json j = ValidTask();
+  j["params"]["n"]["multiple_of"] = 5;
+  j["scenarios"][0]["params"]["n"] = 12;
+  std::string msg = Error(j);
+  EXPECT_NE(msg.find("scenarios[0].params.n: 12 is not a multiple of 5"), std::string::npos) << msg;
+
+  j["scenarios"][0]["params"]["n"] = 10;
+  auto t = Load(j);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(t->FindParam("n")->multiple_of, 5);
+  auto extra = ParseScenarios(*t, json::parse(R"([{"name": "odd", "params": {"n": 7, "dtype": "f32"}}])"),
+                              "extra.json");
+  ASSERT_FALSE(extra.ok());
+  EXPECT_EQ(extra.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(extra.status().message().find("extra.json: [0].params.n: 7 is not a multiple of 5"),
+            std::string::npos)
+      << extra.status();
 }
 
 TEST_F(TaskTest, NotJsonAndNoFolder) {

@@ -142,7 +142,7 @@ absl::Status ParseParams(const Checker& c, const json& j, TaskSpec* task) {
     for (char ch : name) identifier &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
     if (!identifier) return c.Fail(field, "a parameter name must be an identifier");
     KSEEK_RETURN_IF_ERROR(RequireType(c, spec, field, json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, spec, field, {"dtype", "min", "max", "description"}));
+    KSEEK_RETURN_IF_ERROR(CheckKeys(c, spec, field, {"dtype", "min", "max", "multiple_of", "description"}));
     ParamSpec p;
     p.name = name;
     if (spec.contains("dtype")) {
@@ -164,6 +164,13 @@ absl::Status ParseParams(const Checker& c, const json& j, TaskSpec* task) {
       if (p.is_dtype) return c.Fail(f, "a dtype parameter has no bounds");
       if (!spec[bound].is_number_integer()) return c.Fail(f, "expected an integer");
       (std::string(bound) == "min" ? p.min : p.max) = spec[bound].get<int64_t>();
+    }
+    if (spec.contains("multiple_of")) {
+      std::string f = field + ".multiple_of";
+      if (p.is_dtype) return c.Fail(f, "a dtype parameter has no multiple_of");
+      if (!spec["multiple_of"].is_number_integer() || spec["multiple_of"].get<int64_t>() < 1)
+        return c.Fail(f, "expected a positive integer");
+      p.multiple_of = spec["multiple_of"].get<int64_t>();
     }
     task->params.push_back(std::move(p));
   }
@@ -373,6 +380,8 @@ absl::StatusOr<Scenario> ParseScenario(const Checker& c, const TaskSpec& task, c
       int64_t v = value.get<int64_t>();
       if (p->min && v < *p->min) return c.Fail(f, absl::StrCat(v, " is below the minimum ", *p->min));
       if (p->max && v > *p->max) return c.Fail(f, absl::StrCat(v, " is above the maximum ", *p->max));
+      if (p->multiple_of && v % *p->multiple_of != 0)
+        return c.Fail(f, absl::StrCat(v, " is not a multiple of ", *p->multiple_of));
       s.params[key] = v;
     }
   }

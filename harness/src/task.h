@@ -39,6 +39,7 @@ struct ParamSpec {
   bool is_dtype = false;
   std::vector<kseek_dtype> allowed_dtypes;  // when is_dtype
   std::optional<int64_t> min, max;          // when not is_dtype
+  std::optional<int64_t> multiple_of;       // when not is_dtype: v % it == 0
 };
 
 enum class TensorRole { kIn, kOut, kScratch };
