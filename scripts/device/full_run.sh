@@ -3,7 +3,8 @@
 # time limit so that one slow phase cannot starve the rest:
 #   suite      scripts/device/gpu_suite.sh (GPU tests, softmax evaluations)
 #   tolerance  flash_attention_fwd error measurement (bench/measure_tolerance.py)
-#   anchor     flash_attention_fwd anchor benchmark (bench/run_anchor.sh)
+#   anchor     flash_attention_fwd anchor benchmark (bench/run_anchor.sh;
+#              its anchor.log and pad_sweep.log also come back as files)
 #   extra      flash_attention_fwd checks beyond the task: the WGMMA probe
 #              (hopper_wgmma_probe.cu, PASS/FAIL) and ANCHOR_KERNEL on
 #              extra_scenarios.json (correctness only)
@@ -57,7 +58,15 @@ for phase in ${PHASES:-suite tolerance anchor}; do
       OUT=$work/anchor KSEEK_DEVICE_DIR=$dev timeout "${ANCHOR_TIMEOUT:-300}" \
         bash kernels/flash_attention_fwd/bench/run_anchor.sh ${ANCHOR_KERNEL:-} > "$work/anchor/stdout.txt" 2>&1
       echo "== anchor: exit $? in $(( $(date +%s) - start )) s"
-      tail -45 "$work/anchor/stdout.txt"
+      grep "^== " "$work/anchor/stdout.txt"
+      # The anchor's table and the pad sweep come back whole beside the
+      # packed logs; the summary shows the per-class table, the lowest
+      # scenarios and the sweep's geomeans.
+      for f in anchor.log pad_sweep.log; do
+        [[ -f $work/anchor/$f ]] && cp "$work/anchor/$f" "$out/$f"
+      done
+      sed -n '/^geomean/,/^wrote/p' "$work/anchor/anchor.log" 2>/dev/null | head -70
+      sed -n '/^geomean TFLOP/,$p' "$work/anchor/pad_sweep.log" 2>/dev/null
       ;;
     extra)
       fa=kernels/flash_attention_fwd

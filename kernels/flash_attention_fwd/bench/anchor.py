@@ -1,25 +1,39 @@
 #!/usr/bin/env python3
-"""Anchor benchmark for flash_attention_fwd: a candidate beside PyTorch SDPA.
+"""Anchor benchmark for flash_attention_fwd: a candidate beside FA3 and SDPA.
 
 Loads a candidate kernel library (built with the harness's flags, e.g. by
 `kseek compile --target sm_90a --json KERNEL`) and, for each scenario of
-task.json, runs it in this one process beside SDPA's cuDNN and FLASH
-(FlashAttention-2) backends on identical inputs. Our BSHD tensors are passed
-to SDPA as strided BHSD views (q.transpose(1, 2)); causal masking uses
-is_causal when seqlen_q == seqlen_k and causal_lower_right otherwise; GQA
-uses enable_gqa=True. A backend that refuses a scenario is recorded as
-"n/a" with the first line of its error. Each backend's O is compared with
-the candidate's (rel L2) so a wrong number is visible.
+task.json, runs it in this one process beside FlashAttention-3 (when
+--fa3 names its unpacked hopper/ folder, see ../../../shared/anchors/fa3)
+and SDPA's cuDNN and FLASH (FlashAttention-2) backends on identical inputs.
+FA3 takes our BSHD tensors as they are; it is timed with num_splits=1 (its
+default) and num_splits=0 (it picks split-KV itself), and the faster of the
+two counts: FA3 at its best. SDPA gets strided BHSD views
+(q.transpose(1, 2)); causal masking uses is_causal when seqlen_q ==
+seqlen_k and causal_lower_right otherwise; GQA uses enable_gqa=True. A
+backend that refuses a scenario is recorded as "n/a" with the first line of
+its error. Each backend's O is compared with the candidate's (rel L2); one
+that disagrees by more than 5e-2 (NaN rows included) is flagged and left
+out of "best".
 
-Timing is the same for all three (see kseek_abi.Timer): warm-up, an L2 flush
-before every sample, CUDA events around one call, the median.
+Timing (kseek_abi.Timer): warm-up, then per sample an L2 flush, a GPU spin
+of --pad-us (default 300 us) so that the host's launch work (20-100 us for
+the Python libraries) is not timed, and CUDA events around one call; all
+backends of a scenario interleaved, one sample of each per round, the order
+rotating; the median. Each backend's host time per call is measured too;
+where it exceeds 80% of the pad, that scenario is timed with a pad of
+twice the slowest host time (the column "pad"). --pad-sweep 0,100,300,1000
+times the scenarios at each pad instead and shows whether the times are
+flat (the GPU's time) or fall with the pad (host time counted).
 
-Prints per scenario TFLOP/s of candidate, cuDNN and FA2 and the ratios, then
-the geometric-mean ratios candidate/cuDNN and candidate/FA2 over the FA3 grid
-(grid_* scenarios) and over the whole run (scenarios where the backend ran).
-With --harness-json (the output of `kseek eval --json` on the same
-candidate) it also prints, per scenario, the harness's median beside this
-script's and their ratio. Writes everything as JSON to --out (default
+Prints per scenario TFLOP/s of every backend and the candidate's ratios;
+then per class (the FA3 grid by head_dim and mask, gqa/mqa, ragged,
+prefill, decode, qlong, many-short, long, heads1, the head dims beyond
+64/128/256) the candidate's TFLOP/s geomean and its geomean ratio to FA3,
+cuDNN, FA2 and the best of FA3 and cuDNN per scenario; and the ten
+scenarios lowest against that best. With --harness-json (`kseek eval
+--json` on the same candidate) also the harness's median beside this
+script's per scenario. Writes everything as JSON to --out (default
 $OUT/anchor.json).
 
 Needs python3 with torch (and numpy, which torch brings); run on the device.
@@ -41,6 +55,10 @@ from kseek_abi import Kernel, Timer, errors, flops, load_scenarios, \
 
 BACKENDS = (("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("fa2", SDPBackend.FLASH_ATTENTION))
+# Every timed backend in print order (fa3 only with --fa3).
+ALL = ("fa3", "cudnn", "fa2")
+LABEL = {"fa3": "FA3", "cudnn": "cuDNN", "fa2": "FA2", "best": "best"}
+WRONG_REL_L2 = 5e-2
 
 
 def sdpa_callable(backend, p, q, k, v):
@@ -64,6 +82,25 @@ def sdpa_callable(backend, p, q, k, v):
     return run
 
 
+def load_fa3(path):
+    """flash_attn_func from an unpacked FA3 hopper/ folder, or None."""
+    if not path:
+        return None
+    sys.path.insert(0, path)
+    sys.path.insert(1, os.path.join(path, "flash_attn_3"))
+    from flash_attn_interface import flash_attn_func
+    return flash_attn_func
+
+
+def fa3_callable(func, p, q, k, v, num_splits):
+    causal = bool(p["causal"])
+
+    def run():
+        return func(q, k, v, causal=causal, num_splits=num_splits)
+
+    return run
+
+
 def first_line(e):
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"[:200]
@@ -78,53 +115,222 @@ def fmt(x, spec="8.2f"):
     return format(x, spec) if isinstance(x, (int, float)) else f"{'n/a':>8s}"
 
 
-def bench_scenario(cand, s, timer, seed):
+def scenario_class(s):
+    """The class a scenario is summarised in (see the module docstring)."""
+    name, p = s["name"], s["params"]
+    if name.startswith("grid_"):
+        return f"grid hd{p['head_dim']} {'causal' if p['causal'] else 'full'}"
+    for prefix, label in (("gqa", "gqa/mqa"), ("mqa", "gqa/mqa"),
+                          ("ragged", "ragged"), ("prefill", "prefill"),
+                          ("decode", "decode"), ("qlong", "qlong"),
+                          ("many_short", "many-short"), ("long", "long"),
+                          ("heads1", "heads1")):
+        if name.startswith(prefix):
+            return label
+    return name.split("_")[0]
+
+
+def callables(cand, fa3, s, tensors):
+    """{backend: callable} of every backend to time on scenario s, and
+    {backend: error} of those that refused (first call raised)."""
+    p = s["params"]
+    q, k, v = tensors[:3]
+    fns = {"candidate": cand.bind(p, tensors)}
+    if fa3 is not None:
+        fns["fa3_s1"] = fa3_callable(fa3, p, q, k, v, 1)
+        fns["fa3_s0"] = fa3_callable(fa3, p, q, k, v, 0)
+    for name, backend in BACKENDS:
+        fns[name] = sdpa_callable(backend, p, q, k, v)
+    return fns
+
+
+def bench_scenario(cand, fa3, s, timer, seed, auto_pad=True):
     p = s["params"]
     fl = flops(p)
-    q, k, v, o, lse = make_inputs(p, seed)
-    row = {"name": s["name"], "params": p, "flops": fl}
-    launch = cand.bind(p, (q, k, v, o, lse))
-    try:
-        launch()
-        torch.cuda.synchronize()
-        ms, n = timer.median_ms(launch)
-        row.update(candidate_ms=ms, candidate_samples=n,
-                   candidate_tflops=fl / (ms * 1e-3) / 1e12)
-    except Exception as e:  # a failing candidate is a result, not a crash
-        row.update(candidate_ms=None, candidate_error=first_line(e))
-        return row
-    for name, backend in BACKENDS:
-        fn = sdpa_callable(backend, p, q, k, v)
+    tensors = make_inputs(p, seed)
+    o = tensors[3]
+    row = {"name": s["name"], "class": scenario_class(s), "params": p,
+           "flops": fl}
+    fns = callables(cand, fa3, s, tensors)
+    ok = {}
+    for name, fn in fns.items():
         try:
             out = fn()
             torch.cuda.synchronize()
-            rel, _ = errors(out.transpose(1, 2).float().nan_to_num(0.0),
-                            o.float())
-            ms, n = timer.median_ms(fn)
-            del out
-            row.update({f"{name}_ms": ms, f"{name}_samples": n,
-                        f"{name}_tflops": fl / (ms * 1e-3) / 1e12,
-                        f"{name}_rel_l2_vs_candidate": rel,
-                        f"candidate_over_{name}": ms / row["candidate_ms"]})
-        except Exception as e:
-            row.update({f"{name}_ms": "n/a", f"{name}_error": first_line(e)})
-    del q, k, v, o, lse
+        except Exception as e:  # a refusal is a result, not a crash
+            row[f"{name}_error"] = first_line(e)
+            if name == "candidate":
+                return row
+            continue
+        if name != "candidate":
+            out_bshd = out if name.startswith("fa3") else out.transpose(1, 2)
+            rel, _ = errors(out_bshd.float(), o.float())  # NaN: inf
+            row[f"{name}_rel_l2_vs_candidate"] = rel
+        ok[name] = fn
+        del out
+    host = {name: timer.host_us(fn) for name, fn in ok.items()}
+    row["host_us"] = host
+    pad = timer.pad_us
+    if auto_pad and pad > 0 and max(host.values()) > 0.8 * pad:
+        pad = 2 * max(host.values())
+    row["pad_us"] = pad
+    saved = timer.pad_us
+    timer.set_pad_us(pad)
+    medians, n = timer.medians_ms(list(ok.values()))
+    timer.set_pad_us(saved)
+    ms = dict(zip(ok, medians))
+    row["samples"] = n
+    for name, t in ms.items():
+        row[f"{name}_ms"] = t
+    if "fa3_s1" in ms or "fa3_s0" in ms:
+        pick = min((x for x in ("fa3_s1", "fa3_s0") if x in ms),
+                   key=lambda x: ms[x])
+        ms["fa3"] = ms[pick]
+        row["fa3_ms"] = ms[pick]
+        row["fa3_num_splits"] = 1 if pick == "fa3_s1" else 0
+        row["fa3_rel_l2_vs_candidate"] = row[f"{pick}_rel_l2_vs_candidate"]
+    c = ms["candidate"]
+    row["candidate_tflops"] = fl / (c * 1e-3) / 1e12
+    best = None
+    for name in ALL:
+        if name not in ms:
+            if f"{name}_error" not in row and not (
+                    name == "fa3" and "fa3_s1_error" in row):
+                continue
+            row[f"{name}_ms"] = "n/a"
+            continue
+        row[f"{name}_tflops"] = fl / (ms[name] * 1e-3) / 1e12
+        row[f"candidate_over_{name}"] = ms[name] / c
+        wrong = not row[f"{name}_rel_l2_vs_candidate"] <= WRONG_REL_L2
+        row[f"{name}_wrong"] = wrong
+        if name in ("fa3", "cudnn") and not wrong:
+            best = ms[name] if best is None else min(best, ms[name])
+    if best is not None:
+        row["best_ms"] = best
+        row["candidate_over_best"] = best / c
+    if "fa3_s1_error" in row and "fa3_s0_error" in row:
+        row["fa3_error"] = row["fa3_s1_error"]
+    del tensors
     return row
 
 
 def summarize(rows):
+    """Geomeans per set: the FA3 grid, all, and every class."""
+    sets = [("fa3_grid", lambda r: r["name"].startswith("grid_")),
+            ("all", lambda r: True)]
+    classes = []
+    for r in rows:
+        if r.get("class") and r["class"] not in classes:
+            classes.append(r["class"])
+    sets += [(c, lambda r, c=c: r.get("class") == c) for c in classes]
+    odd = [r for r in rows if r["params"]["head_dim"] not in (64, 128, 256)]
+    if odd:
+        sets.append(("hd not 64/128/256",
+                     lambda r: r["params"]["head_dim"] not in (64, 128, 256)))
     out = {}
-    for label, pick in (("fa3_grid", lambda r: r["name"].startswith("grid_")),
-                        ("all", lambda r: True)):
+    for label, pick in sets:
         part = [r for r in rows if pick(r)]
-        out[label] = {}
-        for name, _ in BACKENDS:
+        sm = {"n": len(part),
+              "candidate_tflops": geomean([r.get("candidate_tflops")
+                                           for r in part])}
+        for name in ALL + ("best",):
             ratios = [r.get(f"candidate_over_{name}") for r in part]
             ratios = [x for x in ratios if isinstance(x, float)]
-            out[label][f"candidate_over_{name}"] = geomean(ratios)
-            out[label][f"n_{name}"] = len(ratios)
-        out[label]["n"] = len(part)
+            sm[f"candidate_over_{name}"] = geomean(ratios)
+            sm[f"n_{name}"] = len(ratios)
+            if name != "best":
+                sm[f"{name}_tflops"] = geomean([r.get(f"{name}_tflops")
+                                                for r in part])
+        out[label] = sm
     return out
+
+
+def print_summary(summary, rows, lowest):
+    print()
+    for label in ("fa3_grid", "all"):
+        sm = summary[label]
+        for name in ALL:
+            g = sm[f"candidate_over_{name}"]
+            if sm[f"n_{name}"]:
+                print(f"geomean candidate/{name} over {label}: "
+                      f"{'n/a' if g is None else format(g, '.3f')} "
+                      f"({sm['n_' + name]} of {sm['n']} scenarios)")
+    print("\nper class: candidate TFLOP/s geomean, and candidate speed over "
+          "each backend's (geomean of time ratios; best = the faster of FA3 "
+          "and cuDNN per scenario, a backend with a wrong O left out)")
+    print(f"{'class':22s} {'n':>4s} {'cand':>7s} {'FA3':>7s} {'cuDNN':>7s} "
+          f"{'/FA3':>7s} {'/cuDNN':>7s} {'/FA2':>7s} {'/best':>7s}")
+    for label, sm in summary.items():
+        print(f"{label:22s} {sm['n']:4d} {fmt(sm['candidate_tflops'], '7.1f')} "
+              f"{fmt(sm['fa3_tflops'], '7.1f')} {fmt(sm['cudnn_tflops'], '7.1f')} "
+              + " ".join(fmt(sm[f"candidate_over_{n}"], "7.3f")
+                         for n in ("fa3", "cudnn", "fa2", "best")))
+    ranked = sorted((r for r in rows
+                     if isinstance(r.get("candidate_over_best"), float)),
+                    key=lambda r: r["candidate_over_best"])
+    print(f"\nthe {lowest} scenarios lowest against the best of FA3 and cuDNN")
+    print(f"{'scenario':52s} {'cand':>8s} {'best':>8s} {'c/best':>7s} "
+          f"{'c/FA3':>7s} {'c/cuDNN':>7s}")
+    for r in ranked[:lowest]:
+        best_tf = r["flops"] / (r["best_ms"] * 1e-3) / 1e12
+        print(f"{r['name']:52s} {fmt(r['candidate_tflops'])} {fmt(best_tf)} "
+              f"{fmt(r['candidate_over_best'], '7.3f')} "
+              f"{fmt(r.get('candidate_over_fa3'), '7.3f')} "
+              f"{fmt(r.get('candidate_over_cudnn'), '7.3f')}")
+
+
+def pad_sweep(cand, fa3, scenarios, timer, seed, pads):
+    """Each scenario timed at every pad: TFLOP/s per backend and pad."""
+    names = ["candidate"] + (["fa3_s1", "fa3_s0"] if fa3 is not None else []) \
+        + [n for n, _ in BACKENDS]
+    print("\npad sweep: TFLOP/s per backend at each GPU spin (us) after the "
+          "L2 flush; flat = the GPU's time")
+    print(f"{'scenario':44s} {'backend':>10s} " +
+          " ".join(f"{p:>8g}" for p in pads) + f" {'host us':>8s}")
+    table = []
+    for s in scenarios:
+        p = s["params"]
+        fl = flops(p)
+        tensors = make_inputs(p, seed)
+        fns = callables(cand, fa3, s, tensors)
+        ok = {}
+        for name in names:
+            try:
+                fns[name]()
+                torch.cuda.synchronize()
+                ok[name] = fns[name]
+            except Exception:
+                pass
+        host = {name: timer.host_us(fn) for name, fn in ok.items()}
+        per_pad = {}
+        for pad in pads:
+            timer.set_pad_us(pad)
+            medians, _ = timer.medians_ms(list(ok.values()))
+            per_pad[pad] = dict(zip(ok, medians))
+        for name in ok:
+            tf = [fl / (per_pad[pad][name] * 1e-3) / 1e12 for pad in pads]
+            print(f"{s['name'][:44]:44s} {name:>10s} " +
+                  " ".join(f"{x:8.1f}" for x in tf) + f" {host[name]:8.1f}")
+            table.append({"name": s["name"], "backend": name,
+                          "host_us": host[name],
+                          "ms": {str(pad): per_pad[pad][name] for pad in pads}})
+        del tensors
+        torch.cuda.empty_cache()
+    print(f"\n{'geomean TFLOP/s':44s} {'backend':>10s} " +
+          " ".join(f"{p:>8g}" for p in pads))
+    for name in names:
+        rows = [t for t in table if t["backend"] == name]
+        if not rows:
+            continue
+        g = [geomean([fl_of(scenarios, t["name"]) / (t["ms"][str(pad)] * 1e-3)
+                      / 1e12 for t in rows]) for pad in pads]
+        print(f"{'':44s} {name:>10s} " + " ".join(f"{x:8.1f}" for x in g))
+    timer.set_pad_us(Timer.DEFAULT_PAD_US)
+    return table
+
+
+def fl_of(scenarios, name):
+    return next(flops(s["params"]) for s in scenarios if s["name"] == name)
 
 
 def compare_harness(rows, path):
@@ -163,15 +369,50 @@ def compare_harness(rows, path):
     return summary
 
 
+def print_row(r):
+    notes = []
+    for n in ("candidate", "fa3", "cudnn", "fa2"):
+        if n + "_error" in r:
+            notes.append(f"{n}: {r[n + '_error']}")
+    for n in ALL:
+        if r.get(f"{n}_wrong"):
+            notes.append(f"{n} rel_l2 vs candidate "
+                         f"{r[n + '_rel_l2_vs_candidate']:.2e}")
+    if r.get("pad_us", 0) > Timer.DEFAULT_PAD_US:
+        notes.append(f"pad {r['pad_us']:.0f} us")
+    if "fa3_num_splits" in r:
+        notes.append(f"fa3 num_splits={r['fa3_num_splits']}")
+    print(f"{r['name']:52s} {fmt(r.get('candidate_tflops'))} "
+          f"{fmt(r.get('cudnn_tflops'))} {fmt(r.get('fa2_tflops'))} "
+          f"{fmt(r.get('fa3_tflops'))} "
+          f"{fmt(r.get('candidate_over_cudnn'), '8.3f')} "
+          f"{fmt(r.get('candidate_over_fa2'), '8.3f')} "
+          f"{fmt(r.get('candidate_over_fa3'), '8.3f')} "
+          f"{fmt(r.get('candidate_over_best'), '8.3f')}"
+          + ("   " + "; ".join(notes) if notes else ""), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(
-        description="candidate vs SDPA cuDNN and FA2 on task.json scenarios")
+        description="candidate vs FA3, SDPA cuDNN and FA2 on task.json "
+        "scenarios")
     ap.add_argument("--lib", required=True,
                     help="candidate shared library (kseek compile --json)")
     ap.add_argument("--scenarios", help="comma-separated scenario names")
     ap.add_argument("--grid-only", action="store_true",
                     help="only the FA3 grid (grid_* scenarios)")
+    ap.add_argument("--fa3", default=os.environ.get("FA3_HOPPER"),
+                    help="FA3's unpacked hopper/ folder (flash_attn_"
+                    "interface.py, flash_attn_3/_C.abi3.so); default "
+                    "$FA3_HOPPER; without it FA3 is not timed")
     Timer.add_arguments(ap, samples=30, budget_s=1.5)
+    ap.add_argument("--no-auto-pad", action="store_true",
+                    help="keep --pad-us even where a backend's host work "
+                    "exceeds 80%% of it")
+    ap.add_argument("--pad-sweep",
+                    help="comma list of pads (us): time the scenarios at "
+                    "each instead of the anchor table")
+    ap.add_argument("--lowest", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--harness-json",
                     help="kseek eval --json output on the same candidate")
@@ -182,52 +423,54 @@ def main():
                                         "anchor.json")
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
     cand = Kernel(args.lib)
+    fa3 = load_fa3(args.fa3)
     timer = Timer.from_args(args)
     dev = torch.cuda.get_device_name(0)
     print(f"device {dev}; torch {torch.__version__}; cuDNN "
-          f"{torch.backends.cudnn.version()}; candidate {args.lib}"
-          + (f"; GPU spin {args.pad_us:g} us before each sample"
-             if args.pad_us > 0 else ""))
-    print(f"{'scenario':52s} {'cand':>8s} {'cuDNN':>8s} {'FA2':>8s} "
-          f"{'c/cuDNN':>8s} {'c/FA2':>8s}   (TFLOP/s)")
-    rows = []
-    t0 = time.time()
-    for s in scenarios:
-        r = bench_scenario(cand, s, timer, args.seed)
-        rows.append(r)
-        notes = [f"{n}: {r[n + '_error']}" for n, _ in BACKENDS
-                 if n + "_error" in r]
-        notes += [f"{n} rel_l2 vs candidate {r[n + '_rel_l2_vs_candidate']:.2e}"
-                  for n, _ in BACKENDS
-                  if r.get(n + "_rel_l2_vs_candidate", 0) > 2e-2]
-        if "candidate_error" in r:
-            notes.append("candidate: " + r["candidate_error"])
-        print(f"{s['name']:52s} {fmt(r.get('candidate_tflops'))} "
-              f"{fmt(r.get('cudnn_tflops'))} {fmt(r.get('fa2_tflops'))} "
-              f"{fmt(r.get('candidate_over_cudnn'), '8.3f')} "
-              f"{fmt(r.get('candidate_over_fa2'), '8.3f')}"
-              + ("   " + "; ".join(notes) if notes else ""), flush=True)
-        torch.cuda.empty_cache()
-
-    summary = summarize(rows)
-    print()
-    for label, sm in summary.items():
-        for name, _ in BACKENDS:
-            g = sm[f"candidate_over_{name}"]
-            print(f"geomean candidate/{name} over {label}: "
-                  f"{'n/a' if g is None else format(g, '.3f')} "
-                  f"({sm['n_' + name]} of {sm['n']} scenarios)")
+          f"{torch.backends.cudnn.version()}; FA3 "
+          f"{args.fa3 if fa3 is not None else 'not given'}; candidate "
+          f"{args.lib}; GPU spin {args.pad_us:g} us after each L2 flush")
+    torch.set_grad_enabled(False)
     result = {"device": dev, "torch": torch.__version__,
-              "cudnn": torch.backends.cudnn.version(),
+              "cudnn": torch.backends.cudnn.version(), "fa3": args.fa3,
               "candidate": args.lib, "seed": args.seed,
               "timing": {"samples_max": args.samples, "warmup": args.warmup,
                          "budget_s": args.budget_s, "statistic": "median",
-                         "l2_flush_bytes": timer.flush_buf.numel()},
-              "seconds": time.time() - t0,
-              "scenarios": rows, "summary": summary}
-    if args.harness_json:
-        result["harness_comparison"] = compare_harness(rows,
-                                                       args.harness_json)
+                         "pad_us": args.pad_us,
+                         "auto_pad": not args.no_auto_pad,
+                         "interleaved": True,
+                         "l2_flush_bytes": timer.flush_buf.numel()}}
+    t0 = time.time()
+    if args.pad_sweep:
+        pads = [float(x) for x in args.pad_sweep.split(",")]
+        result["pad_sweep"] = pad_sweep(cand, fa3, scenarios, timer,
+                                        args.seed, pads)
+    else:
+        print(f"{'scenario':52s} {'cand':>8s} {'cuDNN':>8s} {'FA2':>8s} "
+              f"{'FA3':>8s} {'c/cuDNN':>8s} {'c/FA2':>8s} {'c/FA3':>8s} "
+              f"{'c/best':>8s}   (TFLOP/s)")
+        rows = []
+        for s in scenarios:
+            r = bench_scenario(cand, fa3, s, timer, args.seed,
+                               not args.no_auto_pad)
+            rows.append(r)
+            print_row(r)
+            torch.cuda.empty_cache()
+        summary = summarize(rows)
+        print_summary(summary, rows, args.lowest)
+        host = {}
+        for r in rows:
+            for name, us in r.get("host_us", {}).items():
+                host[name] = max(host.get(name, 0.0), us)
+        print("\nlargest host time per call (us): " +
+              ", ".join(f"{n} {us:.0f}" for n, us in host.items()) +
+              f"; scenarios timed with a larger pad: "
+              f"{sum(r.get('pad_us', 0) > args.pad_us for r in rows)}")
+        result.update(scenarios=rows, summary=summary)
+        if args.harness_json:
+            result["harness_comparison"] = compare_harness(rows,
+                                                           args.harness_json)
+    result["seconds"] = time.time() - t0
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:
         json.dump(result, f, indent=1)

@@ -12,6 +12,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 import torch
 
@@ -152,15 +153,20 @@ def errors(out, ref):
 
 class Timer:
     """The same method for every kernel: warm-up, then per sample an L2
-    flush (writing twice the L2 size) and CUDA events around one call;
-    the median of the samples, in milliseconds.
+    flush (writing twice the L2 size), a GPU spin of pad_us microseconds,
+    and CUDA events around one call; the median of the samples, in
+    milliseconds.
 
-    With pad_us > 0 the GPU also spins for pad_us microseconds after the
-    flush, before the start event: the host's work to launch the call
-    (Python dispatch, plan look-ups, argument packing) then happens while
-    the GPU is busy, and the events time the GPU's execution alone. Without
-    it, a call whose host work outlasts the flush has the GPU's idle wait
-    for its launch counted in its time."""
+    The spin hides the host's work to launch the call (Python dispatch,
+    plan look-ups, argument packing, 20-100 us for SDPA and FA3): it
+    happens while the GPU is still busy, and the events time the GPU's
+    execution alone. Without it (pad_us 0), a call whose host work
+    outlasts the flush has the GPU's idle wait for its launch counted in
+    its time, and a kernel launched through ctypes (little host work)
+    looks faster than a Python library's. host_us() measures a call's host
+    work, so a script can check that the pad covers it."""
+
+    DEFAULT_PAD_US = 300.0
 
     @staticmethod
     def add_arguments(ap, samples, budget_s):
@@ -170,31 +176,48 @@ class Timer:
         ap.add_argument("--budget-s", type=float, default=budget_s,
                         help="timed seconds per kernel and scenario (caps "
                         "samples; never fewer than 5)")
-        ap.add_argument("--pad-us", type=float, default=0.0,
+        ap.add_argument("--pad-us", type=float, default=Timer.DEFAULT_PAD_US,
                         help="GPU spin after each L2 flush so that the "
-                        "events time execution, not the host's launch work")
+                        "events time execution, not the host's launch work "
+                        "(default %(default)g; 0 counts the host's work)")
 
     @classmethod
     def from_args(cls, args):
         return cls(args.samples, args.warmup, args.budget_s, args.pad_us)
 
-    def __init__(self, samples=30, warmup=3, budget_s=2.0, pad_us=0.0):
+    def __init__(self, samples=30, warmup=3, budget_s=2.0,
+                 pad_us=DEFAULT_PAD_US):
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
         self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
         self.samples, self.warmup, self.budget_s = samples, warmup, budget_s
-        self.pad_cycles = 0
-        if pad_us > 0:
-            # Spin cycles per microsecond, measured.
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            torch.cuda._sleep(1000)
-            start.record()
-            torch.cuda._sleep(10_000_000)
-            end.record()
-            end.synchronize()
-            per_us = 10_000_000 / (start.elapsed_time(end) * 1e3)
-            self.pad_cycles = int(pad_us * per_us)
+        # Spin cycles per microsecond, measured.
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1000)
+        start.record()
+        torch.cuda._sleep(10_000_000)
+        end.record()
+        end.synchronize()
+        self.cycles_per_us = 10_000_000 / (start.elapsed_time(end) * 1e3)
+        self.set_pad_us(pad_us)
+
+    def set_pad_us(self, pad_us):
+        self.pad_us = pad_us
+        self.pad_cycles = int(pad_us * self.cycles_per_us) if pad_us > 0 else 0
+
+    def host_us(self, fn, calls=5):
+        """The host's time to launch one call of fn (median of `calls`),
+        measured while the GPU is busy so that no call waits for it."""
+        torch.cuda.synchronize()
+        torch.cuda._sleep(int(5_000 * self.cycles_per_us))  # 5 ms busy
+        times = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t0) * 1e6)
+        torch.cuda.synchronize()
+        return statistics.median(times)
 
     def _flush(self):
         self.flush_buf.zero_()

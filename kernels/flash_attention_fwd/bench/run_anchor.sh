@@ -8,9 +8,11 @@
 # .device/include/kernelseek/abi.h) and python3 with torch. Compiles the
 # candidate (default: the task's baseline.cu) with the harness's flags,
 # evaluates it with `kseek eval --json` (correctness and the harness's own
-# timing), then runs anchor.py beside SDPA cuDNN and FA2 with the harness
-# JSON for the timing comparison. Everything lands in $OUT (default
-# /tmp/fa_anchor): compile.json, harness.json, anchor.json and the logs.
+# timing), then runs anchor.py beside FA3 (when .anchors/fa3 is carried:
+# unpacked to /tmp/fa3 by its setup.sh), SDPA cuDNN and FA2 with the
+# harness JSON for the timing comparison. Everything lands in $OUT
+# (default /tmp/fa_anchor): compile.json, harness.json, anchor.json and
+# the logs.
 #
 # Environment:
 #   FA_SCENARIOS   "all" (default), "grid" (the FA3 grid) or a comma list
@@ -24,6 +26,14 @@
 #   FA_HARNESS_JSON  a harness.json from an earlier run of the same candidate:
 #                  kseek eval is skipped and that file is compared instead
 #   FA_SKIP_ANCHOR=1 run kseek eval only (harness.json), not anchor.py
+#   FA_EXTRA=1     also kseek eval --no-timing on extra_scenarios.json
+#                  (extra.txt)
+#   FA_PAD_SWEEP   a comma list of pads in us (e.g. 0,100,300,1000): after
+#                  the anchor, anchor.py --pad-sweep on FA_SWEEP_SCENARIOS
+#                  (a comma list; default a few short and long shapes):
+#                  pad_sweep.json, pad_sweep.log
+#   FA3_ANCHOR_DIR the FA3 anchor folder (default .anchors/fa3 at the
+#                  repository root; absent: FA3 is not timed)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
@@ -57,6 +67,15 @@ print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
 esac
 
 echo "== target $TARGET, kernel $KERNEL, scenarios $SUBSET" | tee "$OUT/run.log"
+FA3_DIR="${FA3_ANCHOR_DIR:-$ROOT/.anchors/fa3}"
+if [[ -f "$FA3_DIR/setup.sh" ]]; then
+  if bash "$FA3_DIR/setup.sh" /tmp/fa3 > "$OUT/fa3_setup.log" 2>&1; then
+    export FA3_HOPPER=/tmp/fa3/fa/hopper
+    echo "== FA3 from $FA3_DIR ready" | tee -a "$OUT/run.log"
+  else
+    echo "== FA3 setup failed (fa3_setup.log): FA3 not timed" | tee -a "$OUT/run.log"
+  fi
+fi
 "$DEV/bin/kseek" compile --target "$TARGET" --json "$KERNEL" \
   > "$OUT/compile.json" 2> "$OUT/compile.log"
 LIB="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["library"])' \
@@ -78,6 +97,15 @@ else
       | tee -a "$OUT/run.log"
   fi
 fi
+if [[ "${FA_EXTRA:-0}" == 1 ]]; then
+  start=$(date +%s)
+  rc=0
+  timeout "${FA_EVAL_TIMEOUT:-270}" "$DEV/bin/kseek" eval --task "$TASK" --target "$TARGET" \
+    --no-timing --scenario-timeout 10 --scenarios "$TASK/extra_scenarios.json" "$KERNEL" \
+    > "$OUT/extra.txt" 2>&1 || rc=$?
+  echo "== kseek eval extra_scenarios.json exit $rc ($(( $(date +%s) - start )) s)" | tee -a "$OUT/run.log"
+  tail -3 "$OUT/extra.txt"
+fi
 if python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$OUT/harness.json" 2>/dev/null; then
   HARNESS_ARGS=(--harness-json "$OUT/harness.json")
 fi
@@ -86,3 +114,8 @@ fi
 cd "$TASK/bench"
 python3 anchor.py --lib "$LIB" "${ANCHOR_SCEN[@]}" "${HARNESS_ARGS[@]}" \
   --out "$OUT/anchor.json" "${ANCHOR_EXTRA[@]}" 2>&1 | tee "$OUT/anchor.log"
+if [[ -n "${FA_PAD_SWEEP:-}" ]]; then
+  SWEEP="${FA_SWEEP_SCENARIOS:-grid_hd128_full_s512_bf16,grid_hd64_causal_s1024_f16,grid_hd128_full_s16384_bf16,decode_q1_k16384_hd128_full_f16,decode_b1_k32768_gqa8_hd128_bf16,many_short_b512_s32_hd128_full_f16,qlong_q128_k1_hd64_causal_bf16,gqa4_hd96_full_s2048_bf16}"
+  python3 anchor.py --lib "$LIB" --scenarios "$SWEEP" --pad-sweep "$FA_PAD_SWEEP" \
+    --out "$OUT/pad_sweep.json" "${ANCHOR_EXTRA[@]}" 2>&1 | tee "$OUT/pad_sweep.log"
+fi
