@@ -25,6 +25,10 @@
 //     sees no key keeps m = -inf and l = 0 and is written as O = 0,
 //     LSE = -inf.
 //   - GQA/MQA: query head h reads key/value head h / (heads_q / heads_kv).
+//   - head_dim: any multiple of 8 from 64 to 256; the kernel is compiled
+//     for D = 64, 128, 192 and 256 and a head_dim runs on the next D up,
+//     its columns past head_dim zero-filled in shared memory (they add
+//     nothing to S, and their O columns are not stored).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -42,7 +46,7 @@ constexpr int kThreads = 256;  // 16 x 16 threads, 4 x 4 scores each
 constexpr int kPStride = kRows + 4;  // P^T row stride (floats)
 // Blocks that fit on an SM by shared memory; tells ptxas its register budget.
 template <int D>
-constexpr int kBlocksPerSm = D == 256 ? 1 : 2;
+constexpr int kBlocksPerSm = D >= 192 ? 1 : 2;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
@@ -78,6 +82,7 @@ __device__ void Unpack8(uint4 raw, float (&f)[8]) {
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
+  int head_dim;      // elements per row in memory, <= the kernel's D
   float scale_log2;  // log2(e) / sqrt(head_dim)
 };
 
@@ -116,17 +121,19 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<D>)
   const int b = blockIdx.z;
   const int hkv = hq / (p.heads_q / p.heads_kv);
   const int offset = p.seqlen_k - p.seqlen_q;
-  const int64_t q_stride = int64_t(p.heads_q) * D;   // between query rows
-  const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
-  const T* q_base = q + (int64_t(b) * p.seqlen_q * p.heads_q + hq) * D;
-  const T* k_base = k + (int64_t(b) * p.seqlen_k * p.heads_kv + hkv) * D;
-  const T* v_base = v + (int64_t(b) * p.seqlen_k * p.heads_kv + hkv) * D;
+  const int hd = p.head_dim;
+  const int64_t q_stride = int64_t(p.heads_q) * hd;   // between query rows
+  const int64_t kv_stride = int64_t(p.heads_kv) * hd;  // between keys
+  const T* q_base = q + (int64_t(b) * p.seqlen_q * p.heads_q + hq) * hd;
+  const T* k_base = k + (int64_t(b) * p.seqlen_k * p.heads_kv + hkv) * hd;
+  const T* v_base = v + (int64_t(b) * p.seqlen_k * p.heads_kv + hkv) * hd;
+  const int valid_chunks = hd / 8;  // chunks past them are zero
 
   // Q^T, scaled; rows past seqlen_q are zero.
   for (int idx = t; idx < kRows * kChunks; idx += kThreads) {
     const int r = idx % kRows, chunk = idx / kRows;
     float f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    if (q0 + r < p.seqlen_q)
+    if (q0 + r < p.seqlen_q && chunk < valid_chunks)
       Unpack8<T>(*reinterpret_cast<const uint4*>(
                      q_base + (q0 + r) * q_stride + chunk * 8),
                  f);
@@ -157,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<D>)
     for (int idx = t; idx < kKeys * kChunks; idx += kThreads) {
       const int c = idx % kKeys, chunk = idx / kKeys;
       float f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      if (k0 + c < p.seqlen_k)
+      if (k0 + c < p.seqlen_k && chunk < valid_chunks)
         Unpack8<T>(*reinterpret_cast<const uint4*>(
                        k_base + (k0 + c) * kv_stride + chunk * 8),
                    f);
@@ -167,7 +174,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<D>)
     for (int idx = t; idx < kKeys * kChunks; idx += kThreads) {
       const int chunk = idx % kChunks, c = idx / kChunks;
       float f[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      if (k0 + c < p.seqlen_k)
+      if (k0 + c < p.seqlen_k && chunk < valid_chunks)
         Unpack8<T>(*reinterpret_cast<const uint4*>(
                        v_base + (k0 + c) * kv_stride + chunk * 8),
                    f);
@@ -259,9 +266,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm<D>)
     if (row >= p.seqlen_q) continue;
     const bool seen = total > 0.f;  // false only when the row sees no key
     const float inv = seen ? 1.f / total : 0.f;
-    T* out = o + (int64_t(b) * p.seqlen_q + row) * q_stride + int64_t(hq) * D;
+    T* out = o + (int64_t(b) * p.seqlen_q + row) * q_stride + int64_t(hq) * hd;
 #pragma unroll
     for (int x = 0; x < kDimGroups; ++x) {
+      if (64 * x + 4 * tx >= hd) continue;  // a padding column
       uint2 packed;
       packed.x = Pack2(acc[i][x][0] * inv, acc[i][x][1] * inv, T());
       packed.y = Pack2(acc[i][x][2] * inv, acc[i][x][3] * inv, T());
@@ -298,12 +306,13 @@ int Launch(const Problem& p, const kseek_launch_args* args) {
 template <typename T>
 int LaunchForDim(int head_dim, const Problem& p,
                  const kseek_launch_args* args) {
-  switch (head_dim) {
-    case 64: return Launch<T, 64>(p, args);
-    case 128: return Launch<T, 128>(p, args);
-    case 256: return Launch<T, 256>(p, args);
+  if (head_dim >= 64 && head_dim <= 256 && head_dim % 8 == 0) {
+    if (head_dim <= 64) return Launch<T, 64>(p, args);
+    if (head_dim <= 128) return Launch<T, 128>(p, args);
+    if (head_dim <= 192) return Launch<T, 192>(p, args);
+    return Launch<T, 256>(p, args);
   }
-  g_error = "head_dim must be 64, 128 or 256";
+  g_error = "head_dim must be a multiple of 8 from 64 to 256";
   return 1;
 }
 
@@ -339,6 +348,7 @@ extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {
     g_error = "bad shape: need positive sizes and heads_kv dividing heads_q";
     return 1;
   }
+  p.head_dim = head_dim;
   p.scale_log2 = kLog2e / sqrtf(float(head_dim));
   if (dtype == KSEEK_BF16) return LaunchForDim<__nv_bfloat16>(head_dim, p, args);
   if (dtype == KSEEK_F16) return LaunchForDim<__half>(head_dim, p, args);

@@ -20,7 +20,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 TASK = os.path.join(HERE, "task.json")
 
-HEAD_DIMS = (64, 128, 256)
+HEAD_DIMS = (64, 128, 256)  # the FA3 grid's
+# The task's rule (task.json, params.head_dim): a multiple of 8 from 64 to
+# 256, the head dims models use; the scenarios add these others.
+OTHER_HEAD_DIMS = (80, 96, 160, 192)
 DTYPES = ("bf16", "f16")
 # Largest tensor a scenario may allocate, in bytes (keeps the device sane).
 MAX_TENSOR_BYTES = 512 << 20
@@ -166,8 +169,64 @@ def extremes():
                 8, 2048, 2048, 1, 1, hd, causal, "bf16")
 
 
+def other_head_dims():
+    # The head dims beyond the FA3 grid's in several classes: a grid of
+    # their own (heads 16 below head_dim 128, 8 above; batch * seqlen =
+    # 16384), GQA, ragged lengths, chunked prefill and many short
+    # sequences.
+    for hd in OTHER_HEAD_DIMS:
+        heads = 16 if hd < 128 else 8
+        for causal in (False, True):
+            for s in (1024, 4096, 16384):
+                yield scenario(
+                    "dims", f"dims_hd{hd}_{mask_name(causal)}_s{s}_bf16",
+                    16384 // s, s, s, heads, heads, hd, causal, "bf16")
+    for hd in OTHER_HEAD_DIMS:
+        for causal in (False, True):
+            dt = "f16" if causal else "bf16"
+            yield scenario(
+                "gqa", f"gqa4_hd{hd}_{mask_name(causal)}_s2048_{dt}",
+                2, 2048, 2048, 32, 8, hd, causal, dt)
+    for hd in (96, 192):
+        for causal in (False, True):
+            for dt in DTYPES:
+                yield scenario(
+                    "ragged", f"ragged_s3001_hd{hd}_{mask_name(causal)}_{dt}",
+                    2, 3001, 3001, 8, 8, hd, causal, dt)
+    for hd in OTHER_HEAD_DIMS:
+        yield scenario(
+            "prefill", f"prefill_q512_k16384_hd{hd}_causal_bf16",
+            1, 512, 16384, 16 if hd < 128 else 8, 16 if hd < 128 else 8, hd,
+            True, "bf16")
+    for hd in (80, 160):
+        yield scenario(
+            "many_short", f"many_short_b512_s32_hd{hd}_full_f16",
+            512, 32, 32, 16 if hd < 128 else 8, 16 if hd < 128 else 8, hd,
+            False, "f16")
+
+
+def decode_family():
+    # One query per sequence against a KV cache: batch 1 to 1024, seqlen_k
+    # 128 to 32768 (batch * seqlen_k at most 131072, i.e. 512 MB of K at
+    # 16 KV heads), 16 query heads over 16, 4, 2 or 1 KV heads (GQA 1, 4,
+    # 8, 16); head_dim 128, plus 64, 96 and 256 at GQA 8.
+    pairs = ((1, 32768), (4, 16384), (16, 4096), (64, 2048), (256, 512),
+             (1024, 128))
+    for batch, sk in pairs:
+        for group in (1, 4, 8, 16):
+            yield scenario(
+                "decode",
+                f"decode_b{batch}_k{sk}_gqa{group}_hd128_bf16",
+                batch, 1, sk, 16, 16 // group, 128, False, "bf16")
+    for hd in (64, 96, 256):
+        for batch, sk in ((1, 32768), (64, 2048)):
+            yield scenario(
+                "decode", f"decode_b{batch}_k{sk}_gqa8_hd{hd}_f16",
+                batch, 1, sk, 16, 2, hd, False, "f16")
+
+
 FAMILIES = (fa3_grid, grouped_query, ragged, chunked_prefill, decode,
-            queries_beyond_keys, extremes)
+            queries_beyond_keys, extremes, other_head_dims, decode_family)
 
 
 def flops(p):
@@ -189,7 +248,8 @@ def validate(scenarios):
         assert s["name"] not in names, "duplicate name " + s["name"]
         names.add(s["name"])
         assert p["heads_q"] % p["heads_kv"] == 0, s["name"]
-        assert p["head_dim"] in HEAD_DIMS, s["name"]
+        assert p["head_dim"] % 8 == 0 and 64 <= p["head_dim"] <= 256, \
+            s["name"]
         assert p["dtype"] in DTYPES, s["name"]
         for dims in ((p["batch"], p["seqlen_q"], p["heads_q"]),
                      (p["batch"], p["seqlen_k"], p["heads_kv"])):
@@ -219,6 +279,9 @@ def main():
     validate(generated)
     with open(TASK) as f:
         task = json.load(f)
+    task["params"]["head_dim"] = {
+        "min": 64, "max": 256, "multiple_of": 8,
+        "description": "a multiple of 8 from 64 to 256"}
     task["scenarios"] = [{"name": s["name"], "params": s["params"]}
                          for s in generated]
     text = format_task(task)

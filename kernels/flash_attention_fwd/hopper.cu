@@ -15,6 +15,13 @@
 // the same way, and on other architectures (the WGMMA kernel is empty
 // there).
 //
+// head_dim: any multiple of 8 from 64 to 256. Both kernels are compiled for
+// D = 64, 128 and 256 columns, and a head_dim runs on the next D up: TMA
+// boxes (WGMMA kernel) and cp.async chunks (mma.sync kernel) past head_dim
+// are zero-filled, so those columns add nothing to S and give O columns
+// that the stores skip; rows in memory are head_dim long (RowElements).
+// The scale is 1/sqrt(head_dim).
+//
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
 //   three consumers at head_dim 64, below), or with split keys 128 rows
@@ -106,33 +113,29 @@
 //   tiles that cross a consumer's first row's limit; an item's tile range
 //   ends at its last row's limit. GQA/MQA through the K/V head index.
 //
-//   Measured (one NVIDIA H200, 2026-11-30; NOTES.md v3c, output in
-//   bench/results/hopper_v3c_h200.txt), with
-//     PHASES="extra anchor" ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
-//     ANCHOR_TIMEOUT=430 FA_EVAL_TIMEOUT=300 FA_EVAL_ARGS="--max-samples 5
-//     --max-seconds 0.3 --scenario-timeout 10" FA_ANCHOR_ARGS="--budget-s 0.2
-//     --samples 10" bash scripts/device/full_run.sh
-//   correct on all 236 scenarios (kseek eval, fresh seed) and the 18 of
-//   extra_scenarios.json; geomean 1.107x cuDNN 9.19 over the FA3 grid and
-//   1.415x over all scenarios cuDNN runs (1.94x / 1.86x FA2), none below
-//   0.93x (lowest: grid_hd256_causal_s512_bf16, 0.931x); head_dim 128,
-//   seqlen 16384, bf16, non-causal: 639 TFLOP/s (cuDNN 670, FA2 342; the
-//   harness in the same run 685, ~87% of the measured bf16 peak); head_dim
-//   256: 717 (cuDNN 693); head_dim 64: 537 (cuDNN 490). cuDNN ran 7%
-//   slower (geomean) in that run than in the run of version 3b, ours 2.3%
-//   faster. Two more anchor runs: grid 1.112x / 1.089x, all 1.512x /
-//   1.434x; against cuDNN's fastest time per scenario over four runs of
-//   the day (bench/compare_runs.py, bench/results/
-//   hopper_v3c_repeats_h200.txt) the median of the three gives 1.034x over
-//   the grid, 1.317x over all, none below 0.89x. Made after those runs:
-//   ThreeConsumers' few-items case (prefill_q333_k4097_hd64 full and
-//   causal, +52% / +51% side by side, kseek eval correct; NOTES v3c item
-//   9), and the removal of the wide-store kernels' unreachable 4-byte
-//   fallback (not re-timed). Between runs, cuDNN's
-//   times vary by 30-60% on kernels under
-//   0.2 ms, and the script's times of ours by up to ~9% on long shapes
-//   (2-3% in the harness).
-//
+//   Measured (one NVIDIA H200, 2026-12-01; NOTES.md v3d, output in
+//   bench/results/hopper_v3d_h200.txt) beside FlashAttention-3 (timed with
+//   num_splits 1 and 0, the faster kept), cuDNN 9.19 and FA2 in one process
+//   on the same inputs, interleaved, with the host's launch work hidden (a
+//   300 us GPU spin after each L2 flush; bench/results/
+//   hopper_v3d_pad_sweep_h200.txt: every backend flat from 100 us, ours
+//   from 0), by
+//     PHASES=anchor ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
+//     ANCHOR_TIMEOUT=560 FA_EVAL_TIMEOUT=220 FA_EVAL_ARGS="--no-timing
+//     --scenario-timeout 10" FA_EXTRA=1 FA_ANCHOR_ARGS="--budget-s 0.15
+//     --samples 8" FA_PAD_SWEEP=0,100,300,1000 bash scripts/device/full_run.sh
+//   geomean over the FA3 grid 0.946x FA3 and 1.035x cuDNN (514 TFLOP/s;
+//   FA3 544, cuDNN 497); over all 312 scenarios 0.866x FA3, 1.106x cuDNN;
+//   decode 0.45x FA3 (GQA decode such as decode_q4_k16000_hd128_gqa8:
+//   0.24x; FA3 packs the query heads that share a K/V head), many-short
+//   1.30x, qlong 1.06x, the rest 0.90-1.04x. head_dim 128, seqlen 16384,
+//   bf16, non-causal: 650 TFLOP/s (FA3 724, cuDNN 628; 82% of the
+//   measured 790 bf16 peak). The figures of earlier runs against cuDNN
+//   (1.107x over the grid) counted the libraries' host launch work, which
+//   timing without the spin adds to their times and not to ours.
+//   Correct (kseek eval, fresh seed) on the 244 scenarios the call's eval
+//   reached and all 27 of extra_scenarios.json (head dims 72 ... 248).
+
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
 //   (batch, query head); each warp owns 16 of them for the whole kernel.
@@ -357,12 +360,21 @@ constexpr bool kIsHalf = std::is_same<T, __half>::value;
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
+  int head_dim;         // elements per row in memory (<= the kernel's D)
   int q_tiles;          // ceil(seqlen_q / kBlockM)
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 };
+
+// Elements per row of q, k, v and o in memory for a kernel compiled for D
+// columns: head_dim, which is D itself at the smallest D (only head_dim 64
+// runs there), so that those kernels keep it a constant.
+template <int D>
+__host__ __device__ __forceinline__ int RowElements(const Problem& p) {
+  return D == kMinHeadDim ? D : p.head_dim;
+}
 
 // ---------------------------------------------------------------------------
 // PTX wrappers.
@@ -477,17 +489,22 @@ __device__ __forceinline__ LaneOffsets<D> KeyOffsets(int lane) {
 }
 
 // Copies rows [0, kRows) of a row-strided global tile into shared memory;
-// rows at or past `valid_rows` are zero-filled. `src` must be readable.
+// rows at or past `valid_rows` and the 16-byte chunks at or past
+// `valid_chunks` (a head_dim under D) are zero-filled. `src` must be
+// readable.
 template <typename T, int D, int kRows>
 __device__ __forceinline__ void LoadRows(uint32_t dst, const T* src,
-                                         int64_t row_stride, int valid_rows) {
+                                         int64_t row_stride, int valid_rows,
+                                         int valid_chunks) {
   constexpr int kChunks = Config<D>::kChunks;
   static_assert(kRows * kChunks % kThreads == 0, "whole chunks per thread");
+  static_assert(kThreads % kChunks == 0, "a thread's chunk is the same in every row");
+  const int chunk = threadIdx.x % kChunks;
+  const bool chunk_valid = chunk < valid_chunks;
 #pragma unroll
   for (int it = 0; it < kRows * kChunks / kThreads; ++it) {
-    const int i = it * kThreads + threadIdx.x;
-    const int row = i / kChunks, chunk = i % kChunks;
-    const bool valid = row < valid_rows;
+    const int row = (it * kThreads + threadIdx.x) / kChunks;
+    const bool valid = chunk_valid && row < valid_rows;
     const T* from = valid ? src + row * row_stride + chunk * 8 : src;
     CpAsync16(dst + Swizzled<D>(row, chunk), from, valid);
   }
@@ -706,13 +723,17 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
   __syncwarp();
   const int first = w.q0 + kRowsPerWarp * warp;
   constexpr int kChunks = Config<D>::kChunks;
+  static_assert(32 % kChunks == 0, "a lane's chunk is the same in every row");
+  const int chunk = lane % kChunks;
+  const bool chunk_valid = 8 * chunk < RowElements<D>(p);  // not a padding column
 #pragma unroll
   for (int it = 0; it < kRowsPerWarp * kChunks / 32; ++it) {
-    const int r = (32 * it + lane) / kChunks, chunk = (32 * it + lane) % kChunks;
-    if (first + r >= p.seqlen_q) continue;
+    const int r = (32 * it + lane) / kChunks;
+    if (first + r >= p.seqlen_q || !chunk_valid) continue;
     const uint4 val =
         *reinterpret_cast<const uint4*>(rows + Swizzled<D>(r, chunk));
-    T* out = o + ((int64_t(w.b) * p.seqlen_q + first + r) * p.heads_q + w.hq) * D +
+    T* out = o + ((int64_t(w.b) * p.seqlen_q + first + r) * p.heads_q + w.hq) *
+                     RowElements<D>(p) +
              chunk * 8;
     *reinterpret_cast<uint4*>(out) = val;
   }
@@ -775,11 +796,12 @@ __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
     }
     if (row >= p.seqlen_q) continue;
     T* const out =
-        o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) * D;
+        o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) * RowElements<D>(p);
 #pragma unroll
     for (int b = 0; b < D / 32; ++b)
-      *reinterpret_cast<uint4*>(out + 8 * (4 * b + lane % 4)) =
-          make_uint4(x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]);
+      if (8 * (4 * b + lane % 4) < RowElements<D>(p))  // not a padding column
+        *reinterpret_cast<uint4*>(out + 8 * (4 * b + lane % 4)) =
+            make_uint4(x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]);
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
           RowLse(st.row_max[i], totals[i], p.scale_log2);
@@ -800,12 +822,14 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
     const int row = first + lane / 4 + 8 * i;
     if (row >= p.seqlen_q) continue;
     const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
-    T* out = o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) * D +
+    T* out = o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) *
+                     RowElements<D>(p) +
              2 * (lane % 4);
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<uint32_t*>(out + 8 * n) =
-          Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
+      if (8 * n < RowElements<D>(p))  // not a padding column
+        *reinterpret_cast<uint32_t*>(out + 8 * n) =
+            Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
           RowLse(st.row_max[i], totals[i], p.scale_log2);
@@ -850,12 +874,13 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const BlockWork w = LocateBlock<kBlockN>(p, blockIdx.x, blockIdx.y);
 
-  const int64_t q_stride = int64_t(p.heads_q) * D;    // between query rows
-  const int64_t kv_stride = int64_t(p.heads_kv) * D;  // between keys
+  const int hd = RowElements<D>(p);  // in memory; columns hd .. D are zero
+  const int64_t q_stride = int64_t(p.heads_q) * hd;    // between query rows
+  const int64_t kv_stride = int64_t(p.heads_kv) * hd;  // between keys
   const int hkv = w.hq / (p.heads_q / p.heads_kv);
-  const T* q_tile = q + ((int64_t(w.b) * p.seqlen_q + w.q0) * p.heads_q + w.hq) * D;
-  const T* k_head = k + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * D;
-  const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * D;
+  const T* q_tile = q + ((int64_t(w.b) * p.seqlen_q + w.q0) * p.heads_q + w.hq) * hd;
+  const T* k_head = k + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
+  const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
 
   const uint32_t q_smem = SharedAddress(smem);
   const uint32_t kv_smem = q_smem + C::kQBytes;
@@ -864,12 +889,12 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
         kv_smem + ((tile - w.tile_begin) % C::kStages) * C::kStageBytes;
     const int64_t first = int64_t(tile) * kBlockN * kv_stride;
     const int valid = p.seqlen_k - tile * kBlockN;
-    LoadRows<T, D, kBlockN>(stage, k_head + first, kv_stride, valid);
+    LoadRows<T, D, kBlockN>(stage, k_head + first, kv_stride, valid, hd / 8);
     LoadRows<T, D, kBlockN>(stage + C::kTileBytes, v_head + first, kv_stride,
-                            valid);
+                            valid, hd / 8);
   };
 
-  LoadRows<T, D, kBlockM>(q_smem, q_tile, q_stride, p.seqlen_q - w.q0);
+  LoadRows<T, D, kBlockM>(q_smem, q_tile, q_stride, p.seqlen_q - w.q0, hd / 8);
   CpAsyncCommit();
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
@@ -1701,7 +1726,6 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   const int i = int(row % p.seqlen_q);
   const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
   const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
-  T* out = o + ((b * p.seqlen_q + i) * p.heads_q + hq) * D + lane * kPerLane;
 
   const float part = lane < p.splits ? g_split_lse[lane * rows_total + row]
                                      : -INFINITY;
@@ -1728,13 +1752,17 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 #pragma unroll
   for (int c = 0; c < kPerLane / 2; ++c)
     packed[c] = Pack2(vals[2 * c], vals[2 * c + 1], T());
-  if constexpr (kPerLane == 2) {
-    *reinterpret_cast<uint32_t*>(out) = packed[0];
-  } else if constexpr (kPerLane == 4) {
-    *reinterpret_cast<uint2*>(out) = make_uint2(packed[0], packed[1]);
-  } else {
-    *reinterpret_cast<uint4*>(out) =
-        make_uint4(packed[0], packed[1], packed[2], packed[3]);
+  if (lane * kPerLane < RowElements<D>(p)) {  // not a padding column
+    T* out = o + ((b * p.seqlen_q + i) * p.heads_q + hq) * RowElements<D>(p) +
+             lane * kPerLane;
+    if constexpr (kPerLane == 2) {
+      *reinterpret_cast<uint32_t*>(out) = packed[0];
+    } else if constexpr (kPerLane == 4) {
+      *reinterpret_cast<uint2*>(out) = make_uint2(packed[0], packed[1]);
+    } else {
+      *reinterpret_cast<uint4*>(out) =
+          make_uint4(packed[0], packed[1], packed[2], packed[3]);
+    }
   }
   if (lane == 0) lse[row] = mx == -INFINITY ? -INFINITY : mx + logf(total);
 }
@@ -1856,18 +1884,21 @@ EncodeTiledFn TensorMapEncoder() {
   return encoder;
 }
 
-// A BSHD tensor [batch, rows, heads, D] as a 4-D tensor map, innermost
-// dimension first (D, heads, rows, batch), read in boxes of 64 columns x
-// `box_rows` rows of one head and one batch, 128-byte swizzled. Boxes
-// reaching past `rows` are zero-filled and never cross into the next batch.
-template <typename T, int D>
+// A BSHD tensor [batch, rows, heads, head_dim] as a 4-D tensor map,
+// innermost dimension first (head_dim, heads, rows, batch), read in boxes
+// of 64 columns x `box_rows` rows of one head and one batch, 128-byte
+// swizzled. Boxes reaching past `rows` are zero-filled and never cross
+// into the next batch; so are columns past head_dim (the kernel's D
+// rounds it up to whole 64-column blocks), which then add nothing to S
+// and give O columns that are not stored.
+template <typename T>
 bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
-                int batch, int rows, int heads, int box_rows) {
-  const cuuint64_t dims[4] = {cuuint64_t(D), cuuint64_t(heads),
-                              cuuint64_t(rows), cuuint64_t(batch)};
-  const cuuint64_t strides[3] = {cuuint64_t(D) * sizeof(T),
-                                 cuuint64_t(heads) * D * sizeof(T),
-                                 cuuint64_t(rows) * heads * D * sizeof(T)};
+                int batch, int rows, int heads, int head_dim, int box_rows) {
+  const cuuint64_t hd = cuuint64_t(head_dim);
+  const cuuint64_t dims[4] = {hd, cuuint64_t(heads), cuuint64_t(rows),
+                              cuuint64_t(batch)};
+  const cuuint64_t strides[3] = {hd * sizeof(T), cuuint64_t(heads) * hd * sizeof(T),
+                                 cuuint64_t(rows) * heads * hd * sizeof(T)};
   const cuuint32_t box[4] = {64, 1, cuuint32_t(box_rows), 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   return encode(map,
@@ -1897,12 +1928,12 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return 1;
   }
   CUtensorMap q_map, k_map, v_map;
-  if (!EncodeBshd<T, D>(encode, &q_map, args->tensors[0].data, p.batch,
-                        p.seqlen_q, p.heads_q, kWgRows) ||
-      !EncodeBshd<T, D>(encode, &k_map, args->tensors[1].data, p.batch,
-                        p.seqlen_k, p.heads_kv, C::kBlockN) ||
-      !EncodeBshd<T, D>(encode, &v_map, args->tensors[2].data, p.batch,
-                        p.seqlen_k, p.heads_kv, C::kBlockN)) {
+  if (!EncodeBshd<T>(encode, &q_map, args->tensors[0].data, p.batch,
+                     p.seqlen_q, p.heads_q, p.head_dim, kWgRows) ||
+      !EncodeBshd<T>(encode, &k_map, args->tensors[1].data, p.batch,
+                     p.seqlen_k, p.heads_kv, p.head_dim, C::kBlockN) ||
+      !EncodeBshd<T>(encode, &v_map, args->tensors[2].data, p.batch,
+                     p.seqlen_k, p.heads_kv, p.head_dim, C::kBlockN)) {
     g_error = "cuTensorMapEncodeTiled rejected a tensor map of q, k or v";
     return 1;
   }
@@ -2030,12 +2061,14 @@ int Launch(Problem p, const kseek_launch_args* args) {
 template <typename T>
 int LaunchForDim(int head_dim, const Problem& p,
                  const kseek_launch_args* args) {
-  switch (head_dim) {
-    case 64: return Launch<T, 64>(p, args);
-    case 128: return Launch<T, 128>(p, args);
-    case 256: return Launch<T, 256>(p, args);
+  // Compiled for D = 64, 128 and 256: a head_dim runs on the next D up
+  // (loads zero-fill its columns past head_dim; stores skip them).
+  if (head_dim >= 64 && head_dim <= 256 && head_dim % 8 == 0) {
+    if (head_dim <= 64) return Launch<T, 64>(p, args);
+    if (head_dim <= 128) return Launch<T, 128>(p, args);
+    return Launch<T, 256>(p, args);
   }
-  g_error = "head_dim must be 64, 128 or 256";
+  g_error = "head_dim must be a multiple of 8 from 64 to 256";
   return 1;
 }
 
@@ -2070,6 +2103,7 @@ extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {
     g_error = "bad shape: need positive sizes and heads_kv dividing heads_q";
     return 1;
   }
+  p.head_dim = head_dim;
   p.scale_log2 = kLog2e / sqrtf(float(head_dim));
   if (dtype == KSEEK_BF16) return LaunchForDim<__nv_bfloat16>(head_dim, p, args);
   if (dtype == KSEEK_F16) return LaunchForDim<__half>(head_dim, p, args);

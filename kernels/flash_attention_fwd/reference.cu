@@ -52,8 +52,12 @@ __device__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float x) {
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
+  int head_dim;  // a multiple of kLanesPerRow, at most kMaxHeadDim
   float scale;
 };
+
+constexpr int kMaxHeadDim = 256;
+constexpr int kMaxDimsPerLane = kMaxHeadDim / kLanesPerRow;
 
 // Sum or max over the kLanesPerRow consecutive lanes that share a row.
 __device__ float RowMax(float x) {
@@ -67,12 +71,13 @@ __device__ float RowSum(float x) {
   return x;
 }
 
-template <typename T, int D>
+template <typename T>
 __global__ void __launch_bounds__(kThreads)
     AttentionReference(Problem p, const T* __restrict__ q,
                        const T* __restrict__ k, const T* __restrict__ v,
                        T* __restrict__ o, float* __restrict__ lse) {
-  constexpr int kPad = D + 1;
+  const int D = p.head_dim;
+  const int kPad = D + 1;
   extern __shared__ float smem[];
   float* qs = smem;                 // [kRows][D + 1]
   float* ks = qs + kRows * kPad;    // [kKeys][D + 1]
@@ -134,9 +139,13 @@ __global__ void __launch_bounds__(kThreads)
   m = RowMax(m);
 
   // Pass 2: the denominator and the weighted sum of values.
-  constexpr int kDimsPerLane = D / kLanesPerRow;
-  float acc[kDimsPerLane];
-  for (int x = 0; x < kDimsPerLane; ++x) acc[x] = 0.f;
+  // acc[x] is output dim lane + x * kLanesPerRow, x < dims_per_lane (the
+  // array is sized for the largest head_dim; unrolled loops with a bound
+  // check keep it in registers).
+  const int dims_per_lane = D / kLanesPerRow;
+  float acc[kMaxDimsPerLane];
+#pragma unroll
+  for (int x = 0; x < kMaxDimsPerLane; ++x) acc[x] = 0.f;
   float l = 0.f;
   for (int j0 = 0; j0 < key_end; j0 += kKeys) {
     __syncthreads();
@@ -152,8 +161,9 @@ __global__ void __launch_bounds__(kThreads)
     for (int c = 0; c < kKeys; ++c) {
       const float pj = ps[row * (kKeys + 1) + c];
 #pragma unroll
-      for (int x = 0; x < kDimsPerLane; ++x)
-        acc[x] += pj * vs[c * kPad + lane + x * kLanesPerRow];
+      for (int x = 0; x < kMaxDimsPerLane; ++x)
+        if (x < dims_per_lane)
+          acc[x] += pj * vs[c * kPad + lane + x * kLanesPerRow];
     }
   }
   l = RowSum(l);
@@ -162,20 +172,25 @@ __global__ void __launch_bounds__(kThreads)
   T* out = o + ((int64_t(b) * p.seqlen_q + i) * p.heads_q + hq) * D;
   const bool seen = l > 0.f;  // false only when the row sees no key
 #pragma unroll
-  for (int x = 0; x < kDimsPerLane; ++x)
-    out[lane + x * kLanesPerRow] = FromFloat<T>(seen ? acc[x] / l : 0.f);
+  for (int x = 0; x < kMaxDimsPerLane; ++x)
+    if (x < dims_per_lane)
+      out[lane + x * kLanesPerRow] = FromFloat<T>(seen ? acc[x] / l : 0.f);
   if (lane == 0)
     lse[(int64_t(b) * p.heads_q + hq) * p.seqlen_q + i] =
         seen ? m + logf(l) : -INFINITY;
 }
 
-template <typename T, int D>
+template <typename T>
 int Launch(const Problem& p, const kseek_launch_args* args) {
-  const size_t smem =
-      sizeof(float) * ((kRows + 2 * kKeys) * (D + 1) + kRows * (kKeys + 1));
-  auto kernel = AttentionReference<T, D>;
-  if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           int(smem)) != cudaSuccess) {
+  const size_t smem = sizeof(float) * ((kRows + 2 * kKeys) * (p.head_dim + 1) +
+                                       kRows * (kKeys + 1));
+  auto kernel = AttentionReference<T>;
+  // Reserved for the largest head_dim once, so that any call fits.
+  static const cudaError_t reserved = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      int(sizeof(float) * ((kRows + 2 * kKeys) * (kMaxHeadDim + 1) +
+                           kRows * (kKeys + 1))));
+  if (reserved != cudaSuccess) {
     g_error = "cannot reserve shared memory for the reference kernel";
     return 1;
   }
@@ -189,18 +204,6 @@ int Launch(const Problem& p, const kseek_launch_args* args) {
     return 1;
   }
   return 0;
-}
-
-template <typename T>
-int LaunchForDim(int head_dim, const Problem& p,
-                 const kseek_launch_args* args) {
-  switch (head_dim) {
-    case 64: return Launch<T, 64>(p, args);
-    case 128: return Launch<T, 128>(p, args);
-    case 256: return Launch<T, 256>(p, args);
-  }
-  g_error = "head_dim must be 64, 128 or 256";
-  return 1;
 }
 
 }  // namespace
@@ -229,9 +232,14 @@ extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {
     g_error = "bad shape: need positive sizes and heads_kv dividing heads_q";
     return 1;
   }
+  if (head_dim < 64 || head_dim > kMaxHeadDim || head_dim % 8 != 0) {
+    g_error = "head_dim must be a multiple of 8 from 64 to 256";
+    return 1;
+  }
+  p.head_dim = head_dim;
   p.scale = 1.0f / sqrtf(float(head_dim));
-  if (dtype == KSEEK_BF16) return LaunchForDim<__nv_bfloat16>(head_dim, p, args);
-  if (dtype == KSEEK_F16) return LaunchForDim<__half>(head_dim, p, args);
+  if (dtype == KSEEK_BF16) return Launch<__nv_bfloat16>(p, args);
+  if (dtype == KSEEK_F16) return Launch<__half>(p, args);
   g_error = "dtype must be bf16 or f16";
   return 1;
 }

@@ -588,6 +588,16 @@ int main(int argc, char** argv) {
       {"p_hd64_f16_full_q300_k500_b3_sm2", 3, 300, 500, 2, 1, 64, 0, false, 2},
       {"p_hd256_bf16_qlong_causal_q900_k200_sm3", 1, 900, 200, 2, 2, 256, 1, true, 3},
       {"p_hd128_f16_ragged_causal_q333_k1000_b2_sm4", 2, 333, 1000, 3, 1, 128, 1, false, 4},
+      // head dims between the compiled widths (64, 128, 256): zero-filled
+      // columns past head_dim, stores that skip them.
+      {"dim_hd80_bf16_full_q200_k300_h2_sm4", 1, 200, 300, 2, 2, 80, 0, true, 4},
+      {"dim_hd96_f16_causal_q300_k300_h2_sm4", 1, 300, 300, 2, 2, 96, 1, false, 4},
+      {"dim_hd160_bf16_causal_q100_k77_sm4", 1, 100, 77, 2, 2, 160, 1, true, 4},
+      {"dim_hd192_f16_full_q130_k260_b2_sm1", 2, 130, 260, 1, 1, 192, 0, false, 1},
+      {"dim_hd72_bf16_many_short_b5_s65_sm1", 5, 65, 65, 2, 1, 72, 0, true, 1},
+      {"dim_hd96_bf16_split_q1_k1000_b2_h2", 2, 1, 1000, 2, 2, 96, 0, true, 132},
+      {"dim_hd200_f16_split_gqa2_q5_k777_h4", 1, 5, 777, 4, 2, 200, 0, false, 132},
+      {"dim_hd136_bf16_split_causal_q150_k520", 1, 150, 520, 1, 1, 136, 1, true, 132},
   };
   std::string only = argc > 1 ? argv[1] : "";
   int fails = 0, runs = 0;
