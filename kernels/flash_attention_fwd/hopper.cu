@@ -269,6 +269,10 @@
 //                               and 1 Q buffer; 128 as with causal masking)
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
+//   KSEEK_FA_MMA_PACK_GQA       1: the mma.sync kernel packs the query heads
+//                               that share a K/V head into its row tiles and
+//                               splits keys up to 32 ways; 0: one query head
+//                               per block, up to 16 splits
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
 #endif
@@ -308,6 +312,9 @@
 #ifndef KSEEK_FA_WGMMA_MAX_HEAD_DIM
 #define KSEEK_FA_WGMMA_MAX_HEAD_DIM 256
 #endif
+#ifndef KSEEK_FA_MMA_PACK_GQA
+#define KSEEK_FA_MMA_PACK_GQA 1
+#endif
 
 namespace {
 
@@ -319,7 +326,8 @@ constexpr int kThreads = 32 * kWarps;
 constexpr int kRowsPerWarp = 16;                 // one m16 MMA tile
 constexpr int kBlockM = kRowsPerWarp * kWarps;   // query rows per block
 constexpr int kBlockN = 64;                      // keys per tile
-constexpr int kMaxSplits = 16;
+constexpr int kMaxSplits = 16;          // of the WGMMA kernel
+constexpr int kMaxCombineSplits = 32;   // one per lane of CombineSplits
 constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
@@ -361,6 +369,12 @@ constexpr bool kIsHalf = std::is_same<T, __half>::value;
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
   int head_dim;         // elements per row in memory (<= the kernel's D)
+  // The mma.sync kernel's rows: with pack > 1 (GQA), the pack = heads_q /
+  // heads_kv query heads that share a K/V head form one row group, row m
+  // being query m / pack of head group * pack + m % pack, so a block's 16-
+  // row warps hold the heads of one K/V head and read its K/V once; with
+  // pack 1 a row group is one query head and row m its query m.
+  int pack;
   int q_tiles;          // ceil(seqlen_q / kBlockM)
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
@@ -514,15 +528,18 @@ __device__ __forceinline__ void LoadRows(uint32_t dst, const T* src,
 // Block and warp work.
 
 struct BlockWork {
-  int b, hq, q0;               // batch, query head, first query row
+  int b, hq, q0;               // batch, query head (mma.sync kernel: row
+                               // group), first query row (row)
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
 };
 
 // Work item `index` (the block index, or a persistent block's query tile),
 // key split `split`.
-template <int kN, int kM = kBlockM>
+// kPacked (the mma.sync kernel): in rows and row groups of p.pack heads.
+template <int kN, int kM = kBlockM, bool kPacked = false>
 __device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
-  const int pairs = p.batch * p.heads_q;
+  const int heads = kPacked ? p.heads_q / p.pack : p.heads_q;
+  const int pairs = p.batch * heads;
   const int per_section = p.section_pairs * p.q_tiles;
   const int section = index / per_section;
   const int rem = index % per_section;
@@ -532,10 +549,12 @@ __device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
   const int tile = p.causal ? p.q_tiles - 1 - rank : rank;
 
   BlockWork w;
-  w.b = pair / p.heads_q;
-  w.hq = pair % p.heads_q;
+  w.b = pair / heads;
+  w.hq = pair % heads;
   w.q0 = tile * kM;
-  const int last_row = min(w.q0 + kM, p.seqlen_q) - 1;
+  const int last_row = kPacked
+      ? (min(w.q0 + kM, p.seqlen_q * p.pack) - 1) / p.pack
+      : min(w.q0 + kM, p.seqlen_q) - 1;
   const int key_end =
       p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
                : p.seqlen_k;
@@ -549,6 +568,38 @@ __device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
 __device__ __forceinline__ int KeyLimit(const Problem& p, int row) {
   return p.causal ? min(p.seqlen_k, row + p.seqlen_k - p.seqlen_q + 1)
                   : p.seqlen_k;
+}
+
+// Row m of row group `group` of the mma.sync kernel (Problem::pack).
+struct PackedRow {
+  int head, query;
+};
+__device__ __forceinline__ PackedRow RowAt(const Problem& p, int group, int m) {
+  return PackedRow{group * p.pack + m % p.pack, m / p.pack};
+}
+
+// The mma.sync kernel's Q tile: rows w.q0 .. w.q0 + kBlockM - 1 of row group
+// w.hq into shared memory; rows past the group's and chunks past head_dim
+// `hd` zero-filled.
+template <typename T, int D>
+__device__ __forceinline__ void LoadQRows(uint32_t dst, const T* q,
+                                          const Problem& p, const BlockWork& w,
+                                          int hd) {
+  constexpr int kChunks = Config<D>::kChunks;
+  const int chunk = threadIdx.x % kChunks;  // the same in every row
+  const bool chunk_valid = chunk < hd / 8;
+  const int rows_total = p.seqlen_q * p.pack;
+#pragma unroll
+  for (int it = 0; it < kBlockM * kChunks / kThreads; ++it) {
+    const int row = (it * kThreads + threadIdx.x) / kChunks;
+    const int m = w.q0 + row;
+    const bool valid = chunk_valid && m < rows_total;
+    const PackedRow at = RowAt(p, w.hq, valid ? m : 0);
+    const T* from =
+        q + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q + at.head) * hd +
+        chunk * 8;
+    CpAsync16(dst + Swizzled<D>(row, chunk), valid ? from : q, valid);
+  }
 }
 
 // Per-thread state of a warp's 16 rows: this thread holds rows g and g + 8
@@ -726,13 +777,15 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
   static_assert(32 % kChunks == 0, "a lane's chunk is the same in every row");
   const int chunk = lane % kChunks;
   const bool chunk_valid = 8 * chunk < RowElements<D>(p);  // not a padding column
+  const int rows_total = p.seqlen_q * p.pack;  // of the row group
 #pragma unroll
   for (int it = 0; it < kRowsPerWarp * kChunks / 32; ++it) {
     const int r = (32 * it + lane) / kChunks;
-    if (first + r >= p.seqlen_q || !chunk_valid) continue;
+    if (first + r >= rows_total || !chunk_valid) continue;
     const uint4 val =
         *reinterpret_cast<const uint4*>(rows + Swizzled<D>(r, chunk));
-    T* out = o + ((int64_t(w.b) * p.seqlen_q + first + r) * p.heads_q + w.hq) *
+    const PackedRow at = RowAt(p, w.hq, first + r);
+    T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q + at.head) *
                      RowElements<D>(p) +
              chunk * 8;
     *reinterpret_cast<uint4*>(out) = val;
@@ -741,9 +794,10 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
     const float totals[2] = {total0, total1};
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int row = first + g + 8 * i;
-      if (row >= p.seqlen_q) continue;
-      lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+      const int m = first + g + 8 * i;
+      if (m >= rows_total) continue;
+      const PackedRow at = RowAt(p, w.hq, m);
+      lse[(int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query] =
           RowLse(st.row_max[i], totals[i], p.scale_log2);
     }
   }
@@ -836,8 +890,9 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
   }
 }
 
-// Normalised partial O (fp32) and LSE of the warp's rows for this split.
-template <int D>
+// Normalised partial O (fp32) and LSE of the warp's rows for this split
+// (kPacked: rows of the mma.sync kernel's row groups).
+template <int D, bool kPacked = false>
 __device__ void StorePartial(const Problem& p, const BlockWork& w,
                              const WarpState<D>& st, float total0,
                              float total1, int warp, int lane, int split) {
@@ -845,10 +900,12 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
   const float totals[2] = {total0, total1};
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const int row = w.q0 + kRowsPerWarp * warp + lane / 4 + 8 * i;
-    if (row >= p.seqlen_q) continue;
+    const int m = w.q0 + kRowsPerWarp * warp + lane / 4 + 8 * i;
+    if (m >= (kPacked ? p.seqlen_q * p.pack : p.seqlen_q)) continue;
+    const PackedRow r = kPacked ? RowAt(p, w.hq, m) : PackedRow{w.hq, m};
     const int64_t index = split * rows_total +
-                          (int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row;
+                          (int64_t(w.b) * p.heads_q + r.head) * p.seqlen_q +
+                          r.query;
     const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
     float* out = g_split_o + index * D + 2 * (lane % 4);
 #pragma unroll
@@ -872,13 +929,13 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const BlockWork w = LocateBlock<kBlockN>(p, blockIdx.x, blockIdx.y);
+  // Rows and row groups (Problem::pack): w.hq is the row group.
+  const BlockWork w = LocateBlock<kBlockN, kBlockM, true>(p, blockIdx.x, blockIdx.y);
+  const int rows_total = p.seqlen_q * p.pack;  // of the row group
 
   const int hd = RowElements<D>(p);  // in memory; columns hd .. D are zero
-  const int64_t q_stride = int64_t(p.heads_q) * hd;    // between query rows
   const int64_t kv_stride = int64_t(p.heads_kv) * hd;  // between keys
-  const int hkv = w.hq / (p.heads_q / p.heads_kv);
-  const T* q_tile = q + ((int64_t(w.b) * p.seqlen_q + w.q0) * p.heads_q + w.hq) * hd;
+  const int hkv = w.hq * p.pack / (p.heads_q / p.heads_kv);
   const T* k_head = k + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
   const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
 
@@ -894,7 +951,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
                             valid, hd / 8);
   };
 
-  LoadRows<T, D, kBlockM>(q_smem, q_tile, q_stride, p.seqlen_q - w.q0, hd / 8);
+  LoadQRows<T, D>(q_smem, q, p, w, hd);
   CpAsyncCommit();
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
@@ -923,15 +980,16 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   st.row_sum[0] = st.row_sum[1] = 0.f;
 
   // Keys this warp's rows see: the first row [0, mask_from), the last valid
-  // row [0, key_end); none when the warp has no row below seqlen_q.
+  // row [0, key_end); none when the warp has no row in the row group.
+  // (A row's query is m / pack.)
   const int first_row = w.q0 + kRowsPerWarp * warp;
   const int warp_key_end =
-      first_row >= p.seqlen_q
+      first_row >= rows_total
           ? 0
-          : KeyLimit(p, min(first_row + kRowsPerWarp, p.seqlen_q) - 1);
-  const int warp_mask_from = KeyLimit(p, first_row);
-  const int limit0 = KeyLimit(p, first_row + lane / 4);
-  const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
+          : KeyLimit(p, (min(first_row + kRowsPerWarp, rows_total) - 1) / p.pack);
+  const int warp_mask_from = KeyLimit(p, first_row / p.pack);
+  const int limit0 = KeyLimit(p, (first_row + lane / 4) / p.pack);
+  const int limit1 = KeyLimit(p, (first_row + lane / 4 + 8) / p.pack);
 
   for (int j = w.tile_begin; j < w.tile_end; ++j) {
     CpAsyncWait<C::kStages - 2>();  // tile j has landed
@@ -961,7 +1019,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
                       smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
   else
-    StorePartial<D>(p, w, st, total[0], total[1], warp, lane, blockIdx.y);
+    StorePartial<D, true>(p, w, st, total[0], total[1], warp, lane, blockIdx.y);
 }
 
 // ---------------------------------------------------------------------------
@@ -1775,14 +1833,14 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 // (blocks * splits / slots over its ceiling), each split at least
 // kMinTilesPerSplit key tiles, the partials within the scratch buffer.
 int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
-                 int64_t rows_total, int head_dim) {
+                 int64_t rows_total, int head_dim, int cap = kMaxSplits) {
   if (blocks * 5 >= slots * 4) return 1;
   int max_splits = key_tiles / kMinTilesPerSplit;
-  if (max_splits > kMaxSplits) max_splits = kMaxSplits;
+  if (max_splits > cap) max_splits = cap;
   while (max_splits > 1 && max_splits * rows_total * head_dim > kScratchOFloats)
     --max_splits;
   if (max_splits <= 1) return 1;
-  float efficiency[kMaxSplits + 1];
+  float efficiency[kMaxCombineSplits + 1];
   float best = 0.f;
   for (int s = 1; s <= max_splits; ++s) {
     const float waves = float(blocks * s) / float(slots);
@@ -1804,11 +1862,12 @@ void LaunchCombine(const Problem& p, T* o, float* lse, cudaStream_t stream) {
 }
 
 // (batch, head) pairs per L2 section: as many as have K/V within
-// kL2SectionBytes (GQA: a query head's share of its K/V head).
+// kL2SectionBytes (GQA: a query head's share of its K/V head; in the
+// mma.sync kernel a pair is a row group of p.pack heads).
 template <typename T, int D>
 int SectionPairs(const Problem& p) {
-  const int64_t pairs = int64_t(p.batch) * p.heads_q;
-  const int64_t group = p.heads_q / p.heads_kv;
+  const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
+  const int64_t group = p.heads_q / p.pack / p.heads_kv;
   const int64_t kv_bytes_per_pair =
       (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
   const int64_t section = kL2SectionBytes / kv_bytes_per_pair;
@@ -1836,13 +1895,20 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     g_error = "the attention kernel does not fit on this device's SMs";
     return 1;
   }
-  const int64_t pairs = int64_t(p.batch) * p.heads_q;
+  // The query heads that share a K/V head in one row group (pack), so a
+  // warp's 16 rows cover GQA heads of few queries and K/V is read once per
+  // K/V head; then more key splits (up to one per lane of the combine).
+  p.pack = KSEEK_FA_MMA_PACK_GQA ? p.heads_q / p.heads_kv : 1;
+  p.q_tiles = int((int64_t(p.seqlen_q) * p.pack + kBlockM - 1) / kBlockM);
+  const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
   const int64_t blocks = pairs * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
   const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
-  const int64_t rows_total = pairs * p.seqlen_q;
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int wanted = ChooseSplits(blocks, int64_t(sms) * blocks_per_sm,
-                                  key_tiles, rows_total, D);
+                                  key_tiles, rows_total, D,
+                                  KSEEK_FA_MMA_PACK_GQA ? kMaxCombineSplits
+                                                        : kMaxSplits);
   p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
 
@@ -2104,6 +2170,7 @@ extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {
     return 1;
   }
   p.head_dim = head_dim;
+  p.pack = 1;
   p.scale_log2 = kLog2e / sqrtf(float(head_dim));
   if (dtype == KSEEK_BF16) return LaunchForDim<__nv_bfloat16>(head_dim, p, args);
   if (dtype == KSEEK_F16) return LaunchForDim<__half>(head_dim, p, args);

@@ -598,6 +598,13 @@ int main(int argc, char** argv) {
       {"dim_hd96_bf16_split_q1_k1000_b2_h2", 2, 1, 1000, 2, 2, 96, 0, true, 132},
       {"dim_hd200_f16_split_gqa2_q5_k777_h4", 1, 5, 777, 4, 2, 200, 0, false, 132},
       {"dim_hd136_bf16_split_causal_q150_k520", 1, 150, 520, 1, 1, 136, 1, true, 132},
+      // GQA heads packed into the mma.sync kernel's row tiles (pack = group).
+      {"pk_hd128_bf16_decode_q1_k3000_gqa16_b3", 3, 1, 3000, 16, 1, 128, 0, true, 132},
+      {"pk_hd64_f16_decode_q4_k1600_gqa8_causal", 2, 4, 1600, 16, 2, 64, 1, false, 132},
+      {"pk_hd256_bf16_q16_k900_gqa8_causal", 1, 16, 900, 8, 1, 256, 1, true, 132},
+      {"pk_hd128_f16_q33_k700_gqa5_causal_b2", 2, 33, 700, 10, 2, 128, 1, false, 132},
+      {"pk_hd96_bf16_q1_k2000_mqa12", 2, 1, 2000, 12, 1, 96, 0, true, 132},
+      {"pk_hd128_bf16_q3_k130_gqa4_b40", 40, 3, 130, 8, 2, 128, 1, true, 132},
   };
   std::string only = argc > 1 ? argv[1] : "";
   int fails = 0, runs = 0;

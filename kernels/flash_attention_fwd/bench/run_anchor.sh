@@ -26,6 +26,9 @@
 #   FA_HARNESS_JSON  a harness.json from an earlier run of the same candidate:
 #                  kseek eval is skipped and that file is compared instead
 #   FA_SKIP_ANCHOR=1 run kseek eval only (harness.json), not anchor.py
+#   FA_EVAL_PREFIXES  a comma list of name prefixes (e.g. decode_,qlong_):
+#                  kseek eval only on the scenarios whose names start with
+#                  one of them (the anchor still runs on FA_SCENARIOS)
 #   FA_EXTRA=1     also kseek eval --no-timing on extra_scenarios.json
 #                  (extra.txt)
 #   FA_PAD_SWEEP   a comma list of pads in us (e.g. 0,100,300,1000): after
@@ -66,6 +69,12 @@ print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
   *) EVAL_SCEN=(--scenarios "$SUBSET"); ANCHOR_SCEN=(--scenarios "$SUBSET") ;;
 esac
 
+if [[ -n "${FA_EVAL_PREFIXES:-}" ]]; then
+  EVAL_SCEN=(--scenarios "$(python3 -c 'import json,sys
+pre=tuple(sys.argv[2].split(","))
+print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
+               if s["name"].startswith(pre)))' "$TASK/task.json" "$FA_EVAL_PREFIXES")")
+fi
 echo "== target $TARGET, kernel $KERNEL, scenarios $SUBSET" | tee "$OUT/run.log"
 FA3_DIR="${FA3_ANCHOR_DIR:-$ROOT/.anchors/fa3}"
 if [[ -f "$FA3_DIR/setup.sh" ]]; then
