@@ -62,16 +62,18 @@ TEST(HopperEmulationTest, EveryShapePasses) {
 // head_dim 128 (also by the causal short-sequence rule), 192-key tiles at
 // head_dim 128 without causal masking, no short key tiles, Q barriers per
 // consumer at every head_dim, 16-byte O stores at head_dim 64 only (the
-// 4-byte stores at 128 and 256).
+// 4-byte stores at 128 and 256), and the mma.sync kernel with one query
+// head per row tile (no GQA packing, so GQA decode on either kernel).
 TEST(HopperEmulationTest, NonDefaultSwitchesPass) {
   const std::vector<std::string> on = {
       "-DKSEEK_FA_WGMMA_SPLIT_KEYS=0",     "-DKSEEK_FA_HD64_Q_BUFFERS=1",
       "-DKSEEK_FA_HD128_Q_BUFFERS=2",
       "-DKSEEK_FA_HD128_FULL_BLOCK_N=192", "-DKSEEK_FA_SHORT_KEYS=0",
       "-DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=2048",
-      "-DKSEEK_FA_Q_PER_CONSUMER=7",       "-DKSEEK_FA_WIDE_STORES=1"};
+      "-DKSEEK_FA_Q_PER_CONSUMER=7",       "-DKSEEK_FA_WIDE_STORES=1",
+      "-DKSEEK_FA_MMA_PACK_GQA=0"};
   for (const std::string filter :
-       {"s_hd128_bf16", "s_hd64", "w_hd64", "w_hd128", "w_hd256"}) {
+       {"s_hd128_bf16", "s_hd64", "w_hd64", "w_hd128", "w_hd256", "pk_"}) {
     std::vector<std::string> args = on;
     args.push_back(filter);
     ProcessResult r = Emulate(args);

@@ -1,11 +1,14 @@
-// Hopper attention forward (flash_attention_fwd), version 3c: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3e: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, and version 1's mma.sync kernel (split
 // keys) for the rest. Both are in this file; which one runs depends on the
 // shape only.
 //
-// Dispatch. On a compute capability 9 device, when batch * heads_q *
+// Dispatch. GQA decode (heads_q > heads_kv, at most 16 queries) takes the
+// mma.sync kernel with the query heads that share a K/V head packed into
+// its rows (below). Otherwise, on a compute capability 9 device, when
+// batch * heads_q *
 // ceil(seqlen_q / 128) query tiles fill at least 80% of one wave of one
 // block per SM, the WGMMA kernel runs; with fewer query tiles but
 // seqlen_q >= 128 (prefill-like shapes), the WGMMA kernel splits the keys
@@ -113,33 +116,43 @@
 //   tiles that cross a consumer's first row's limit; an item's tile range
 //   ends at its last row's limit. GQA/MQA through the K/V head index.
 //
-//   Measured (one NVIDIA H200, 2026-12-01; NOTES.md v3d, output in
-//   bench/results/hopper_v3d_h200.txt) beside FlashAttention-3 (timed with
-//   num_splits 1 and 0, the faster kept), cuDNN 9.19 and FA2 in one process
-//   on the same inputs, interleaved, with the host's launch work hidden (a
-//   300 us GPU spin after each L2 flush; bench/results/
-//   hopper_v3d_pad_sweep_h200.txt: every backend flat from 100 us, ours
-//   from 0), by
+//   Measured (one NVIDIA H200, 2026-12-01; NOTES.md v3d and v3e) beside
+//   FlashAttention-3 (timed with num_splits 1 and 0, the faster kept),
+//   cuDNN 9.19 and FA2 in one process on the same inputs, interleaved, with
+//   the host's launch work hidden (a 300 us GPU spin after each L2 flush;
+//   bench/results/hopper_v3d_pad_sweep_h200.txt: every backend flat from
+//   100 us, ours from 0), by
 //     PHASES=anchor ANCHOR_KERNEL=kernels/flash_attention_fwd/hopper.cu
-//     ANCHOR_TIMEOUT=560 FA_EVAL_TIMEOUT=220 FA_EVAL_ARGS="--no-timing
-//     --scenario-timeout 10" FA_EXTRA=1 FA_ANCHOR_ARGS="--budget-s 0.15
-//     --samples 8" FA_PAD_SWEEP=0,100,300,1000 bash scripts/device/full_run.sh
-//   geomean over the FA3 grid 0.946x FA3 and 1.035x cuDNN (514 TFLOP/s;
-//   FA3 544, cuDNN 497); over all 312 scenarios 0.866x FA3, 1.106x cuDNN;
-//   decode 0.45x FA3 (GQA decode such as decode_q4_k16000_hd128_gqa8:
-//   0.24x; FA3 packs the query heads that share a K/V head), many-short
-//   1.30x, qlong 1.06x, the rest 0.90-1.04x. head_dim 128, seqlen 16384,
-//   bf16, non-causal: 650 TFLOP/s (FA3 724, cuDNN 628; 82% of the
-//   measured 790 bf16 peak). The figures of earlier runs against cuDNN
-//   (1.107x over the grid) counted the libraries' host launch work, which
-//   timing without the spin adds to their times and not to ours.
-//   Correct (kseek eval, fresh seed) on the 244 scenarios the call's eval
-//   reached and all 27 of extra_scenarios.json (head dims 72 ... 248).
+//     FA_EVAL_ARGS="--no-timing --scenario-timeout 10" FA_EXTRA=1
+//     FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" bash scripts/device/full_run.sh
+//   (all 312 scenarios: bench/results/hopper_v3e_h200.txt, GQA packing on,
+//   GQA decode still on the WGMMA kernel where it fills a wave): geomean
+//   over the FA3 grid 0.946x FA3 and 1.038x cuDNN (527 TFLOP/s; FA3 557,
+//   cuDNN 508); over all 0.883x FA3, 1.135x cuDNN. head_dim 128, seqlen
+//   16384, bf16, non-causal: 683 TFLOP/s (FA3 758, cuDNN 667; 86% of the
+//   measured 790 bf16 peak). Then with the GQA decode rule, the 48 decode
+//   scenarios (FA_SCENARIOS=prefix:decode_;
+//   bench/results/hopper_v3e_decode_h200.txt): 0.888x FA3 (was 0.527x in
+//   the run above), 1.081x cuDNN; lowest decode_b1_k32768_gqa8_hd256 0.50x
+//   FA3. The figures of earlier runs against cuDNN (1.107x over the grid)
+//   counted the libraries' host launch work, which timing without the spin
+//   adds to their times and not to ours. kseek eval (fresh seeds, no
+//   timing), none incorrect: v3d on 244 scenarios, v3e with packing on the
+//   165 of the decode, qlong, many-short, heads1, prefill and new head-dim
+//   shapes, v3e with the GQA decode rule on 14 decode scenarios (its other
+//   34 decode outputs agree with FA3's, cuDNN's and FA2's within 3.1e-3
+//   rel L2 in the anchor run), and 27/27 of extra_scenarios.json (head
+//   dims 72 ... 248) in each of the three calls.
 
 // The mma.sync kernel (version 1)
-//   Tiles. One block of 8 warps (256 threads) owns 128 query rows of one
-//   (batch, query head); each warp owns 16 of them for the whole kernel.
-//   The block walks its key range in tiles of 64 keys.
+//   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
+//   row group); each warp owns 16 of them for the whole kernel. A row
+//   group is one query head (row m = query m) or, with GQA, the pack =
+//   heads_q / heads_kv query heads that share a K/V head (row m = query
+//   m / pack of the group's head m % pack): so the rows of a decode step
+//   fill a warp's m16 tile instead of one row in sixteen, and each K/V
+//   head is read once per block instead of once per query head. The block
+//   walks its key range in tiles of 64 keys.
 //
 //     head_dim | Q in          | K/V stages | shared memory | blocks/SM | warps/SM
 //     ---------+---------------+------------+---------------+-----------+---------
@@ -191,8 +204,9 @@
 //
 //   Split keys (flash-decoding). When the blocks would fill less than 80%
 //   of one wave (few query tiles: decode-like and short shapes), the key
-//   tiles are split over `splits` blocks per query tile (up to 16, at
-//   least 4 key tiles each, the split count picked for the best wave
+//   tiles are split over `splits` blocks per query tile (up to 32, one per
+//   lane of the combine kernel; at least 4 key tiles each; the split
+//   count picked for the best wave
 //   efficiency). Each split writes its normalised partial O (fp32) and its
 //   LSE to a static device scratch buffer; a second kernel, one warp per
 //   row, combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
@@ -273,6 +287,8 @@
 //                               that share a K/V head into its row tiles and
 //                               splits keys up to 32 ways; 0: one query head
 //                               per block, up to 16 splits
+//   KSEEK_FA_GQA_DECODE_MAX_Q   with packing, GQA shapes of at most this many
+//                               queries always take the mma.sync kernel
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
 #endif
@@ -314,6 +330,9 @@
 #endif
 #ifndef KSEEK_FA_MMA_PACK_GQA
 #define KSEEK_FA_MMA_PACK_GQA 1
+#endif
+#ifndef KSEEK_FA_GQA_DECODE_MAX_Q
+#define KSEEK_FA_GQA_DECODE_MAX_Q 16
 #endif
 
 namespace {
@@ -2087,7 +2106,13 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "too many query tiles: batch * heads_q * seqlen_q / 128 must fit in int";
     return 1;
   }
-  if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM) {
+  // GQA decode (a few queries, heads sharing a K/V head): the mma.sync
+  // kernel with the heads packed into its rows reads each K/V head once
+  // and splits the keys; the WGMMA kernel's 128-row items would hold at
+  // most 16 rows of one query head each and read K/V once per query head.
+  const bool gqa_decode = KSEEK_FA_MMA_PACK_GQA && p.heads_q > p.heads_kv &&
+                          p.seqlen_q <= KSEEK_FA_GQA_DECODE_MAX_Q;
+  if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM && !gqa_decode) {
     if (blocks * 5 >= int64_t(sms) * 4) {
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);

@@ -604,7 +604,9 @@ int main(int argc, char** argv) {
       {"pk_hd256_bf16_q16_k900_gqa8_causal", 1, 16, 900, 8, 1, 256, 1, true, 132},
       {"pk_hd128_f16_q33_k700_gqa5_causal_b2", 2, 33, 700, 10, 2, 128, 1, false, 132},
       {"pk_hd96_bf16_q1_k2000_mqa12", 2, 1, 2000, 12, 1, 96, 0, true, 132},
-      {"pk_hd128_bf16_q3_k130_gqa4_b40", 40, 3, 130, 8, 2, 128, 1, true, 132},
+      {"pk_hd128_bf16_q3_k130_gqa4_b12", 12, 3, 130, 8, 2, 128, 1, true, 132},
+      {"pk_hd128_bf16_q2_k300_gqa4_b4_sm4", 4, 2, 300, 8, 2, 128, 1, true, 4},
+      {"pk_hd256_f16_q16_k200_gqa2_b3_sm4", 3, 16, 200, 4, 2, 256, 0, false, 4},
   };
   std::string only = argc > 1 ? argv[1] : "";
   int fails = 0, runs = 0;

@@ -15,7 +15,8 @@
 # the logs.
 #
 # Environment:
-#   FA_SCENARIOS   "all" (default), "grid" (the FA3 grid) or a comma list
+#   FA_SCENARIOS   "all" (default), "grid" (the FA3 grid), "prefix:P1,P2"
+#                  (names starting with P1 or P2) or a comma list
 #   FA_EVAL_ARGS   timing flags for kseek eval (default "--max-samples 10
 #                  --max-seconds 1": the baseline is slow and the device time
 #                  short)
@@ -66,6 +67,12 @@ case "$SUBSET" in
 print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
                if s["name"].startswith("grid_")))' "$TASK/task.json")"
     EVAL_SCEN=(--scenarios "$NAMES"); ANCHOR_SCEN=(--grid-only) ;;
+  prefix:*)
+    NAMES="$(python3 -c 'import json,sys
+pre=tuple(sys.argv[2].split(","))
+print(",".join(s["name"] for s in json.load(open(sys.argv[1]))["scenarios"]
+               if s["name"].startswith(pre)))' "$TASK/task.json" "${SUBSET#prefix:}")"
+    EVAL_SCEN=(--scenarios "$NAMES"); ANCHOR_SCEN=(--scenarios "$NAMES") ;;
   *) EVAL_SCEN=(--scenarios "$SUBSET"); ANCHOR_SCEN=(--scenarios "$SUBSET") ;;
 esac
 
