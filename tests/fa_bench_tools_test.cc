@@ -69,6 +69,30 @@ TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
       << r.out;
 }
 
+// The tables anchor.py prints since it times FA3 too (FA3 and c/best
+// columns after the cuDNN and FA2 ones, per-class geomeans after the
+// summary lines) are read the same way.
+TEST(FaBenchToolsTest, CompareRunsReadsTablesWithFa3Columns) {
+  const std::string v3d = kBench + "/results/hopper_v3d_h200.txt";
+  const std::string v3e = kBench + "/results/hopper_v3e_h200.txt";
+  ProcessResult r = CompareRuns({"d=" + v3d, "e=" + v3e});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("309 scenarios in every run with a cuDNN time (72 of "
+                       "the FA3 grid)"),
+            std::string::npos)
+      << r.out;
+  for (const auto& [run, path] :
+       std::vector<std::pair<std::string, std::string>>{{"d", v3d}, {"e", v3e}}) {
+    const std::string table = testing::ReadFile(path);
+    const double grid =
+        After(table, "geomean candidate/cudnn over fa3_grid: ");
+    const double all = After(table, "geomean candidate/cudnn over all: ");
+    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
+    EXPECT_NEAR(OwnGeomean(r.out, run, "grid"), grid, 0.002) << r.out;
+    EXPECT_NEAR(OwnGeomean(r.out, run, "all"), all, 0.002) << r.out;
+  }
+}
+
 TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
   const std::string path = testing::TempDir("compare_runs") + "/empty.txt";
   testing::WriteFile(path, "no table here\n");
