@@ -158,6 +158,16 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const ChildSpe
   const int child_err =
       spec.stderr_to == ChildOutput::kPipe && !err_own_pipe ? out_pipe[1]
                                                             : target_of(spec.stderr_to, err_pipe[1]);
+  // Limits only lower: one above this process's hard limit is that limit.
+  std::vector<std::pair<int, rlimit>> limits;
+  for (const auto& [resource, value] : spec.rlimits) {
+    rlimit now{};
+    rlim_t v = static_cast<rlim_t>(value);
+    if (getrlimit(resource, &now) == 0 && now.rlim_max != RLIM_INFINITY && v > now.rlim_max) {
+      v = now.rlim_max;
+    }
+    limits.push_back({resource, rlimit{v, v}});
+  }
   const pid_t parent = getpid();
 
   const pid_t pid = fork();
@@ -212,8 +222,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const ChildSpe
     }
 
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) FailInChild(rep, kStepChdir);
-    for (const auto& [resource, value] : spec.rlimits) {
-      rlimit lim{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
+    for (const auto& [resource, lim] : limits) {
       if (setrlimit(resource, &lim) != 0) FailInChild(rep, kStepRlimit);
     }
     if (spec.unshare_flags != 0 && unshare(spec.unshare_flags) != 0 && spec.unshare_required) {

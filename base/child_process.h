@@ -65,7 +65,8 @@ struct ChildSpec {
   bool new_session = false;      // setsid(); otherwise a new process group
   bool die_with_parent = false;  // PR_SET_PDEATHSIG SIGKILL
   std::vector<int> ignore_signals;
-  std::vector<std::pair<int, uint64_t>> rlimits;  // {RLIMIT_x, soft = hard}
+  // {RLIMIT_x, soft = hard}; never above this process's hard limit.
+  std::vector<std::pair<int, uint64_t>> rlimits;
   // unshare() flags (CLONE_NEWNET, CLONE_NEWNS, ...); a failure is fatal
   // to the start only when `unshare_required`.
   int unshare_flags = 0;

@@ -60,6 +60,9 @@ json JobFileToJson(const JobFile& job) {
                 {"target_rse", t.target_rse},
                 {"max_seconds", t.max_seconds}}},
               {"gpu", job.gpu},
+              {"work_dir", job.work_dir},
+              {"seccomp", job.seccomp},
+              {"isolate_network", job.isolate_network},
               {"token", job.token}};
 }
 
@@ -110,6 +113,9 @@ absl::StatusOr<JobFile> JobFileFromJson(const json& j,
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seed", origin, "", &job.seed));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "gpu", origin, "", &job.gpu));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "token", origin, "", &job.token));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "work_dir", origin, "", &job.work_dir));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seccomp", origin, "", &job.seccomp));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "isolate_network", origin, "", &job.isolate_network));
 
   json timing;
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "timing", origin, "", &timing));
@@ -693,6 +699,9 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
   file.seed = job_.seed;
   file.timing = job_.timing;
   file.gpu = job_.gpu;
+  file.work_dir = job_.work_dir;
+  file.seccomp = job_.sandbox.seccomp_kernels;
+  file.isolate_network = job_.sandbox.enabled && job_.sandbox.isolate_network;
   file.token = RandomToken();
   const std::vector<int> assigned(remaining_.begin(), remaining_.end());
 

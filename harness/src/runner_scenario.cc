@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -40,12 +41,24 @@ namespace {
 
 // Poison for outputs: 0xFF bytes are NaN in every floating-point type.
 constexpr uint8_t kPoison = 0xFF;
-// A candidate whose host-minus-event gap exceeds the baseline's by more
-// than max(kMinEscapeMs, kEscapeFraction x its event time) hid work from
-// the events.
-constexpr double kMinEscapeMs = 0.050;
-constexpr double kEscapeFraction = 0.25;
+// The candidate's times are cross-checked against clocks outside its
+// process: the judge's wall clock around each call (GPU) or the kernel
+// host's CPU time (host). Its median excess over the baseline's process
+// (the same code, honest) may be at most max(kMinExcessMs, kExcessFraction
+// x its reported median); without a baseline, kNoBaselineExcessMs more.
+constexpr double kMinExcessMs = 0.020;
+constexpr double kExcessFraction = 0.05;
+constexpr double kNoBaselineExcessMs = 0.100;
 constexpr size_t kMaxKernelMessage = 500;
+// Candidate buffer sets: set 0 for the checks before timing, kTimingSets
+// more that timed calls pick from at random, and one made after timing for
+// the re-check.
+constexpr int kTimingSets = 3;
+// Each timed call of the candidate is checked with this probability,
+// decided after it returned; at least one and at most kMaxTimedChecks per
+// scenario.
+constexpr double kTimedCheckProbability = 0.15;
+constexpr int kMaxTimedChecks = 3;
 // Sub-streams of a scenario's seed (inputs use 2t and 2t + 1 for tensor t).
 constexpr uint64_t kOffsetStream = 0x0ff5e7;
 constexpr uint64_t kGuardStream = 0x6a4d;
@@ -110,14 +123,23 @@ class ScenarioRun {
   enum class Half { kFirst, kSecond };
 
   StepResult Plan();
+  // Allocates candidate set `set` and shares it with the kernel hosts.
+  StepResult AllocateCandidateSet(int set);
   StepResult AllocateSet(std::vector<GuardedBuffer>* set);
   StepResult AllocateTiming();
-  // The candidate on `inputs` in candidate set `set`, then the reference on
-  // a device copy of the candidate's inputs once they are found unchanged;
-  // checks the guards of every candidate set and the inputs, and compares
-  // the outputs.
+  // The candidate on `inputs` in candidate set `set`, then Verify.
   StepResult Check(int set, const std::vector<Bytes>& inputs,
                    std::vector<OutputError>* outputs);
+  // After the candidate ran in set `set` on `inputs`: checks the guards of
+  // every candidate set and the inputs, runs the reference on a device copy
+  // of the inputs once they are found unchanged, and compares the outputs.
+  StepResult Verify(int set, const std::vector<Bytes>& inputs,
+                    std::vector<OutputError>* outputs);
+  // Verify for the timed call that ran in `set` on the pool windows at
+  // `offsets`.
+  StepResult VerifyTimed(int set, const std::vector<size_t>& offsets, int sample);
+  // The inputs of the pool windows at `offsets`, into work_inputs_.
+  StepResult ReadWindows(const std::vector<size_t>& offsets);
   // Whether the candidate stored outside a tensor of any candidate set.
   StepResult CheckGuards();
   // Check on the scenario's inputs with `half` of every input tensor
@@ -129,14 +151,29 @@ class ScenarioRun {
   // outputs poisoned, scratch zeroed, optionally caches flushed; waits.
   StepResult Prepare(int set, bool flush, std::vector<size_t>* offsets);
 
-  int Call(const Kernel& k, const std::vector<GuardedBuffer>& set);
-  // Calls, waits for the device, checks the return code.
-  StepResult CallChecked(const Kernel& k, const std::vector<GuardedBuffer>& set,
-                         const std::string& who);
-  std::string KernelMessage(const Kernel& k, int rc, const std::string& who) const;
+  // The reference, in this process, on the reference set.
+  int CallReference();
+  StepResult CallReferenceChecked();
+  // A kernel host's call on candidate set `set`; `clock` (timed calls)
+  // gets the judge's measurements around it.
+  struct OutsideClock {
+    double wall_ms = 0;  // "go" to the reply (and, GPU, a round trip through the device after it)
+    // The host process's CPU time when told to go (it is then blocked,
+    // waiting, so the kernel's account of it is exact): the difference to
+    // its next call is what it spent on this one.
+    double cpu_at_go_ms = 0;
+  };
+  // `before` runs between arming and making the call (a timed sample's
+  // preparation: inputs, poison, flush).
+  StepResult CallHost(KernelHost* host, int set, bool timed, HostCall* call,
+                      OutsideClock* clock, const std::function<StepResult()>& before = nullptr);
+  std::string KernelMessage(int rc, const std::string& message, const std::string& who) const;
   StepResult DeviceError(const absl::Status& st, const std::string& during) const;
   bool IsInput(size_t t) const { return plans_[t].spec->role == TensorRole::kIn; }
-  std::string Who(const Kernel& k) const;
+  std::string Who(const KernelHost* k) const;
+  // The cross-check of the reported times (kMinExcessMs ...).
+  StepResult CrossCheckTimes(const std::vector<double> reported[2],
+                             const std::vector<double> outside[2], bool baseline);
 
   const ScenarioJob& job_;
   Device* device_;
@@ -156,14 +193,37 @@ class ScenarioRun {
   std::vector<Bytes> candidate_out_;
   std::vector<Bytes> reference_out_;
   Bytes guard_pattern_;                           // kGuardBytes
-  std::vector<GuardedBuffer> candidate_sets_[2];  // [1] only when timing
+  // [0] the checks; [1..kTimingSets] timing; [kTimingSets + 1] the re-check.
+  std::vector<GuardedBuffer> candidate_sets_[kTimingSets + 2];
+  std::vector<int> shared_ids_[kTimingSets + 2];  // per tensor: the hosts' buffer ids
   std::vector<GuardedBuffer> reference_set_;
   std::vector<DeviceBuffer> pools_;  // per tensor; inputs only, 2x elements
+  std::vector<std::pair<std::string, int64_t>> host_params_;
+  std::vector<KernelHost*> hosts_;  // the candidate's and the baseline's
+  std::string timed_failure_;       // set when a kernel host failed in a timed call
+
+ public:
+  ~ScenarioRun();
 };
 
-std::string ScenarioRun::Who(const Kernel& k) const {
-  if (&k == job_.candidate) return "kseek_launch";
-  if (&k == job_.reference) return "the reference's kseek_launch";
+// Buffer ids for the kernel hosts, unique in this process.
+int NextSharedId() {
+  static int next = 0;
+  return ++next;
+}
+
+ScenarioRun::~ScenarioRun() {
+  for (const std::vector<int>& ids : shared_ids_) {
+    for (int id : ids) {
+      for (KernelHost* h : hosts_) {
+        if (!h->dead()) (void)h->Unmap(id);
+      }
+    }
+  }
+}
+
+std::string ScenarioRun::Who(const KernelHost* k) const {
+  if (k == job_.candidate) return "kseek_launch";
   return "the baseline's kseek_launch";
 }
 
@@ -182,6 +242,7 @@ StepResult ScenarioRun::Plan() {
                                 p.name, "'"));
     }
     params_.push_back(kseek_param{p.name.c_str(), it->second});
+    host_params_.emplace_back(p.name, it->second);
   }
   for (const TensorSpec& spec : task.tensors) {
     TensorPlan plan;
@@ -226,8 +287,29 @@ StepResult ScenarioRun::AllocateSet(std::vector<GuardedBuffer>* set) {
   return std::nullopt;
 }
 
+StepResult ScenarioRun::AllocateCandidateSet(int set) {
+  if (StepResult f = AllocateSet(&candidate_sets_[set])) return f;
+  for (const GuardedBuffer& b : candidate_sets_[set]) {
+    const int id = NextSharedId();
+    shared_ids_[set].push_back(id);
+    for (KernelHost* h : hosts_) {
+      absl::StatusOr<SharedAllocation> a = device_->Share(b.base(), b.allocation_bytes());
+      if (!a.ok()) return DeviceError(a.status(), "sharing a tensor with a kernel host");
+      absl::Status st = h->Map(id, *a);
+      if (a->fd >= 0) close(a->fd);
+      if (!st.ok()) {
+        return Crash(h->dead() ? absl::StrCat(st.message(), " while its buffers were shared")
+                               : std::string(st.message()));
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 StepResult ScenarioRun::AllocateTiming() {
-  if (StepResult f = AllocateSet(&candidate_sets_[1])) return f;
+  for (int set = 1; set <= kTimingSets; ++set) {
+    if (StepResult f = AllocateCandidateSet(set)) return f;
+  }
   // A pool holds the scenario's inputs followed by as many fresh values;
   // every sample copies a window at a random offset in [1, count].
   for (size_t t = 0; t < plans_.size(); ++t) {
@@ -255,7 +337,7 @@ StepResult ScenarioRun::AllocateTiming() {
   return std::nullopt;
 }
 
-int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
+int ScenarioRun::CallReference() {
   // Rebuilt for every call: a kernel may scribble on what it was given.
   std::vector<kseek_tensor> tensors(plans_.size());
   for (size_t t = 0; t < plans_.size(); ++t) {
@@ -263,7 +345,7 @@ int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
     kseek_tensor& x = tensors[t];
     std::memset(&x, 0, sizeof(x));
     x.name = plan.spec->name.c_str();
-    x.data = set[t].data();
+    x.data = reference_set_[t].data();
     x.dtype = plan.dtype;
     x.ndim = static_cast<int32_t>(plan.shape.size());
     int64_t stride = 1;
@@ -281,43 +363,120 @@ int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
   args.num_tensors = static_cast<int32_t>(tensors.size());
   args.tensors = tensors.data();
   args.stream = device_->stream();
-  return k.launch(&args);
+  return job_.reference->launch(&args);
 }
 
-std::string ScenarioRun::KernelMessage(const Kernel& k, int rc,
+std::string ScenarioRun::KernelMessage(int rc, const std::string& message,
                                        const std::string& who) const {
   std::string text = absl::StrCat(who, " returned ", rc);
-  const char* msg = k.error_message != nullptr ? k.error_message() : nullptr;
-  if (msg != nullptr && *msg != '\0') {
-    absl::StrAppend(&text, ": ", std::string(msg).substr(0, kMaxKernelMessage));
-  }
+  if (!message.empty()) absl::StrAppend(&text, ": ", message.substr(0, kMaxKernelMessage));
   return text;
 }
 
-StepResult ScenarioRun::CallChecked(const Kernel& k,
-                                    const std::vector<GuardedBuffer>& set,
-                                    const std::string& who) {
-  const int rc = Call(k, set);
+StepResult ScenarioRun::CallReferenceChecked() {
+  const int rc = CallReference();
   absl::Status st = device_->Synchronize();
+  const std::string who = "the reference's kseek_launch";
   if (!st.ok()) return DeviceError(st, absl::StrCat("after ", who));
-  if (rc != 0) return Crash(KernelMessage(k, rc, who));
+  if (rc != 0) {
+    const char* msg =
+        job_.reference->error_message != nullptr ? job_.reference->error_message() : nullptr;
+    return Crash(KernelMessage(rc, msg != nullptr ? msg : "", who));
+  }
+  return std::nullopt;
+}
+
+StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall* call,
+                                 OutsideClock* clock,
+                                 const std::function<StepResult()>& before) {
+  std::vector<HostTensor> tensors(plans_.size());
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    HostTensor& x = tensors[t];
+    x.id = shared_ids_[set][t];
+    x.offset = kGuardBytes;
+    x.name = plans_[t].spec->name;
+    x.dtype = plans_[t].dtype;
+    x.shape = plans_[t].shape;
+  }
+  absl::Status armed = host->Arm(host_params_, tensors, timed);
+  if (!armed.ok()) {
+    return Crash(absl::StrCat(armed.message(), " during the scenario"));
+  }
+  if (before) {
+    if (StepResult f = before()) return f;
+  }
+  clockid_t cpu_clock;
+  const bool have_cpu = clock != nullptr && clock_getcpuclockid(host->pid(), &cpu_clock) == 0;
+  auto cpu_now = [&] {
+    timespec ts{};
+    clock_gettime(cpu_clock, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+  };
+  if (have_cpu) clock->cpu_at_go_ms = cpu_now();
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<HostCall> c = host->Go();
+  if (c.ok() && clock != nullptr && device_->has_device_clock()) {
+    // A round trip through the device from this process: work the host's
+    // context left running past its reply delays it, or is caught
+    // unfinished by a checked call.
+    unsigned char byte = 0;
+    absl::Status st = device_->Download(&byte, candidate_sets_[set][0].data(), 1);
+    if (!st.ok()) return DeviceError(st, "after a timed call");
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (clock != nullptr) clock->wall_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  if (!c.ok()) {
+    if (c.status().code() == absl::StatusCode::kInternal) {  // a device error in the host
+      return Crash(absl::StrCat(c.status().message(), " (after ", Who(host), ")"));
+    }
+    Failure f{ScenarioStatus::kCrash, absl::StrCat(c.status().message(), " during the scenario")};
+    if (absl::StrContains(f.error, "exited with status 0")) {
+      f.error = absl::StrCat(f.error, " (the kernel ended the process)");
+    }
+    return f;
+  }
+  if (c->rc != 0) return Crash(KernelMessage(c->rc, c->message, Who(host)));
+  *call = *c;
   return std::nullopt;
 }
 
 StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
                               std::vector<OutputError>* outputs) {
+  // Inputs from the host, outputs poisoned, scratch zeroed.
+  const std::vector<GuardedBuffer>& cand = candidate_sets_[set];
+  absl::Status st;
+  for (size_t t = 0; t < plans_.size() && st.ok(); ++t) {
+    switch (plans_[t].spec->role) {
+      case TensorRole::kIn:
+        st = device_->Upload(cand[t].data(), inputs[t].data(), plans_[t].bytes);
+        break;
+      case TensorRole::kOut:
+        st = device_->Fill(cand[t].data(), kPoison, plans_[t].bytes);
+        break;
+      case TensorRole::kScratch:
+        st = device_->Fill(cand[t].data(), 0, plans_[t].bytes);
+        break;
+    }
+  }
+  if (st.ok()) st = device_->Synchronize();
+  if (!st.ok()) return DeviceError(st, "preparing the candidate's tensors");
+  HostCall call;
+  if (StepResult f = CallHost(job_.candidate, set, /*timed=*/false, &call, nullptr)) return f;
+  return Verify(set, inputs, outputs);
+}
+
+StepResult ScenarioRun::Verify(int set, const std::vector<Bytes>& inputs,
+                               std::vector<OutputError>* outputs) {
   outputs->clear();
-  // Inputs come from the host (`from` null) or from the same tensors of
-  // `from`; outputs are poisoned and scratch zeroed.
+  // Outputs are poisoned and scratch zeroed; inputs are copied on the
+  // device from the same tensors of `from`.
   auto load = [&](const std::vector<GuardedBuffer>& buffers,
-                  const std::vector<GuardedBuffer>* from) -> absl::Status {
+                  const std::vector<GuardedBuffer>& from) -> absl::Status {
     for (size_t t = 0; t < plans_.size(); ++t) {
       absl::Status st;
       switch (plans_[t].spec->role) {
         case TensorRole::kIn:
-          st = from == nullptr
-                   ? device_->Upload(buffers[t].data(), inputs[t].data(), plans_[t].bytes)
-                   : device_->Copy(buffers[t].data(), (*from)[t].data(), plans_[t].bytes);
+          st = device_->Copy(buffers[t].data(), from[t].data(), plans_[t].bytes);
           break;
         case TensorRole::kOut:
           st = device_->Fill(buffers[t].data(), kPoison, plans_[t].bytes);
@@ -341,13 +500,10 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
     }
     return absl::OkStatus();
   };
-
   const std::vector<GuardedBuffer>& cand = candidate_sets_[set];
-  absl::Status st = load(cand, nullptr);
-  if (!st.ok()) return DeviceError(st, "preparing the candidate's tensors");
-  if (StepResult f = CallChecked(*job_.candidate, cand, Who(*job_.candidate))) return f;
   if (StepResult f = CheckGuards()) return f;
 
+  absl::Status st;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     read_back_.resize(plans_[t].bytes);
@@ -368,9 +524,9 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
   // candidate never finds a reference result in memory. Its inputs are
   // copied on the device from the candidate's, just found equal to `inputs`
   // byte for byte.
-  st = load(reference_set_, &cand);
+  st = load(reference_set_, cand);
   if (!st.ok()) return DeviceError(st, "preparing the reference's tensors");
-  if (StepResult f = CallChecked(*job_.reference, reference_set_, Who(*job_.reference))) return f;
+  if (StepResult f = CallReferenceChecked()) return f;
   st = download_outputs(reference_set_, &reference_out_);
   if (!st.ok()) return DeviceError(st, "reading the reference's outputs");
 
@@ -477,83 +633,156 @@ StepResult ScenarioRun::Prepare(int set, bool flush, std::vector<size_t>* offset
   return std::nullopt;
 }
 
-StepResult ScenarioRun::Time(ScenarioResult* r) {
-  if (StepResult f = AllocateTiming()) return f;
-  const TimingOptions& opt = job_.timing;
-  std::vector<const Kernel*> kernels = {job_.candidate};
-  if (job_.baseline != nullptr) kernels.push_back(job_.baseline);
-  std::vector<size_t> offsets;
-
-  for (int w = 0; w < opt.warmup; ++w) {
-    for (const Kernel* k : kernels) {
-      if (StepResult f = Prepare(w % 2, /*flush=*/false, &offsets)) return f;
-      if (StepResult f = CallChecked(*k, candidate_sets_[w % 2], Who(*k))) return f;
-    }
-  }
-
-  // Samples alternate the two candidate sets, so that both the pointers and
-  // the contents a kernel sees change from one sample to the next.
-  std::vector<double> device_ms[2], host_ms[2];
-  int last_set = 0;
-  std::vector<size_t> last_offsets;
-  const auto start = std::chrono::steady_clock::now();
-  const double budget_s = opt.max_seconds * static_cast<double>(kernels.size());
-  for (int n = 1;; ++n) {
-    const int set = (n - 1) % 2;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const Kernel& k = *kernels[i];
-      if (StepResult f = Prepare(set, /*flush=*/true, &offsets)) return f;
-      absl::StatusOr<Sample> s =
-          device_->TimedCall([&] { return Call(k, candidate_sets_[set]); });
-      if (!s.ok()) return DeviceError(s.status(), absl::StrCat("after ", Who(k)));
-      if (s->rc != 0) return Crash(KernelMessage(k, s->rc, Who(k)));
-      device_ms[i].push_back(s->device_ms);
-      host_ms[i].push_back(s->host_ms);
-      if (i == 0) {
-        last_set = set;
-        last_offsets = offsets;
-      }
-    }
-    if (n >= opt.max_samples) break;
-    if (n < opt.min_samples) continue;
-    bool precise = true;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      precise &= RelativeStderr(device_ms[i]) <= opt.target_rse;
-    }
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (precise || spent >= budget_s) break;
-  }
-
-  r->time = Summarize(device_ms[0]);
-  if (job_.baseline != nullptr) r->baseline = Summarize(device_ms[1]);
-
-  if (device_->has_device_clock()) {
-    auto gap = [&](size_t i) {
-      std::vector<double> g(device_ms[i].size());
-      for (size_t j = 0; j < g.size(); ++j) g[j] = host_ms[i][j] - device_ms[i][j];
-      return Median(g);
-    };
-    const double excess = gap(0) - (kernels.size() > 1 ? gap(1) : 0.0);
-    if (excess > std::max(kMinEscapeMs, kEscapeFraction * r->time->median)) {
-      return Incorrect(absl::StrFormat(
-          "work escaped the timing stream (host time %.4g ms vs event time %.4g ms)",
-          Median(host_ms[0]), r->time->median));
-    }
-  }
-
-  // The candidate once more on the last sample's inputs, checked.
+StepResult ScenarioRun::ReadWindows(const std::vector<size_t>& offsets) {
   std::vector<Bytes>& inputs = work_inputs_;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     inputs[t].resize(plans_[t].bytes);
     const auto* src = static_cast<const unsigned char*>(pools_[t].data()) +
-                      last_offsets[t] * kseek_dtype_size(plans_[t].dtype);
+                      offsets[t] * kseek_dtype_size(plans_[t].dtype);
     absl::Status st = device_->Download(inputs[t].data(), src, plans_[t].bytes);
     if (!st.ok()) return DeviceError(st, "reading an input pool");
   }
+  return std::nullopt;
+}
+
+StepResult ScenarioRun::VerifyTimed(int set, const std::vector<size_t>& offsets, int sample) {
+  if (StepResult f = ReadWindows(offsets)) return f;
   std::vector<OutputError> outputs;
-  if (StepResult f = Check(last_set, inputs, &outputs)) {
+  StepResult f = Verify(set, work_inputs_, &outputs);
+  if (f) f->error = absl::StrCat("wrong on a timed call (sample ", sample, "): ", f->error);
+  return f;
+}
+
+StepResult ScenarioRun::CrossCheckTimes(const std::vector<double> reported[2],
+                                        const std::vector<double> outside[2], bool baseline) {
+  // Per sample: what the clock outside the process saw beyond what the
+  // process reported. The baseline's process runs the same code honestly,
+  // so its excess is the cost of the call itself.
+  auto excess = [&](int i) {
+    std::vector<double> e(reported[i].size());
+    for (size_t j = 0; j < e.size(); ++j) e[j] = outside[i][j] - reported[i][j];
+    return Median(e);
+  };
+  const double reported_ms = Median(reported[0]);
+  const double outside_ms = Median(outside[0]);
+  const double allowed = baseline ? std::max(kMinExcessMs, kExcessFraction * reported_ms)
+                                  : kNoBaselineExcessMs + kExcessFraction * reported_ms;
+  const double over = excess(0) - (baseline ? excess(1) : 0.0);
+  if (over <= allowed) return std::nullopt;
+  if (device_->has_device_clock()) {
+    return Incorrect(absl::StrFormat(
+        "work escaped the timing stream, or the reported time is wrong: the candidate's process "
+        "reported %.4g ms per call, the judge's clock saw %.4g ms (%.4g ms more than the "
+        "baseline's process needs around a call)",
+        reported_ms, outside_ms, over));
+  }
+  return Incorrect(absl::StrFormat(
+      "the reported time is wrong: the candidate's process reported %.4g ms per call but used "
+      "%.4g ms of CPU time (%.4g ms more than the baseline's process uses around a call)",
+      reported_ms, outside_ms, over));
+}
+
+StepResult ScenarioRun::Time(ScenarioResult* r) {
+  if (StepResult f = AllocateTiming()) return f;
+  const TimingOptions& opt = job_.timing;
+  std::vector<KernelHost*> kernels = {job_.candidate};
+  if (job_.baseline != nullptr) kernels.push_back(job_.baseline);
+  std::vector<size_t> offsets;
+  HostCall call;
+
+  for (int w = 0; w < opt.warmup; ++w) {
+    for (KernelHost* k : kernels) {
+      const int set = 1 + w % kTimingSets;
+      if (StepResult f = Prepare(set, /*flush=*/false, &offsets)) return f;
+      if (StepResult f = CallHost(k, set, /*timed=*/false, &call, nullptr)) return f;
+    }
+  }
+
+  // Every sample gets fresh inputs (pool windows at random offsets) in a
+  // set picked at random, so neither pointers nor contents repeat in a way
+  // a kernel could predict. Each kernel is sampled until it is precise or
+  // out of budget; the baseline needs fewer samples (it is trusted and
+  // usually slow).
+  std::vector<double> device_ms[2], wall_ms[2], cpu_at_go_ms[2];
+  std::vector<int> sets_used;
+  const int min_samples[2] = {opt.min_samples, std::max(5, (opt.min_samples + 1) / 2)};
+  double spent_s[2] = {0, 0};
+  int last_set = 1;
+  std::vector<size_t> last_offsets;
+  int checks = 0;
+  int candidate_samples = 0;
+  bool last_checked = false;
+  for (int n = 1;; ++n) {
+    bool sampled = false;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const int taken = static_cast<int>(device_ms[i].size());
+      const bool needed = taken < std::min(min_samples[i], opt.max_samples) ||
+                          (taken < opt.max_samples && spent_s[i] < opt.max_seconds &&
+                           RelativeStderr(device_ms[i]) > opt.target_rse);
+      if (!needed) continue;
+      sampled = true;
+      // The baseline never overwrites the candidate's last sample, which
+      // may still be checked.
+      int set = 1 + static_cast<int>(rng_.Below(kTimingSets));
+      if (i == 1 && set == last_set) set = 1 + (set % kTimingSets);
+      OutsideClock clock;
+      const auto start = std::chrono::steady_clock::now();
+      if (StepResult f = CallHost(kernels[i], set, /*timed=*/true, &call, &clock,
+                                  [&] { return Prepare(set, /*flush=*/true, &offsets); })) {
+        return f;
+      }
+      spent_s[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      device_ms[i].push_back(call.device_ms);
+      wall_ms[i].push_back(clock.wall_ms);
+      cpu_at_go_ms[i].push_back(clock.cpu_at_go_ms);
+      if (i != 0) continue;
+      ++candidate_samples;
+      last_set = set;
+      last_offsets = offsets;
+      last_checked = false;
+      // Whether this call is checked is decided only now that it returned.
+      if (checks < kMaxTimedChecks && rng_.Uniform() < kTimedCheckProbability) {
+        ++checks;
+        last_checked = true;
+        if (StepResult f = VerifyTimed(set, offsets, candidate_samples)) return f;
+      }
+    }
+    if (!sampled) break;
+  }
+  if (checks == 0 && !last_checked && !last_offsets.empty()) {
+    if (StepResult f = VerifyTimed(last_set, last_offsets, candidate_samples)) return f;
+  }
+
+  r->time = Summarize(device_ms[0]);
+  if (job_.baseline != nullptr) r->baseline = Summarize(device_ms[1]);
+  // What the clocks outside the processes saw: the judge's wall clock (GPU),
+  // or the CPU time each process spent from one call to its next (host;
+  // the last call has no next).
+  std::vector<double> reported[2], outside[2];
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (device_->has_device_clock()) {
+      reported[i] = device_ms[i];
+      outside[i] = wall_ms[i];
+      continue;
+    }
+    for (size_t j = 0; j + 1 < cpu_at_go_ms[i].size(); ++j) {
+      reported[i].push_back(device_ms[i][j]);
+      outside[i].push_back(cpu_at_go_ms[i][j + 1] - cpu_at_go_ms[i][j]);
+    }
+  }
+  if (!reported[0].empty() && (kernels.size() < 2 || !reported[1].empty())) {
+    if (StepResult f = CrossCheckTimes(reported, outside, job_.baseline != nullptr)) return f;
+  }
+
+  // The candidate once more, in buffers it has never seen, on fresh inputs.
+  const int fresh = kTimingSets + 1;
+  if (StepResult f = AllocateCandidateSet(fresh)) return f;
+  if (StepResult f = Prepare(fresh, /*flush=*/false, &offsets)) return f;
+  if (StepResult f = CallHost(job_.candidate, fresh, /*timed=*/false, &call, nullptr)) return f;
+  if (StepResult f = ReadWindows(offsets)) return f;
+  std::vector<OutputError> outputs;
+  if (StepResult f = Verify(fresh, work_inputs_, &outputs)) {
     if (!outputs.empty()) r->outputs = outputs;
     f->error = absl::StrCat("wrong after timing: ", f->error);
     return f;
@@ -583,7 +812,9 @@ ScenarioResult ScenarioRun::Run() {
   guard_pattern_.resize(kGuardBytes);
   Rng guard_rng(MixSeed(seed_, kGuardStream));
   for (unsigned char& b : guard_pattern_) b = static_cast<unsigned char>(guard_rng.Next() >> 56);
-  if (StepResult f = AllocateSet(&candidate_sets_[0])) return fail(*f);
+  hosts_.push_back(job_.candidate);
+  if (job_.baseline != nullptr) hosts_.push_back(job_.baseline);
+  if (StepResult f = AllocateCandidateSet(0)) return fail(*f);
   if (StepResult f = AllocateSet(&reference_set_)) return fail(*f);
 
   pristine_.assign(plans_.size(), Bytes());
