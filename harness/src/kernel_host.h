@@ -22,6 +22,7 @@
 //   host -> judge   {"ok": true} | {"error": "..."}                  (map, unmap, arm)
 //   judge -> host   "g"                                              (make the armed call)
 //   host -> judge   a GoReply (status, rc, device_ms, host_ms; binary)
+//   judge -> host   "p"; host -> judge "p"                           (a ping)
 //   judge -> host   {"op": "last_error"}   after a non-zero rc or a device error
 //   host -> judge   {"error": "...", "device": bool}
 //
@@ -90,6 +91,10 @@ class KernelHost {
   absl::Status Arm(const std::vector<std::pair<std::string, int64_t>>& params,
                    const std::vector<HostTensor>& tensors, bool timed);
   absl::StatusOr<HostCall> Go();
+  // A round trip that returns once the host has handled everything before
+  // it and blocked again: the kernel's account of its CPU time then holds
+  // all of that.
+  absl::Status Ping();
 
   pid_t pid() const { return child_->pid(); }
   // Whether the host is gone (it died, or broke the protocol and was killed).
