@@ -4,7 +4,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <linux/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -28,6 +32,7 @@ namespace {
 
 constexpr size_t kMaxPacket = size_t{1} << 20;
 constexpr int kHostSocketFd = 3;
+constexpr int kHostLibraryFd = 4;
 constexpr size_t kMaxMessage = 500;
 
 // The host's answer to "go".
@@ -99,7 +104,56 @@ bool ReceivePacket(int sock, std::string* text, int* fd) {
 // ---------------------------------------------------------------------------
 // The judge's side.
 
+// A sealed memfd holding the file at `path`.
+absl::StatusOr<int> SealedCopy(const std::string& path) {
+  const int in = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) return absl::NotFoundError(absl::StrCat("cannot read ", path, ": ", strerror(errno)));
+  const int fd = memfd_create("kseek-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) {
+    close(in);
+    return absl::InternalError(absl::StrCat("memfd_create: ", strerror(errno)));
+  }
+  char buf[1 << 16];
+  ssize_t n;
+  bool ok = true;
+  while (ok && (n = read(in, buf, sizeof(buf))) != 0) {
+    if (n < 0) {
+      ok = errno == EINTR;
+      continue;
+    }
+    ok = write(fd, buf, static_cast<size_t>(n)) == n;
+  }
+  close(in);
+  if (!ok || fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat("copying ", path, ": ", strerror(err)));
+  }
+  return fd;
+}
+
+bool KernelHostRunsAs(const std::string& runner_path, uid_t uid, gid_t gid, std::string* why) {
+  ChildSpec spec;
+  spec.path = runner_path;
+  spec.argv = {runner_path, "--kernel-host", "--probe"};
+  spec.uid = uid;
+  spec.gid = gid;
+  absl::StatusOr<FinishedChild> run = RunToEnd(spec, absl::Seconds(30));
+  if (!run.ok()) {
+    *why = std::string(run.status().message());
+    return false;
+  }
+  if (run->exit_code == 0) return true;
+  *why = absl::StrCat("the runner ", run->description, ": ", run->output.substr(0, 300));
+  return false;
+}
+
 absl::StatusOr<std::unique_ptr<KernelHost>> KernelHost::Start(const KernelHostOptions& options) {
+  absl::StatusOr<int> library = SealedCopy(options.library);
+  if (!library.ok()) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot load the ", options.role,
+                                                      " library: ", library.status().message()));
+  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
     return absl::InternalError(absl::StrCat("socketpair: ", strerror(errno)));
@@ -116,13 +170,16 @@ absl::StatusOr<std::unique_ptr<KernelHost>> KernelHost::Start(const KernelHostOp
   spec.stdout_to = ChildOutput::kFile;
   spec.stderr_to = ChildOutput::kFile;
   spec.output_file = options.log_path;
-  spec.pass_fds = {{sv[1], kHostSocketFd}};
+  spec.pass_fds = {{sv[1], kHostSocketFd}, {*library, kHostLibraryFd}};
+  spec.uid = options.uid;
+  spec.gid = options.gid;
   spec.new_session = true;
   spec.die_with_parent = true;
   spec.rlimits = {{RLIMIT_CORE, 0}, {RLIMIT_FSIZE, uint64_t{1} << 30}, {RLIMIT_NOFILE, 4096}};
   if (options.isolate_network) spec.unshare_flags = CLONE_NEWNET;
   absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(spec);
   close(sv[1]);
+  close(*library);
   if (!child.ok()) {
     close(sv[0]);
     return absl::FailedPreconditionError(absl::StrCat(
@@ -283,6 +340,16 @@ absl::StatusOr<HostCall> KernelHost::Go() {
 
 namespace {
 
+// Gives up every capability (bounding, ambient, effective, permitted,
+// inheritable): a host that runs as root owns no privilege.
+void DropCapabilities() {
+  for (int cap = 0; cap <= 63; ++cap) prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  syscall(SYS_capset, &header, data);
+}
+
 int Fail(int sock, const std::string& error) {
   SendPacket(sock, Dump(json{{"error", error}}), -1);
   std::fflush(stdout);
@@ -301,6 +368,7 @@ int ServeKernel(int argc, char** argv) {
   bool seccomp = false;
   for (int i = 0; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--probe") _exit(0);  // KernelHostRunsAs
     if (arg == "--library" && i + 1 < argc) library = argv[++i];
     else if (arg == "--role" && i + 1 < argc) role = argv[++i];
     else if (arg == "--target" && i + 1 < argc) target_name = argv[++i];
@@ -313,6 +381,7 @@ int ServeKernel(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<Device>> device =
       *target == Target::kHost ? OpenHostDevice() : OpenCudaDevice(*target, gpu);
   if (!device.ok()) return Fail(sock, std::string(device.status().message()));
+  DropCapabilities();
   if (seccomp) {
     SeccompOptions so;
     so.allow_threads = *target != Target::kHost;
@@ -321,7 +390,8 @@ int ServeKernel(int argc, char** argv) {
   }
   // Loaded under the sandbox: static constructors and ifunc resolvers are
   // the library's code.
-  absl::StatusOr<Kernel> kernel = LoadKernel(library, role);
+  absl::StatusOr<Kernel> kernel =
+      LoadKernel(absl::StrCat("/proc/self/fd/", kHostLibraryFd), role, library);
   if (!kernel.ok()) return Fail(sock, std::string(kernel.status().message()));
   if (!SendPacket(sock, Dump(json{{"ready", true}}), -1)) return 2;
 

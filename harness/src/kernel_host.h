@@ -5,7 +5,10 @@
 // its outputs, the comparisons, the verdict and the result channel with its
 // secret. A kernel host is `kseek-runner --kernel-host`, started by the
 // judge in its own session, killed when the judge dies, with only a
-// SOCK_SEQPACKET socket to the judge. It opens the device, installs the
+// SOCK_SEQPACKET socket to the judge and its library (a sealed memfd copy,
+// so that it needs no access to the judge's folders), as an unprivileged
+// user where the judge is root and that user can run it, else without
+// capabilities. It opens the device, installs the
 // sandbox (sandbox.h) when asked, then loads the library (so the library's
 // own start-up code runs sandboxed), maps the buffers the judge shares with
 // it (host: memfd descriptors; CUDA: IPC memory handles) and calls
@@ -32,6 +35,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +57,15 @@ struct KernelHostOptions {
   bool isolate_network = false;  // a network namespace of its own
   std::string log_path;          // its stdout and stderr
   std::vector<std::string> env;  // its whole environment
+  // Another identity for it (the judge must be root); unset: the judge's,
+  // with every capability dropped.
+  std::optional<uid_t> uid;
+  std::optional<gid_t> gid;
 };
+
+// Whether `runner_path --kernel-host --probe` runs as `uid`/`gid`; `why`
+// says what failed otherwise.
+bool KernelHostRunsAs(const std::string& runner_path, uid_t uid, gid_t gid, std::string* why);
 
 // One tensor of a call: buffer `id` (shared with Map) at `offset`.
 struct HostTensor {

@@ -63,6 +63,7 @@ json JobFileToJson(const JobFile& job) {
               {"work_dir", job.work_dir},
               {"seccomp", job.seccomp},
               {"isolate_network", job.isolate_network},
+              {"host_user", job.host_user},
               {"token", job.token}};
 }
 
@@ -116,6 +117,7 @@ absl::StatusOr<JobFile> JobFileFromJson(const json& j,
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "work_dir", origin, "", &job.work_dir));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seccomp", origin, "", &job.seccomp));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "isolate_network", origin, "", &job.isolate_network));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "host_user", origin, "", &job.host_user));
 
   json timing;
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "timing", origin, "", &timing));
@@ -702,6 +704,7 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
   file.work_dir = job_.work_dir;
   file.seccomp = job_.sandbox.seccomp_kernels;
   file.isolate_network = job_.sandbox.enabled && job_.sandbox.isolate_network;
+  file.host_user = job_.sandbox.kernel_host_user;
   file.token = RandomToken();
   const std::vector<int> assigned(remaining_.begin(), remaining_.end());
 

@@ -53,6 +53,10 @@ struct SandboxOptions {
   // rest is enabled: off only where the machine cannot install it
   // (CanUseSeccomp), which the caller says.
   bool seccomp_kernels = true;
+  // The user the kernel hosts run as when the judge runs as root (a name;
+  // empty: root, without capabilities). Used only where that user can run
+  // the runner, which the judge tries first.
+  std::string kernel_host_user = "nobody";
 };
 
 // The environment ("NAME=value" entries) of a sandboxed child: the variables

@@ -9,9 +9,13 @@
 // Started by RunScenarios (runner.cc); not meant to be run by hand. Nothing
 // is written to stdout by the runner itself (kernels may print there; it
 // goes to the parent's log). The protocol is in harness/README.md.
+#include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -137,11 +141,40 @@ int Main(int argc, char** argv) {
   if (!device.ok()) channel.Fatal(std::string(device.status().message()));
   absl::StatusOr<Kernel> reference = LoadKernel(job->reference_lib, "reference");
   if (!reference.ok()) channel.Fatal(std::string(reference.status().message()));
+  // No process of the same user may read this one's memory or attach to it
+  // (the kernel hosts may run as the same user).
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  std::optional<uid_t> host_uid;
+  std::optional<gid_t> host_gid;
+  if (geteuid() == 0 && !job->host_user.empty()) {
+    passwd* pw = getpwnam(job->host_user.c_str());
+    std::string why = pw == nullptr ? absl::StrCat("no user ", job->host_user) : "";
+    if (pw != nullptr && KernelHostRunsAs(self, pw->pw_uid, pw->pw_gid, &why)) {
+      host_uid = pw->pw_uid;
+      host_gid = pw->pw_gid;
+      // A private temp folder the hosts' user owns, inside the job's folder
+      // (which that user may cross but not list).
+      const std::string tmp = job->work_dir + "/host-tmp";
+      if (chmod(job->work_dir.c_str(), 0711) == 0 && (mkdir(tmp.c_str(), 0700) == 0 || errno == EEXIST) &&
+          chown(tmp.c_str(), *host_uid, *host_gid) == 0) {
+        for (std::string& e : env) {
+          if (e.rfind("TMPDIR=", 0) == 0) e = "TMPDIR=" + tmp;
+        }
+        if (std::none_of(env.begin(), env.end(),
+                         [](const std::string& e) { return e.rfind("TMPDIR=", 0) == 0; })) {
+          env.push_back("TMPDIR=" + tmp);
+        }
+      }
+    } else {
+      std::fprintf(stderr, "kseek-runner: kernel hosts run as root without capabilities: %s\n",
+                   why.c_str());
+    }
+  }
 
   // The candidate and the baseline run in kernel hosts, apart from this
   // process and from each other.
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
   int started = 0;
   auto host_options = [&](const std::string& role, const std::string& library) {
     KernelHostOptions o;
@@ -154,6 +187,8 @@ int Main(int argc, char** argv) {
     o.isolate_network = job->isolate_network;
     o.log_path = absl::StrCat(job->work_dir, "/", role, "-", getpid(), "-", ++started, ".log");
     o.env = env;
+    o.uid = host_uid;
+    o.gid = host_gid;
     return o;
   };
   std::unique_ptr<KernelHost> baseline;

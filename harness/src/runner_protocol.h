@@ -44,6 +44,7 @@ struct JobFile {
   std::string work_dir;
   bool seccomp = true;
   bool isolate_network = false;
+  std::string host_user;  // SandboxOptions::kernel_host_user
   // Every message of the child carries this value; a line without it (for
   // instance one a kernel wrote to the result pipe) is a broken channel.
   std::string token;

@@ -18,19 +18,21 @@
 
 namespace kseek {
 
-absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role) {
+absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role,
+                                  const std::string& name_in) {
+  const std::string& name = name_in.empty() ? path : name_in;
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot load the ", role, " library ", path, ": ",
+        "cannot load the ", role, " library ", name, ": ",
         err != nullptr ? err : "unknown error"));
   }
   Kernel k;
   k.launch = reinterpret_cast<kseek_launch_fn>(dlsym(handle, "kseek_launch"));
   if (k.launch == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the ", role, " library ", path, " does not export kseek_launch"));
+        "the ", role, " library ", name, " does not export kseek_launch"));
   }
   k.error_message =
       reinterpret_cast<kseek_error_message_fn>(dlsym(handle, "kseek_error_message"));

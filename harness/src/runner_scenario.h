@@ -35,8 +35,10 @@ struct Kernel {
 };
 
 // dlopen (RTLD_NOW | RTLD_LOCAL) and resolve kseek_launch; `role`
-// ("reference", "baseline", "candidate") names the library in errors.
-absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role);
+// ("reference", "baseline", "candidate") and `name` (default: `path`) name
+// the library in errors.
+absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role,
+                                  const std::string& name = "");
 
 struct ScenarioJob {
   const TaskSpec* task = nullptr;
