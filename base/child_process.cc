@@ -174,10 +174,6 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const ChildSpe
   if (pid == 0) {
     const int rep = MoveHigh(report[1], highest + 3);
     if (spec.new_session ? setsid() < 0 : setpgid(0, 0) != 0) FailInChild(rep, kStepGroup);
-    if (spec.die_with_parent) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -233,6 +229,11 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const ChildSpe
       if (setresgid(*spec.gid, *spec.gid, *spec.gid) != 0) FailInChild(rep, kStepGid);
     }
     if (spec.uid && setresuid(*spec.uid, *spec.uid, *spec.uid) != 0) FailInChild(rep, kStepUid);
+    // After the change of user, which clears the parent-death signal.
+    if (spec.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);
+    }
     if (spec.before_exec) {
       const int err = spec.before_exec();
       if (err != 0) {

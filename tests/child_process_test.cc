@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <string>
@@ -162,6 +163,61 @@ TEST(ChildProcessTest, AnotherUserWhenPrivileged) {
   auto run = RunToEnd(spec, absl::Seconds(20));
   ASSERT_TRUE(run.ok()) << run.status();
   EXPECT_EQ(run->output, "65534\n65534\n");
+}
+
+}  // namespace
+}  // namespace kseek
+
+namespace kseek {
+namespace {
+
+// Starts `spec` from an intermediate process that exits at once; returns
+// whether the child was gone within two seconds of that.
+bool DiesWithItsParent(ChildSpec spec) {
+  int p[2];
+  if (pipe(p) != 0) return false;
+  const pid_t middle = fork();
+  if (middle == 0) {
+    close(p[0]);
+    auto child = ChildProcess::Start(spec);
+    pid_t pid = child.ok() ? (*child)->pid() : -1;
+    (void)!write(p[1], &pid, sizeof(pid));
+    _exit(0);  // without the destructor: the child must go by itself
+  }
+  close(p[1]);
+  pid_t pid = -1;
+  const bool got = read(p[0], &pid, sizeof(pid)) == sizeof(pid);
+  close(p[0]);
+  waitpid(middle, nullptr, 0);
+  if (!got || pid <= 0) return false;
+  for (int i = 0; i < 200; ++i) {
+    FILE* f = fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
+    if (f == nullptr) return true;
+    char state = 0;
+    const bool read_state = fscanf(f, "%*d %*s %c", &state) == 1;
+    fclose(f);
+    if (read_state && state == 'Z') return true;
+    usleep(10000);
+  }
+  kill(pid, SIGKILL);
+  return false;
+}
+
+TEST(ChildProcessTest, DiesWithItsParent) {
+  ChildSpec spec = Shell("exec sleep 30");
+  spec.die_with_parent = true;
+  spec.new_session = true;
+  EXPECT_TRUE(DiesWithItsParent(spec));
+}
+
+TEST(ChildProcessTest, DiesWithItsParentAlsoAsAnotherUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "skipped: not root, cannot change user";
+  ChildSpec spec = Shell("exec sleep 30");
+  spec.die_with_parent = true;
+  spec.new_session = true;
+  spec.uid = 65534;
+  spec.gid = 65534;
+  EXPECT_TRUE(DiesWithItsParent(spec));
 }
 
 }  // namespace
