@@ -298,6 +298,15 @@ ChildProcess::~ChildProcess() {
   CloseFd(&pidfd_);
 }
 
+pid_t ChildProcess::Release() {
+  const pid_t pid = pid_;
+  reaped_ = true;  // nothing left to do for the destructor
+  CloseFd(&out_.fd);
+  CloseFd(&err_.fd);
+  CloseFd(&pidfd_);
+  return pid;
+}
+
 void ChildProcess::Signal(int sig) {
   if (reaped_ || pid_ <= 0) return;
   if (kill(-pid_, sig) != 0) kill(pid_, sig);

@@ -104,6 +104,10 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
+  // Gives the child up: it is no longer watched, stopped or reaped by this
+  // object (a daemon meant to outlive its starter, such as `kseek up
+  // --detach`'s); returns its pid.
+  pid_t Release();
 
   // Where complete lines go; a line longer than `max_line_bytes` is cut
   // there and delivered, the rest of it dropped. Lines are delivered from
