@@ -43,6 +43,11 @@ ABSL_FLAG(std::string, progress, "auto",
           "auto (a progress line on a terminal), lines (one stderr line per finished scenario "
           "with the elapsed time, for logs) or none");
 ABSL_FLAG(bool, local, false, "evaluate on this machine even when a coordinator is configured");
+ABSL_FLAG(bool, unconfined, false,
+          "local only: kernel hosts without the seccomp filter and as this user, to tell a refusal "
+          "of the sandbox from a kernel's own failure");
+ABSL_FLAG(bool, skip_policy, false,
+          "local only: skip the text policy check, to see what the run-time sandbox does with a kernel");
 
 namespace kseek::cli {
 
@@ -51,7 +56,8 @@ namespace {
 const char kEvalUsage[] =
     "usage: kseek eval [--task DIR] [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
-    "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local]\n"
+    "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local] [--skip-policy]\n"
+    "                  [--unconfined]\n"
     "                  [--progress auto|lines|none] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
@@ -64,6 +70,10 @@ const char kEvalUsage[] =
     "--cache-dir are then the worker's business); --local forces this machine.\n"
     "--progress lines prints one line per finished scenario with the elapsed time (for\n"
     "logs, local mode; the default draws a progress line on a terminal only).\n"
+    "--skip-policy (local only) skips the text policy check, to see what the run-time\n"
+    "sandbox alone does with a kernel; no guarantee rests on the policy. --unconfined\n"
+    "(local only) runs the kernel hosts without the seccomp filter and as this user, to\n"
+    "tell a refusal of the sandbox from a kernel's own failure.\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
     "(including a refused request or an unreachable coordinator).\n";
 
@@ -267,7 +277,8 @@ int EvalCommand(const std::vector<std::string>& args) {
   bool help = false;
   if (!ParseFlags(args,
                   WithRemoteFlags({"task", "target", "scenarios", "seed", "json", "timing", "max_samples",
-                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress"}),
+                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress",
+                                   "skip_policy", "unconfined"}),
                   kEvalUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   auto usage_error = [](const std::string& what) {
@@ -320,6 +331,11 @@ int EvalCommand(const std::vector<std::string>& args) {
   if (absl::GetFlag(FLAGS_scenario_timeout) > 0) req.scenario_timeout_s = absl::GetFlag(FLAGS_scenario_timeout);
   req.gpu = absl::GetFlag(FLAGS_gpu);
   req.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  req.skip_policy = absl::GetFlag(FLAGS_skip_policy);
+  if (absl::GetFlag(FLAGS_unconfined)) {
+    req.sandbox.seccomp_kernels = false;
+    req.sandbox.kernel_host_user.clear();
+  }
 
   bool json = absl::GetFlag(FLAGS_json);
   auto mode = ProgressMode(json);
@@ -327,6 +343,10 @@ int EvalCommand(const std::vector<std::string>& args) {
   std::string settings_error;
   bool remote_mode = UseCoordinator(&settings_error);
   if (!settings_error.empty()) return usage_error(settings_error);
+  if (remote_mode && (req.skip_policy || absl::GetFlag(FLAGS_unconfined))) {
+    return usage_error("--skip-policy and --unconfined work only with --local: a coordinator "
+                       "always checks the policy and confines kernels");
+  }
   if (remote_mode) {
     if (req.gpu != 0 || !req.cache_dir.empty())
       return usage_error("--gpu and --cache-dir apply to local mode only (add --local)");

@@ -26,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/child_process.h"
 #include "cli.h"
 #include "nlohmann/json.hpp"
 #include "remote.h"
@@ -144,35 +145,19 @@ std::vector<LocalGpu> FindLocalGpus(std::string* why) {
 // Starts `exe args` in a session of its own (so a terminal's Ctrl-C
 // reaches only kseek, which stops it in order), stdout and stderr to `log`.
 absl::StatusOr<pid_t> Spawn(const std::string& exe, const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> all = {exe};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int log_fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (log_fd < 0) return absl::InternalError(absl::StrCat("cannot write ", log, ": ", strerror(errno)));
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(log_fd);
-    return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-  }
-  if (pid == 0) {
-    setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    int null_fd = open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    dup2(log_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    execv(exe.c_str(), argv.data());
-    static const char kFailed[] = "kseek up: exec failed\n";
-    ssize_t ignored = write(STDERR_FILENO, kFailed, sizeof kFailed - 1);
-    (void)ignored;
-    _exit(127);
-  }
-  close(log_fd);
-  return pid;
+  ChildSpec spec;
+  spec.path = exe;
+  spec.argv = {exe};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.new_session = true;
+  spec.stdout_to = ChildOutput::kFile;
+  spec.stderr_to = ChildOutput::kFile;
+  spec.output_file = log;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(spec);
+  if (!child.ok()) return child.status();
+  // Watched and stopped by pid from here (Exited, Stop), also by a later
+  // `kseek down`.
+  return (*child)->Release();
 }
 
 bool Exited(pid_t pid, bool is_child) {

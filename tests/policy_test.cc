@@ -254,12 +254,44 @@ TEST(PolicyLines, ReportedLineAndTextAreTheOriginal) {
       "}\n"                              // 9
       "#include <cublas_v2.h>\n";        // 10
   std::vector<PolicyViolation> found = Check(src);
-  ASSERT_EQ(found.size(), 2u);
-  EXPECT_EQ(found[0].line, 8);
-  EXPECT_EQ(found[0].text, "cudaEventCreate(&e);");
-  EXPECT_EQ(found[0].rule, "forbidden symbol: cudaEventCreate");
-  EXPECT_EQ(found[1].line, 10);
-  EXPECT_EQ(found[1].text, "#include <cublas_v2.h>");
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].line, 4);
+  EXPECT_EQ(found[0].text, "#define JOIN(a, b) \\");
+  EXPECT_EQ(found[0].rule.rfind("token pasting (##)", 0), 0u) << found[0].rule;
+  EXPECT_EQ(found[1].line, 8);
+  EXPECT_EQ(found[1].text, "cudaEventCreate(&e);");
+  EXPECT_EQ(found[1].rule, "forbidden symbol: cudaEventCreate");
+  EXPECT_EQ(found[2].line, 10);
+  EXPECT_EQ(found[2].text, "#include <cublas_v2.h>");
+}
+
+// The tricks that once passed the policy: each is now refused with its
+// line. (The run-time sandbox refuses what they do in any case.)
+TEST(PolicyHardening, EveryKnownEvasionIsRefused) {
+  struct Case {
+    const char* src;
+    const char* rule;
+  };
+  const Case cases[] = {
+      {"void f() { asm volatile(\"sys\" \"call\" ::: \"memory\"); }\n", "forbidden asm: syscall"},
+      {"void f() { (fopen)(\"/tmp/x\", \"w\"); }\n", "forbidden symbol: fopen"},
+      {"void f() { (kill)(1, 9); }\n", "forbidden symbol: kill"},
+      {"#include <link.h>\n", "forbidden include: link.h"},
+      {"#/**/include <thread>\n", "forbidden include: thread"},
+      {"#include <bits/std_thread.h>\n", "forbidden include: bits/std_thread.h"},
+      {"using namespace std;\nvoid f() { thread t([] {}); t.join(); }\n", "forbidden symbol: thread"},
+      {"#define P(a, b) a##b\nvoid f() { P(sys, tem)(\"x\"); }\n",
+       "token pasting (##): names assembled by the preprocessor cannot be checked"},
+      {"int g() __attribute__((ifunc(\"r\")));\n", "forbidden symbol: ifunc"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> rules = Rules(c.src);
+    EXPECT_NE(std::find(rules.begin(), rules.end(), c.rule), rules.end())
+        << c.src << "gave: " << ::testing::PrintToString(rules);
+  }
+  // Still allowed: a variable named thread without `using namespace std`,
+  // and a parenthesised expression that is not a call.
+  EXPECT_TRUE(Rules("int thread = 0; int y = (thread) + 1;\n").empty());
 }
 
 TEST(PolicyLines, SplicedIdentifierReportsItsFirstLine) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/child_process.h"
 #include "compile.h"
 
 namespace kseek {
@@ -105,43 +106,33 @@ WorkerDevice HostDevice() {
   return d;
 }
 
+// `name` itself when it holds a '/', else the first executable of that
+// name on PATH (empty when there is none).
+std::string FindProgram(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
 // Runs `path --version` and returns its output (both streams).
 absl::StatusOr<std::string> VersionText(const std::string& path) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return absl::InternalError("pipe failed");
-  std::vector<char*> argv = {const_cast<char*>(path.c_str()),
-                             const_cast<char*>("--version"), nullptr};
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    dup2(fds[1], STDERR_FILENO);
-    execvp(argv[0], argv.data());
-    _exit(127);
+  const std::string program = FindProgram(path);
+  absl::StatusOr<FinishedChild> run;
+  if (!program.empty()) {
+    ChildSpec spec;
+    spec.path = program;
+    spec.argv = {path, "--version"};
+    run = RunToEnd(spec, absl::Seconds(60));
   }
-  close(fds[1]);
-  if (pid < 0) {
-    close(fds[0]);
-    return absl::InternalError("fork failed");
-  }
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fds[0], buf, sizeof(buf))) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    text.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (program.empty() || !run.ok() || run->exit_code != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("compiler '", path, "' does not run (`", path, " --version` failed)"));
   }
-  return text;
+  return run->output;
 }
 
 }  // namespace

@@ -33,6 +33,7 @@
 #include "evaluate.h"
 #include "log.h"
 #include "registration.h"
+#include "sandbox.h"
 #include "worker_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
@@ -50,6 +51,9 @@ ABSL_FLAG(std::string, tls_key, "", "server private key (PEM) for this service's
 ABSL_FLAG(std::string, cache_dir, "",
           "compile cache (default: $KSEEK_CACHE_DIR or ~/.cache/kernelseek/compile)");
 ABSL_FLAG(int, compile_jobs, 2, "compiles of a job that run at once");
+ABSL_FLAG(bool, allow_unconfined, false,
+          "serve even where this machine cannot sandbox kernels (no seccomp filters): their code "
+          "then runs with this worker's rights");
 ABSL_FLAG(std::string, work_dir, "", "folder for the jobs' private scratch folders (default: temp dir)");
 
 namespace kseek {
@@ -164,6 +168,17 @@ int Main(int argc, char** argv) {
   }
   options.sandbox.enabled = true;
   if (*target == Target::kHost) options.sandbox.max_address_space_bytes = kHostAddressSpaceBytes;
+  std::string seccomp_why;
+  if (!CanUseSeccomp(&seccomp_why)) {
+    if (!absl::GetFlag(FLAGS_allow_unconfined)) {
+      return Fail(absl::FailedPreconditionError(absl::StrCat(
+          "this machine cannot sandbox kernels (seccomp filter: ", seccomp_why,
+          "); --allow-unconfined serves anyway, with kernels running with this worker's rights")));
+    }
+    WorkerLog(absl::StrCat("kernels run unconfined (--allow-unconfined): no seccomp filter (",
+                           seccomp_why, ")"));
+    options.sandbox.seccomp_kernels = false;
+  }
   std::string why;
   options.sandbox.isolate_network = CanIsolateNetwork(&why);
   if (!options.sandbox.isolate_network) {

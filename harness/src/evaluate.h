@@ -25,6 +25,9 @@ struct EvalRequest {
   Target target = Target::kHost;
   std::string kernel_source;   // the candidate's text
   std::string kernel_name;     // its file name, for messages ("kernel.cu")
+  // Skips the text policy (local `kseek eval --skip-policy`, to test the
+  // run-time sandbox); the service never sets it.
+  bool skip_policy = false;
   // Scenarios to run; empty means the task's own scenarios for the target.
   std::vector<Scenario> scenarios;
   std::optional<uint64_t> seed;  // fixed seed; otherwise a fresh secret one

@@ -16,8 +16,8 @@
 //                   | torch aten/ c10/                            | "execute/")
 //   host threads    | thread future execution pthread.h           | is the whole target or its
 //   files, process  | fstream filesystem unistd.h dlfcn.h fcntl.h | last path components
-//                   | spawn.h signal.h csignal                    |
-//   system headers  | sys/                                        | starts the target
+//                   | spawn.h signal.h csignal link.h elf.h       |
+//   system headers  | sys/ bits/                                  | starts the target
 //   macro include   | #include NAME                               | always (it cannot be read)
 //
 // CUB and Thrust ship inside CUDA and are allowed; so are <cstdio> (printf),
@@ -46,7 +46,9 @@
 //                     | cuDevicePrimaryCtxReset                     |
 //                     | cudaProfilerStart cudaProfilerStop          |
 //   host threads      | pthread_create thrd_create                  | anywhere
-//                     | thread jthread async                        | qualified by std::
+//                     | thread jthread async                        | qualified by std::, or
+//                     |                                             | anywhere after `using
+//                     |                                             | namespace std`
 //                     | fork vfork clone                            | used as a function (*)
 //   files, processes, | dlopen dlmopen dlsym dlvsym RTLD_NEXT       | anywhere
 //   signals, loading, | RTLD_DEFAULT dl_iterate_phdr syscall ptrace |
@@ -60,13 +62,17 @@
 //                     | pread pwrite mmap system exit _exit _Exit   |
 //                     | quick_exit kill raise signal sigaction      |
 //                     | unlink ioctl socket                         |
-//   load-time code    | constructor destructor section (and the     | inside __attribute__((..))
-//                     | __x__ spellings)                            | or after gnu::
-//   asm               | asm text holding syscall, sysenter,         | in any asm statement
+//   load-time code    | constructor destructor section ifunc (and   | inside __attribute__((..))
+//                     | the __x__ spellings)                        | or after gnu::
+//   asm               | asm text (its literals joined) holding      | in any asm statement
+//                     | syscall, sysenter,                          |
 //                     | int $0x80, svc, init_array, fini_array,     |
 //                     | .ctors, .dtors                              |
 //
-// (*) "Used as a function": followed by "(", its address taken ("&write"),
+// Token pasting (## in a #define) is refused: it can assemble any name.
+// Comments between '#' and a directive's name are read through.
+//
+// (*) "Used as a function": followed by "(" (also as "(write)(...)"), its address taken ("&write"),
 // assigned ("= write;"), or named in a #define body; and not a member
 // (".read(", "->write(") nor qualified by a namespace or class other than
 // std:: ("file::open("). So `cudaMemcpyAsync`, `stream.write(...)` and a
@@ -77,9 +83,9 @@
 // its forbidden_symbols are identifiers flagged anywhere ("ns::name" also
 // requires that qualifier).
 //
-// This is a reading of the text, not of the preprocessed program: token
-// pasting (##) can still assemble a name; what such a kernel does is then
-// caught, if at all, by the runner's checks at run time.
+// This is a reading of the text, not of the preprocessed program, and a
+// courtesy: it refuses early, with the line, what the run-time sandbox
+// (sandbox.h, in the kernel hosts) refuses anyway. No guarantee rests on it.
 #include "policy.h"
 
 #include <algorithm>
@@ -124,7 +130,8 @@ constexpr IncludeRule kIncludeRules[] = {
     {"unistd.h", IncludeMatch::kHeader},  {"dlfcn.h", IncludeMatch::kHeader},
     {"fcntl.h", IncludeMatch::kHeader},   {"spawn.h", IncludeMatch::kHeader},
     {"signal.h", IncludeMatch::kHeader},  {"csignal", IncludeMatch::kHeader},
-    {"sys/", IncludeMatch::kFolder},
+    {"link.h", IncludeMatch::kHeader},    {"elf.h", IncludeMatch::kHeader},
+    {"sys/", IncludeMatch::kFolder},      {"bits/", IncludeMatch::kFolder},
 };
 
 enum class SymbolMatch {
@@ -254,6 +261,8 @@ constexpr SymbolRule kSymbolRules[] = {
     {"__destructor__", SymbolMatch::kAttribute},
     {"section", SymbolMatch::kAttribute},
     {"__section__", SymbolMatch::kAttribute},
+    {"ifunc", SymbolMatch::kAttribute},
+    {"__ifunc__", SymbolMatch::kAttribute},
 };
 
 // Text inside an asm statement that makes it forbidden.
@@ -388,7 +397,20 @@ void Blank(CleanSource* out) {
       in_directive = true;
       directive = {i, n, false};
       size_t j = i + (c == '#' ? 1 : 2);
-      while (j < n && IsBlank(s[j])) ++j;
+      // Blanks and comments may stand between '#' and the directive's name
+      // (`#/**/include` is an include).
+      while (j < n) {
+        if (IsBlank(s[j])) {
+          ++j;
+        } else if (s[j] == '/' && j + 1 < n && s[j + 1] == '*') {
+          size_t end = s.find("*/", j + 2);
+          end = end == std::string::npos ? n : end + 2;
+          blank(j, end);
+          j = end;
+        } else {
+          break;
+        }
+      }
       in_include =
           WordAt(s, j, "include") || WordAt(s, j, "include_next") || WordAt(s, j, "import");
       directive.is_define = WordAt(s, j, "define");
@@ -469,6 +491,7 @@ struct Context {
   char after = 0;          // the character after it
   bool in_define = false;
   bool in_attribute = false;
+  bool std_in_scope = false;  // the file says `using namespace std`
 };
 
 size_t SkipBlanksBack(const std::string& s, size_t i) {
@@ -504,6 +527,11 @@ Context ContextOf(const std::string& s, size_t begin, size_t end) {
   ctx.before = p > 0 ? s[p - 1] : 0;
   size_t a = SkipBlanksForward(s, end);
   ctx.after = a < s.size() ? s[a] : 0;
+  // "(name)(...)" calls name too.
+  if (ctx.before == '(' && ctx.after == ')') {
+    const size_t b = SkipBlanksForward(s, a + 1);
+    if (b < s.size() && s[b] == '(') ctx.after = '(';
+  }
   return ctx;
 }
 
@@ -523,7 +551,8 @@ bool SymbolRuleMatches(SymbolMatch match, const Context& ctx) {
     case SymbolMatch::kFunction:
       return UsedAsFunction(ctx);
     case SymbolMatch::kStd:
-      return ctx.qualified && ctx.qualifier == "std";
+      return (ctx.qualified && ctx.qualifier == "std") ||
+             (ctx.std_in_scope && !ctx.member && !ctx.qualified);
     case SymbolMatch::kAttribute:
       return ctx.in_attribute ||
              (ctx.qualified && (ctx.qualifier == "gnu" || ctx.qualifier == "__gnu__"));
@@ -639,8 +668,34 @@ std::vector<TaskSymbol> TaskSymbols(const Policy& task_policy) {
   return out;
 }
 
+// Whether the text says `using namespace std` (blanks and newlines between
+// the words).
+bool UsesNamespaceStd(const std::string& s) {
+  for (size_t pos = s.find("using"); pos != std::string::npos; pos = s.find("using", pos + 1)) {
+    if (pos > 0 && IsIdentChar(s[pos - 1])) continue;
+    size_t p = SkipBlanksForward(s, pos + 5);
+    if (!WordAt(s, p, "namespace")) continue;
+    p = SkipBlanksForward(s, p + 9);
+    if (WordAt(s, p, "std")) return true;
+  }
+  return false;
+}
+
+// Token pasting (##) in a #define: the policy cannot read the names it
+// assembles.
+void CheckPasting(const CleanSource& clean, Collector* found) {
+  for (const CleanSource::Directive& d : clean.directives) {
+    if (!d.is_define) continue;
+    const size_t at = clean.text.find("##", d.begin);
+    if (at != std::string::npos && at < d.end) {
+      found->Add(d.begin, "token pasting (##): names assembled by the preprocessor cannot be checked");
+    }
+  }
+}
+
 void CheckIdentifiers(const CleanSource& clean, const Policy& task_policy, Collector* found) {
   const std::string& s = clean.text;
+  const bool std_in_scope = UsesNamespaceStd(s);
   const std::vector<TaskSymbol> task_symbols = TaskSymbols(task_policy);
   size_t directive = 0;      // next directive that may contain i
   size_t attribute_end = 0;  // end of the __attribute__ group we are in
@@ -684,12 +739,14 @@ void CheckIdentifiers(const CleanSource& clean, const Policy& task_policy, Colle
         }
       }
       end = ParenGroupEnd(s, end);
+      // Adjacent literals are one string to the compiler ("sys" "call").
+      std::string text;
       for (const Literal& lit : clean.literals) {
-        if (lit.pos < begin || lit.pos >= end) continue;
-        for (const char* pattern : kAsmPatterns) {
-          if (lit.text.find(pattern) != std::string::npos) {
-            found->Add(begin, absl::StrCat("forbidden asm: ", pattern));
-          }
+        if (lit.pos >= begin && lit.pos < end) absl::StrAppend(&text, lit.text);
+      }
+      for (const char* pattern : kAsmPatterns) {
+        if (text.find(pattern) != std::string::npos) {
+          found->Add(begin, absl::StrCat("forbidden asm: ", pattern));
         }
       }
     }
@@ -702,6 +759,7 @@ void CheckIdentifiers(const CleanSource& clean, const Policy& task_policy, Colle
                     clean.directives[directive].begin <= begin &&
                     clean.directives[directive].is_define;
     ctx.in_attribute = begin < attribute_end;
+    ctx.std_in_scope = std_in_scope;
 
     for (const SymbolRule& rule : kSymbolRules) {
       if (ident == rule.name && SymbolRuleMatches(rule.match, ctx)) {
@@ -728,6 +786,7 @@ std::vector<PolicyViolation> CheckPolicy(const std::string& source, const std::s
   Blank(&clean);
   Collector found(source, clean);
   CheckIncludes(clean, task_policy, &found);
+  CheckPasting(clean, &found);
   CheckIdentifiers(clean, task_policy, &found);
   return found.Take();
 }

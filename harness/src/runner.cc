@@ -27,6 +27,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/child_process.h"
 #include "runner_protocol.h"
 
 namespace kseek {
@@ -60,6 +61,10 @@ json JobFileToJson(const JobFile& job) {
                 {"target_rse", t.target_rse},
                 {"max_seconds", t.max_seconds}}},
               {"gpu", job.gpu},
+              {"work_dir", job.work_dir},
+              {"seccomp", job.seccomp},
+              {"isolate_network", job.isolate_network},
+              {"host_user", job.host_user},
               {"token", job.token}};
 }
 
@@ -110,6 +115,10 @@ absl::StatusOr<JobFile> JobFileFromJson(const json& j,
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seed", origin, "", &job.seed));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "gpu", origin, "", &job.gpu));
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "token", origin, "", &job.token));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "work_dir", origin, "", &job.work_dir));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seccomp", origin, "", &job.seccomp));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "isolate_network", origin, "", &job.isolate_network));
+  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "host_user", origin, "", &job.host_user));
 
   json timing;
   KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "timing", origin, "", &timing));
@@ -268,150 +277,59 @@ std::string LastLines(const std::string& text, int n) {
   return out;
 }
 
-std::string DescribeWaitStatus(int status) {
-  if (WIFSIGNALED(status)) {
-    int sig = WTERMSIG(status);
-    const char* name = strsignal(sig);
-    return absl::StrCat("was killed by signal ", sig, " (",
-                        name != nullptr ? name : "unknown", ")");
-  }
-  if (WIFEXITED(status)) {
-    return absl::StrCat("exited with status ", WEXITSTATUS(status));
-  }
-  return "ended";
-}
-
-void KillGroup(pid_t pid) {
-  kill(-pid, SIGKILL);
-  kill(pid, SIGKILL);
-}
-
-// Waits for `pid`; after `grace` kills its group and waits for good.
-int WaitChild(pid_t pid, absl::Duration grace) {
-  const absl::Time deadline = absl::Now() + grace;
-  int status = 0;
-  while (true) {
-    pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) return status;
-    if (w < 0 && errno != EINTR) return status;
-    if (absl::Now() >= deadline) break;
-    absl::SleepFor(absl::Milliseconds(5));
-  }
-  KillGroup(pid);
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return status;
-}
-
-struct ChildProcess {
-  pid_t pid = -1;
-  int result_fd = -1;  // our (read) end of the result pipe, non-blocking
+// A started runner child and our (read, non-blocking) end of its result
+// pipe.
+struct RunnerChild {
+  std::unique_ptr<ChildProcess> process;
+  int result_fd = -1;
 };
-
-// Sets one resource limit (soft and hard) in a child; async-signal-safe.
-void LimitResource(int resource, uint64_t value) {
-  rlimit lim{static_cast<rlim_t>(value), static_cast<rlim_t>(value)};
-  setrlimit(resource, &lim);
-}
 
 // Starts `runner --job JOB --result-fd N` in its own process group with
 // stdin from /dev/null, stdout and stderr to `log_path`, and no other
 // descriptor than the write end of the result pipe (number N). With the
-// sandbox enabled, the child gets `sandbox_env` as its whole environment and
-// the sandbox's limits before exec.
-absl::StatusOr<ChildProcess> StartChild(const std::string& runner,
-                                        const std::string& job_path,
-                                        const std::string& log_path,
-                                        const SandboxOptions& sandbox,
-                                        const std::vector<std::string>& sandbox_env) {
+// sandbox enabled, the child gets `sandbox_env` as its whole environment,
+// the sandbox's limits, a network namespace where the kernel allows it, is
+// killed when this thread ends, and ignores the stop signals: stopping is
+// the service's decision (a stop signal sent to every process of a batch
+// job, Slurm's scancel, must not end the kernel a draining worker finishes;
+// the service still ends children with SIGKILL).
+absl::StatusOr<RunnerChild> StartChild(const std::string& runner, const std::string& job_path,
+                                       const std::string& log_path, const SandboxOptions& sandbox,
+                                       const std::vector<std::string>& sandbox_env) {
   int pipe_fds[2];
   if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
     return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
   }
-  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (log_fd < 0) {
-    int err = errno;
-    close(pipe_fds[0]);
-    close(pipe_fds[1]);
-    return absl::InternalError(
-        absl::StrCat("cannot create ", log_path, ": ", strerror(err)));
-  }
-  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
   const int result_fd = PickResultFd();
-  const std::string fd_text = std::to_string(result_fd);
-  // Everything the child needs is prepared before fork: after it, only
-  // async-signal-safe calls.
-  std::vector<char*> argv = {const_cast<char*>(runner.c_str()),
-                             const_cast<char*>("--job"),
-                             const_cast<char*>(job_path.c_str()),
-                             const_cast<char*>("--result-fd"),
-                             const_cast<char*>(fd_text.c_str()), nullptr};
-  std::vector<char*> envp;
-  for (const std::string& entry : sandbox_env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
-  static const char kExecFailed[] = "kseek-runner: exec failed\n";
-  const pid_t parent = getpid();
-
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (null_fd >= 0) dup2(null_fd, STDIN_FILENO);
-    dup2(log_fd, STDOUT_FILENO);
-    dup2(log_fd, STDERR_FILENO);
-    if (pipe_fds[1] == result_fd) {
-      fcntl(result_fd, F_SETFD, 0);
-    } else {
-      dup2(pipe_fds[1], result_fd);
+  ChildSpec spec;
+  spec.path = runner;
+  spec.argv = {runner, "--job", job_path, "--result-fd", std::to_string(result_fd)};
+  spec.stdout_to = ChildOutput::kFile;
+  spec.stderr_to = ChildOutput::kFile;
+  spec.output_file = log_path;
+  spec.pass_fds = {{pipe_fds[1], result_fd}};
+  if (sandbox.enabled) {
+    spec.env = sandbox_env;
+    spec.die_with_parent = true;
+    spec.ignore_signals = {SIGTERM, SIGINT, SIGHUP};
+    spec.rlimits = {{RLIMIT_CORE, 0},
+                    {RLIMIT_FSIZE, sandbox.max_file_bytes},
+                    {RLIMIT_NOFILE, sandbox.max_open_files}};
+    if (sandbox.max_address_space_bytes > 0) {
+      spec.rlimits.push_back({RLIMIT_AS, sandbox.max_address_space_bytes});
     }
-    // Close everything else (close_range, with a loop where the kernel
-    // lacks it).
-    if (syscall(SYS_close_range, 3u, static_cast<unsigned>(result_fd - 1), 0u) != 0) {
-      for (int fd = 3; fd < result_fd; ++fd) close(fd);
-    }
-    if (syscall(SYS_close_range, static_cast<unsigned>(result_fd + 1), ~0u, 0u) != 0) {
-      for (int fd = result_fd + 1; fd < 65536; ++fd) close(fd);
-    }
-    if (!sandbox.enabled) {
-      execv(argv[0], argv.data());
-    } else {
-      // A service killed outright must not leave kernels running.
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);
-      // Stopping is the service's decision: a stop signal sent to every
-      // process of a batch job (Slurm's scancel) must not end the kernel
-      // that the draining service is finishing. Ignored dispositions
-      // survive exec; the service still ends children with SIGKILL.
-      struct sigaction ignore {};
-      ignore.sa_handler = SIG_IGN;
-      for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &ignore, nullptr);
-      LimitResource(RLIMIT_CORE, 0);
-      LimitResource(RLIMIT_FSIZE, sandbox.max_file_bytes);
-      LimitResource(RLIMIT_NOFILE, sandbox.max_open_files);
-      if (sandbox.max_address_space_bytes > 0) {
-        LimitResource(RLIMIT_AS, sandbox.max_address_space_bytes);
-      }
-      // Without the privilege this fails and the child keeps the network;
-      // the service reports that once at start-up (CanIsolateNetwork).
-      if (sandbox.isolate_network) (void)unshare(CLONE_NEWNET);
-      execve(argv[0], argv.data(), envp.data());
-    }
-    (void)!write(STDERR_FILENO, kExecFailed, sizeof(kExecFailed) - 1);
-    _exit(127);
+    // Without the privilege this fails and the child keeps the network;
+    // the service reports that once at start-up (CanIsolateNetwork).
+    if (sandbox.isolate_network) spec.unshare_flags = CLONE_NEWNET;
   }
-  int fork_errno = errno;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(spec);
   close(pipe_fds[1]);
-  close(log_fd);
-  if (null_fd >= 0) close(null_fd);
-  if (pid < 0) {
+  if (!child.ok()) {
     close(pipe_fds[0]);
-    return absl::InternalError(absl::StrCat("fork: ", strerror(fork_errno)));
+    return child.status();
   }
-  setpgid(pid, pid);  // also here, so that a kill never races the child's own call
   fcntl(pipe_fds[0], F_SETFL, fcntl(pipe_fds[0], F_GETFL) | O_NONBLOCK);
-  return ChildProcess{pid, pipe_fds[0]};
+  return RunnerChild{std::move(*child), pipe_fds[0]};
 }
 
 }  // namespace
@@ -693,6 +611,10 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
   file.seed = job_.seed;
   file.timing = job_.timing;
   file.gpu = job_.gpu;
+  file.work_dir = job_.work_dir;
+  file.seccomp = job_.sandbox.seccomp_kernels;
+  file.isolate_network = job_.sandbox.enabled && job_.sandbox.isolate_network;
+  file.host_user = job_.sandbox.kernel_host_user;
   file.token = RandomToken();
   const std::vector<int> assigned(remaining_.begin(), remaining_.end());
 
@@ -702,15 +624,13 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
       absl::StrCat(job_.work_dir, "/runner-", generation, ".log");
   absl::Status written = WritePrivateFile(job_path, JobFileToJson(file).dump());
   if (!written.ok()) return written;
-  absl::StatusOr<ChildProcess> child = StartChild(job_.runner_path, job_path, log_path,
-                                                   job_.sandbox, sandbox_env_);
+  absl::StatusOr<RunnerChild> child = StartChild(job_.runner_path, job_path, log_path,
+                                                  job_.sandbox, sandbox_env_);
   if (!child.ok()) return child.status();
 
   int in_flight = -1;
   Ending ending = Ending::kNone;
   std::string bad_message;
-  bool exited = false;
-  int wait_status = 0;
   std::string buffer;
   idle_deadline_ = absl::Now() + IdleLimit();
 
@@ -760,39 +680,36 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
       ending = in_flight >= 0 ? Ending::kScenarioTimeout : Ending::kIdleTimeout;
       break;
     }
-    const absl::Duration wait = std::min({job_deadline_ - now, limit - now,
-                                          absl::Milliseconds(100)});
-    pollfd p{child->result_fd, POLLIN, 0};
-    int rc = poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(wait)) + 1);
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc != 0) {
+    const PumpResult pumped = child->process->Pump(std::min(job_deadline_, limit),
+                                                   {child->result_fd});
+    if (pumped.woken) {
       if (!consume() && ending == Ending::kNone) ending = Ending::kClosed;
       continue;
     }
-    // Quiet: the child may have exited while a descendant holds the pipe.
-    if (waitpid(child->pid, &wait_status, WNOHANG) == child->pid) {
-      exited = true;
+    // The child exited, while a descendant may hold the pipe.
+    if (pumped.exited) {
       consume();
       if (ending == Ending::kNone) ending = Ending::kExited;
     }
   }
 
-  if (!exited) {
+  ChildProcess& process = *child->process;
+  if (!process.reaped()) {
     const bool orderly = ending == Ending::kDone || ending == Ending::kClosed;
-    wait_status = WaitChild(child->pid, orderly ? kExitGrace : absl::ZeroDuration());
+    if (!orderly) process.Kill();
+    process.Wait(absl::Now() + kExitGrace);
   }
-  kill(-child->pid, SIGKILL);  // whatever it left behind in its group
   close(child->result_fd);
 
   const std::string log = ReadTail(log_path, kMaxLogBytes);
   if (!log.empty()) {
     absl::StrAppend(&result_.log, "--- kseek-runner #", generation, " (pid ",
-                    child->pid, ") ---\n", log);
+                    process.pid(), ") ---\n", log);
     if (log.back() != '\n') result_.log += '\n';
   }
   std::string tail = LastLines(log, kTailLines);
   if (!tail.empty()) tail = "; its last output:\n" + tail;
-  const std::string death = DescribeWaitStatus(wait_status);
+  const std::string death = process.ExitDescription();
   const int before = static_cast<int>(remaining_.size());
 
   switch (ending) {
@@ -824,12 +741,13 @@ absl::StatusOr<JobRunner::ChildOutcome> JobRunner::RunChild(int generation) {
     case Ending::kClosed:
     case Ending::kExited:
       if (in_flight >= 0) {
-        const bool clean_exit = WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
+        int code = -1;
+        const bool clean_exit = process.ExitedNormally(&code) && code == 0;
         FinishWith(in_flight, ScenarioStatus::kCrash,
                    absl::StrCat("the runner ", death, " during the scenario",
                                 clean_exit ? " (the kernel ended the process)" : "",
                                 tail),
-                   WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
+                   process.TermSignal());
       } else if (out.failure.empty()) {
         out.failure = absl::StrCat("the runner ", death,
                                    out.ready ? " between scenarios" : " before it was ready",

@@ -49,6 +49,14 @@ struct SandboxOptions {
   uint64_t max_open_files = 1024;                  // RLIMIT_NOFILE
   uint64_t max_address_space_bytes = 0;            // RLIMIT_AS; 0: no limit
   bool isolate_network = true;                     // unshare(CLONE_NEWNET)
+  // The seccomp filter of the kernel hosts (sandbox.h), whether or not the
+  // rest is enabled: off only where the machine cannot install it
+  // (CanUseSeccomp), which the caller says.
+  bool seccomp_kernels = true;
+  // The user the kernel hosts run as when the judge runs as root (a name;
+  // empty: root, without capabilities). Used only where that user can run
+  // the runner, which the judge tries first.
+  std::string kernel_host_user = "nobody";
 };
 
 // The environment ("NAME=value" entries) of a sandboxed child: the variables

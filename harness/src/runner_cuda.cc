@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 namespace kseek {
@@ -52,6 +53,9 @@ struct CudaApi {
   CUresult (*EventDestroy)(CUevent) = nullptr;
   CUresult (*GetErrorString)(CUresult, const char**) = nullptr;
   CUresult (*GetErrorName)(CUresult, const char**) = nullptr;
+  CUresult (*IpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr) = nullptr;
+  CUresult (*IpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned int) = nullptr;
+  CUresult (*IpcCloseMemHandle)(CUdeviceptr) = nullptr;
 };
 
 // Resolves `name` (or, when absent, `fallback`) from `lib` into `*fn`.
@@ -93,6 +97,9 @@ absl::Status ResolveAll(void* lib, CudaApi* api) {
       Resolve(lib, "cuEventDestroy_v2", "cuEventDestroy", &api->EventDestroy),
       Resolve(lib, "cuGetErrorString", nullptr, &api->GetErrorString),
       Resolve(lib, "cuGetErrorName", nullptr, &api->GetErrorName),
+      Resolve(lib, "cuIpcGetMemHandle", nullptr, &api->IpcGetMemHandle),
+      Resolve(lib, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle", &api->IpcOpenMemHandle),
+      Resolve(lib, "cuIpcCloseMemHandle", nullptr, &api->IpcCloseMemHandle),
   };
   for (const absl::Status& s : results) {
     if (!s.ok()) return s;
@@ -187,6 +194,30 @@ class CudaDevice : public Device {
     s.device_ms = ms;
     s.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     return s;
+  }
+  absl::StatusOr<SharedAllocation> Share(void* base, size_t bytes) override {
+    CUipcMemHandle h;
+    absl::Status st = Check(api_.IpcGetMemHandle(&h, DevicePtr(base)), "cuIpcGetMemHandle");
+    if (!st.ok()) return st;
+    SharedAllocation a;
+    a.bytes = bytes;
+    a.handle.assign(reinterpret_cast<const char*>(&h), sizeof(h));
+    return a;
+  }
+  absl::StatusOr<void*> Map(const SharedAllocation& shared) override {
+    CUipcMemHandle h;
+    if (shared.handle.size() != sizeof(h)) {
+      return absl::InvalidArgumentError("the IPC memory handle has the wrong size");
+    }
+    memcpy(&h, shared.handle.data(), sizeof(h));
+    CUdeviceptr p = 0;
+    absl::Status st = Check(api_.IpcOpenMemHandle(&p, h, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+                            "cuIpcOpenMemHandle");
+    if (!st.ok()) return st;
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+  }
+  void Unmap(void* p, size_t) override {
+    if (!broken_) api_.IpcCloseMemHandle(DevicePtr(p));
   }
 
  private:

@@ -2,7 +2,13 @@
 // buffers (runner_device.h).
 #include "runner_device.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <map>
+
+#include <fcntl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -101,23 +107,72 @@ class HostDevice : public Device {
         _SC_LEVEL3_CACHE_SIZE, static_cast<int64_t>(kDefaultLastLevelCache)));
     flush_bytes_ = std::min(2 * llc, kMaxHostFlushBytes);
   }
-  ~HostDevice() override { std::free(flush_); }
+  ~HostDevice() override {
+    std::free(flush_);
+    for (const auto& [p, a] : allocations_) {
+      munmap(p, a.bytes);
+      close(a.fd);
+    }
+  }
 
   const DeviceInfo& info() const override { return info_; }
   void* stream() const override { return nullptr; }
   bool has_device_clock() const override { return false; }
   bool broken() const override { return false; }
 
+  // Every allocation is a memfd mapping, so that a kernel host can map the
+  // same pages (Share/Map).
   absl::StatusOr<void*> Alloc(size_t bytes) override {
     const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
-    void* p = std::aligned_alloc(kHostAlignment, rounded);
-    if (p == nullptr) {
+    const int fd = memfd_create("kseek-tensor", MFD_CLOEXEC);
+    if (fd < 0) {
       return absl::ResourceExhaustedError(
-          absl::StrCat("cannot allocate ", bytes, " bytes of host memory"));
+          absl::StrCat("cannot allocate ", bytes, " bytes of host memory: memfd_create: ",
+                       strerror(errno)));
     }
+    void* p = MAP_FAILED;
+    if (ftruncate(fd, static_cast<off_t>(rounded)) == 0) {
+      p = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      close(fd);
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate ", bytes, " bytes of host memory: ", strerror(err)));
+    }
+    allocations_[p] = Allocation{fd, rounded};
     return p;
   }
-  void Free(void* p) override { std::free(p); }
+  void Free(void* p) override {
+    auto it = allocations_.find(p);
+    if (it == allocations_.end()) return;
+    munmap(p, it->second.bytes);
+    close(it->second.fd);
+    allocations_.erase(it);
+  }
+  absl::StatusOr<SharedAllocation> Share(void* base, size_t bytes) override {
+    auto it = allocations_.find(base);
+    if (it == allocations_.end()) {
+      return absl::InvalidArgumentError("Share: not an allocation of this device");
+    }
+    SharedAllocation a;
+    a.bytes = it->second.bytes;
+    a.fd = fcntl(it->second.fd, F_DUPFD_CLOEXEC, 3);
+    if (a.fd < 0) return absl::InternalError(absl::StrCat("dup: ", strerror(errno)));
+    return a;
+  }
+  absl::StatusOr<void*> Map(const SharedAllocation& shared) override {
+    if (shared.fd < 0) return absl::InvalidArgumentError("no descriptor came with the buffer");
+    // Populated now: page faults on first touch would count in the timed calls.
+    void* p = mmap(nullptr, shared.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                   shared.fd, 0);
+    if (p == MAP_FAILED) return absl::InternalError(absl::StrCat("mmap: ", strerror(errno)));
+    return p;
+  }
+  void Unmap(void* p, size_t bytes) override {
+    const size_t rounded = (bytes + kHostAlignment - 1) / kHostAlignment * kHostAlignment;
+    munmap(p, rounded);
+  }
   absl::Status Upload(void* dst, const void* src, size_t bytes) override {
     std::memcpy(dst, src, bytes);
     return absl::OkStatus();
@@ -159,7 +214,12 @@ class HostDevice : public Device {
   }
 
  private:
+  struct Allocation {
+    int fd = -1;
+    size_t bytes = 0;
+  };
   DeviceInfo info_;
+  std::map<void*, Allocation> allocations_;
   unsigned char* flush_ = nullptr;
   size_t flush_bytes_ = 0;
   unsigned char flush_value_ = 0;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,14 @@ struct Sample {
   double device_ms = 0;  // device events around the call (host: = host_ms)
   double host_ms = 0;    // host clock from before the start event to after
                          // the device was idle again
+};
+
+// An allocation made shareable with another process (Device::Share), and
+// what that process maps (Device::Map).
+struct SharedAllocation {
+  size_t bytes = 0;
+  int fd = -1;          // host: a memfd the receiver maps (the sender closes its copy)
+  std::string handle;   // CUDA: the IPC memory handle's bytes
 };
 
 class Device {
@@ -64,6 +73,13 @@ class Device {
   // Calls `call` between two device events on the legacy stream and waits
   // for the whole context. Queued work must have been synchronised first.
   virtual absl::StatusOr<Sample> TimedCall(const std::function<int()>& call) = 0;
+
+  // Makes allocation `base` (from Alloc, `bytes` long) mappable by another
+  // process of the same device (host: a memfd; CUDA: an IPC handle).
+  virtual absl::StatusOr<SharedAllocation> Share(void* base, size_t bytes) = 0;
+  // Maps what another process shared; Unmap releases it.
+  virtual absl::StatusOr<void*> Map(const SharedAllocation& shared) = 0;
+  virtual void Unmap(void* p, size_t bytes) = 0;
 };
 
 // Owns one allocation of a Device.
@@ -123,6 +139,10 @@ class GuardedBuffer {
   void* data() const {
     return static_cast<unsigned char*>(buffer_.data()) + kGuardBytes;
   }
+  // The whole allocation: [guard | data | guard].
+  void* base() const { return buffer_.data(); }
+  size_t allocation_bytes() const { return bytes_ + 2 * kGuardBytes; }
+  size_t bytes() const { return bytes_; }
 
   // Compares both guards with `pattern` (kGuardBytes bytes, the one given
   // to AllocGuarded). Synchronous: queued work must have been synchronised.

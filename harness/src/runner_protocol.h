@@ -39,6 +39,12 @@ struct JobFile {
   uint64_t seed = 0;
   TimingOptions timing;
   int gpu = 0;
+  // Where the judge writes its kernel hosts' logs (the job's private
+  // folder), and how they are confined.
+  std::string work_dir;
+  bool seccomp = true;
+  bool isolate_network = false;
+  std::string host_user;  // SandboxOptions::kernel_host_user
   // Every message of the child carries this value; a line without it (for
   // instance one a kernel wrote to the result pipe) is a broken channel.
   std::string token;

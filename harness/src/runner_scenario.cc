@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -17,19 +18,21 @@
 
 namespace kseek {
 
-absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role) {
+absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role,
+                                  const std::string& name_in) {
+  const std::string& name = name_in.empty() ? path : name_in;
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
     return absl::FailedPreconditionError(absl::StrCat(
-        "cannot load the ", role, " library ", path, ": ",
+        "cannot load the ", role, " library ", name, ": ",
         err != nullptr ? err : "unknown error"));
   }
   Kernel k;
   k.launch = reinterpret_cast<kseek_launch_fn>(dlsym(handle, "kseek_launch"));
   if (k.launch == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "the ", role, " library ", path, " does not export kseek_launch"));
+        "the ", role, " library ", name, " does not export kseek_launch"));
   }
   k.error_message =
       reinterpret_cast<kseek_error_message_fn>(dlsym(handle, "kseek_error_message"));
@@ -40,12 +43,36 @@ namespace {
 
 // Poison for outputs: 0xFF bytes are NaN in every floating-point type.
 constexpr uint8_t kPoison = 0xFF;
-// A candidate whose host-minus-event gap exceeds the baseline's by more
-// than max(kMinEscapeMs, kEscapeFraction x its event time) hid work from
-// the events.
-constexpr double kMinEscapeMs = 0.050;
-constexpr double kEscapeFraction = 0.25;
+// The candidate's times are cross-checked against clocks outside its
+// process: the judge's wall clock around each call (GPU) or the kernel
+// host's CPU time (host). Its median excess over the baseline's process
+// (the same code, honest) may be at most max(floor, kExcessFraction x its
+// reported median), the floor being what the noise of the outside clock
+// needs: on the H200 machine the judge's wall clock around a call (about
+// 0.24 ms of messages and context switches between three CUDA contexts)
+// differed by up to 0.06 ms between two honest processes; a process's CPU
+// time on a loaded 2-core host by up to 0.08 ms per call (cache and
+// page-fault costs are charged to it). Work or time hidden below the floor
+// goes unseen. Without a baseline, kNoBaselineExcessMs more.
+constexpr double kMinExcessGpuMs = 0.100;
+constexpr double kMinExcessHostMs = 0.250;
+constexpr double kExcessFraction = 0.10;
+constexpr double kNoBaselineExcessMs = 0.100;
 constexpr size_t kMaxKernelMessage = 500;
+// Buffer sets: set 0 for the checks before timing, kTimingSets more; the
+// candidate's timed calls pick one of these kTimingSets + 1 at random. One
+// made after timing for the re-check (kFreshSet), and the baseline's own
+// (kBaselineSet: it is trusted, and never touches the candidate's sets).
+// Each set is shared with one kernel host only.
+constexpr int kTimingSets = 2;
+constexpr int kFreshSet = kTimingSets + 1;
+constexpr int kBaselineSet = kTimingSets + 2;
+constexpr int kSets = kTimingSets + 3;
+// Each timed call of the candidate is checked with this probability,
+// decided after it returned; at least one and at most kMaxTimedChecks per
+// scenario (each costs a reference call).
+constexpr double kTimedCheckProbability = 0.1;
+constexpr int kMaxTimedChecks = 2;
 // Sub-streams of a scenario's seed (inputs use 2t and 2t + 1 for tensor t).
 constexpr uint64_t kOffsetStream = 0x0ff5e7;
 constexpr uint64_t kGuardStream = 0x6a4d;
@@ -110,14 +137,24 @@ class ScenarioRun {
   enum class Half { kFirst, kSecond };
 
   StepResult Plan();
+  // Allocates candidate set `set` and shares it with the kernel hosts.
+  // Allocates set `set` and shares it with `host` only.
+  StepResult AllocateHostSet(int set, KernelHost* host);
   StepResult AllocateSet(std::vector<GuardedBuffer>* set);
   StepResult AllocateTiming();
-  // The candidate on `inputs` in candidate set `set`, then the reference on
-  // a device copy of the candidate's inputs once they are found unchanged;
-  // checks the guards of every candidate set and the inputs, and compares
-  // the outputs.
+  // The candidate on `inputs` in candidate set `set`, then Verify.
   StepResult Check(int set, const std::vector<Bytes>& inputs,
                    std::vector<OutputError>* outputs);
+  // After the candidate ran in set `set` on `inputs`: checks the guards of
+  // every candidate set and the inputs, runs the reference on a device copy
+  // of the inputs once they are found unchanged, and compares the outputs.
+  StepResult Verify(int set, const std::vector<Bytes>& inputs,
+                    std::vector<OutputError>* outputs);
+  // Verify for the timed call that ran in `set` on the pool windows at
+  // `offsets`.
+  StepResult VerifyTimed(int set, const std::vector<size_t>& offsets, int sample);
+  // The inputs of the pool windows at `offsets`, into work_inputs_.
+  StepResult ReadWindows(const std::vector<size_t>& offsets);
   // Whether the candidate stored outside a tensor of any candidate set.
   StepResult CheckGuards();
   // Check on the scenario's inputs with `half` of every input tensor
@@ -129,14 +166,29 @@ class ScenarioRun {
   // outputs poisoned, scratch zeroed, optionally caches flushed; waits.
   StepResult Prepare(int set, bool flush, std::vector<size_t>* offsets);
 
-  int Call(const Kernel& k, const std::vector<GuardedBuffer>& set);
-  // Calls, waits for the device, checks the return code.
-  StepResult CallChecked(const Kernel& k, const std::vector<GuardedBuffer>& set,
-                         const std::string& who);
-  std::string KernelMessage(const Kernel& k, int rc, const std::string& who) const;
+  // The reference, in this process, on the reference set.
+  int CallReference();
+  StepResult CallReferenceChecked();
+  // A kernel host's call on candidate set `set`; `clock` (timed calls)
+  // gets the judge's measurements around it.
+  struct OutsideClock {
+    double wall_ms = 0;  // "go" to the reply (and, GPU, a round trip through the device after it)
+    // Host target: the CPU time the host process spent from "go" (it is
+    // blocked then, so the kernel's account of it is exact) to the next
+    // time it blocked after its reply (found with a ping).
+    double cpu_ms = 0;
+  };
+  // `before` runs between arming and making the call (a timed sample's
+  // preparation: inputs, poison, flush).
+  StepResult CallHost(KernelHost* host, int set, bool timed, HostCall* call,
+                      OutsideClock* clock, const std::function<StepResult()>& before = nullptr);
+  std::string KernelMessage(int rc, const std::string& message, const std::string& who) const;
   StepResult DeviceError(const absl::Status& st, const std::string& during) const;
   bool IsInput(size_t t) const { return plans_[t].spec->role == TensorRole::kIn; }
-  std::string Who(const Kernel& k) const;
+  std::string Who(const KernelHost* k) const;
+  // The cross-check of the reported times (kMinExcessGpuMs ...).
+  StepResult CrossCheckTimes(const std::vector<double> reported[2],
+                             const std::vector<double> outside[2], bool baseline);
 
   const ScenarioJob& job_;
   Device* device_;
@@ -156,14 +208,36 @@ class ScenarioRun {
   std::vector<Bytes> candidate_out_;
   std::vector<Bytes> reference_out_;
   Bytes guard_pattern_;                           // kGuardBytes
-  std::vector<GuardedBuffer> candidate_sets_[2];  // [1] only when timing
+  // Indexed as kFreshSet, kBaselineSet, ...; every set but the baseline's
+  // is the candidate's.
+  std::vector<GuardedBuffer> candidate_sets_[kSets];
+  std::vector<int> shared_ids_[kSets];  // per tensor: the host's buffer ids
+  KernelHost* set_host_[kSets] = {};
   std::vector<GuardedBuffer> reference_set_;
   std::vector<DeviceBuffer> pools_;  // per tensor; inputs only, 2x elements
+  std::vector<std::pair<std::string, int64_t>> host_params_;
+  std::string timed_failure_;       // set when a kernel host failed in a timed call
+
+ public:
+  ~ScenarioRun();
 };
 
-std::string ScenarioRun::Who(const Kernel& k) const {
-  if (&k == job_.candidate) return "kseek_launch";
-  if (&k == job_.reference) return "the reference's kseek_launch";
+// Buffer ids for the kernel hosts, unique in this process.
+int NextSharedId() {
+  static int next = 0;
+  return ++next;
+}
+
+ScenarioRun::~ScenarioRun() {
+  for (int set = 0; set < kSets; ++set) {
+    for (int id : shared_ids_[set]) {
+      if (set_host_[set] != nullptr && !set_host_[set]->dead()) (void)set_host_[set]->Unmap(id);
+    }
+  }
+}
+
+std::string ScenarioRun::Who(const KernelHost* k) const {
+  if (k == job_.candidate) return "kseek_launch";
   return "the baseline's kseek_launch";
 }
 
@@ -182,6 +256,7 @@ StepResult ScenarioRun::Plan() {
                                 p.name, "'"));
     }
     params_.push_back(kseek_param{p.name.c_str(), it->second});
+    host_params_.emplace_back(p.name, it->second);
   }
   for (const TensorSpec& spec : task.tensors) {
     TensorPlan plan;
@@ -226,8 +301,31 @@ StepResult ScenarioRun::AllocateSet(std::vector<GuardedBuffer>* set) {
   return std::nullopt;
 }
 
+StepResult ScenarioRun::AllocateHostSet(int set, KernelHost* host) {
+  if (StepResult f = AllocateSet(&candidate_sets_[set])) return f;
+  set_host_[set] = host;
+  for (const GuardedBuffer& b : candidate_sets_[set]) {
+    const int id = NextSharedId();
+    shared_ids_[set].push_back(id);
+    absl::StatusOr<SharedAllocation> a = device_->Share(b.base(), b.allocation_bytes());
+    if (!a.ok()) return DeviceError(a.status(), "sharing a tensor with a kernel host");
+    absl::Status st = host->Map(id, *a);
+    if (a->fd >= 0) close(a->fd);
+    if (!st.ok()) {
+      return Crash(host->dead() ? absl::StrCat(st.message(), " while its buffers were shared")
+                                : std::string(st.message()));
+    }
+  }
+  return std::nullopt;
+}
+
 StepResult ScenarioRun::AllocateTiming() {
-  if (StepResult f = AllocateSet(&candidate_sets_[1])) return f;
+  for (int set = 1; set <= kTimingSets; ++set) {
+    if (StepResult f = AllocateHostSet(set, job_.candidate)) return f;
+  }
+  if (job_.baseline != nullptr) {
+    if (StepResult f = AllocateHostSet(kBaselineSet, job_.baseline)) return f;
+  }
   // A pool holds the scenario's inputs followed by as many fresh values;
   // every sample copies a window at a random offset in [1, count].
   for (size_t t = 0; t < plans_.size(); ++t) {
@@ -255,7 +353,7 @@ StepResult ScenarioRun::AllocateTiming() {
   return std::nullopt;
 }
 
-int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
+int ScenarioRun::CallReference() {
   // Rebuilt for every call: a kernel may scribble on what it was given.
   std::vector<kseek_tensor> tensors(plans_.size());
   for (size_t t = 0; t < plans_.size(); ++t) {
@@ -263,7 +361,7 @@ int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
     kseek_tensor& x = tensors[t];
     std::memset(&x, 0, sizeof(x));
     x.name = plan.spec->name.c_str();
-    x.data = set[t].data();
+    x.data = reference_set_[t].data();
     x.dtype = plan.dtype;
     x.ndim = static_cast<int32_t>(plan.shape.size());
     int64_t stride = 1;
@@ -281,43 +379,125 @@ int ScenarioRun::Call(const Kernel& k, const std::vector<GuardedBuffer>& set) {
   args.num_tensors = static_cast<int32_t>(tensors.size());
   args.tensors = tensors.data();
   args.stream = device_->stream();
-  return k.launch(&args);
+  return job_.reference->launch(&args);
 }
 
-std::string ScenarioRun::KernelMessage(const Kernel& k, int rc,
+std::string ScenarioRun::KernelMessage(int rc, const std::string& message,
                                        const std::string& who) const {
   std::string text = absl::StrCat(who, " returned ", rc);
-  const char* msg = k.error_message != nullptr ? k.error_message() : nullptr;
-  if (msg != nullptr && *msg != '\0') {
-    absl::StrAppend(&text, ": ", std::string(msg).substr(0, kMaxKernelMessage));
-  }
+  if (!message.empty()) absl::StrAppend(&text, ": ", message.substr(0, kMaxKernelMessage));
   return text;
 }
 
-StepResult ScenarioRun::CallChecked(const Kernel& k,
-                                    const std::vector<GuardedBuffer>& set,
-                                    const std::string& who) {
-  const int rc = Call(k, set);
+StepResult ScenarioRun::CallReferenceChecked() {
+  const int rc = CallReference();
   absl::Status st = device_->Synchronize();
+  const std::string who = "the reference's kseek_launch";
   if (!st.ok()) return DeviceError(st, absl::StrCat("after ", who));
-  if (rc != 0) return Crash(KernelMessage(k, rc, who));
+  if (rc != 0) {
+    const char* msg =
+        job_.reference->error_message != nullptr ? job_.reference->error_message() : nullptr;
+    return Crash(KernelMessage(rc, msg != nullptr ? msg : "", who));
+  }
+  return std::nullopt;
+}
+
+StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall* call,
+                                 OutsideClock* clock,
+                                 const std::function<StepResult()>& before) {
+  std::vector<HostTensor> tensors(plans_.size());
+  for (size_t t = 0; t < plans_.size(); ++t) {
+    HostTensor& x = tensors[t];
+    x.id = shared_ids_[set][t];
+    x.offset = kGuardBytes;
+    x.name = plans_[t].spec->name;
+    x.dtype = plans_[t].dtype;
+    x.shape = plans_[t].shape;
+  }
+  absl::Status armed = host->Arm(host_params_, tensors, timed);
+  if (!armed.ok()) {
+    return Crash(absl::StrCat(armed.message(), " during the scenario"));
+  }
+  if (before) {
+    if (StepResult f = before()) return f;
+  }
+  clockid_t cpu_clock;
+  const bool have_cpu = clock != nullptr && clock_getcpuclockid(host->pid(), &cpu_clock) == 0;
+  auto cpu_now = [&] {
+    timespec ts{};
+    clock_gettime(cpu_clock, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+  };
+  const double cpu0 = have_cpu ? cpu_now() : 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  absl::StatusOr<HostCall> c = host->Go();
+  if (c.ok() && clock != nullptr && device_->has_device_clock()) {
+    // A round trip through the device from this process: work the host's
+    // context left running past its reply delays it, or is caught
+    // unfinished by a checked call.
+    unsigned char byte = 0;
+    absl::Status st = device_->Download(&byte, candidate_sets_[set][0].data(), 1);
+    if (!st.ok()) return DeviceError(st, "after a timed call");
+  }
+  const auto t1 = std::chrono::steady_clock::now();
+  if (clock != nullptr) clock->wall_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  if (c.ok() && have_cpu && !device_->has_device_clock()) {
+    absl::Status st = host->Ping();
+    if (!st.ok()) return Crash(absl::StrCat(st.message(), " during the scenario"));
+    clock->cpu_ms = cpu_now() - cpu0;
+  }
+  if (!c.ok()) {
+    if (c.status().code() == absl::StatusCode::kInternal) {  // a device error in the host
+      return Crash(absl::StrCat(c.status().message(), " (after ", Who(host), ")"));
+    }
+    Failure f{ScenarioStatus::kCrash, absl::StrCat(c.status().message(), " during the scenario")};
+    if (absl::StrContains(f.error, "exited with status 0")) {
+      f.error = absl::StrCat(f.error, " (the kernel ended the process)");
+    }
+    return f;
+  }
+  if (c->rc != 0) return Crash(KernelMessage(c->rc, c->message, Who(host)));
+  *call = *c;
   return std::nullopt;
 }
 
 StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
                               std::vector<OutputError>* outputs) {
+  // Inputs from the host, outputs poisoned, scratch zeroed.
+  const std::vector<GuardedBuffer>& cand = candidate_sets_[set];
+  absl::Status st;
+  for (size_t t = 0; t < plans_.size() && st.ok(); ++t) {
+    switch (plans_[t].spec->role) {
+      case TensorRole::kIn:
+        st = device_->Upload(cand[t].data(), inputs[t].data(), plans_[t].bytes);
+        break;
+      case TensorRole::kOut:
+        st = device_->Fill(cand[t].data(), kPoison, plans_[t].bytes);
+        break;
+      case TensorRole::kScratch:
+        st = device_->Fill(cand[t].data(), 0, plans_[t].bytes);
+        break;
+    }
+  }
+  if (st.ok()) st = device_->Synchronize();
+  if (!st.ok()) return DeviceError(st, "preparing the candidate's tensors");
+  HostCall call;
+  if (StepResult f = CallHost(job_.candidate, set, /*timed=*/false, &call, nullptr)) return f;
+  return Verify(set, inputs, outputs);
+}
+
+StepResult ScenarioRun::Verify(int set, const std::vector<Bytes>& inputs,
+                               std::vector<OutputError>* outputs) {
   outputs->clear();
-  // Inputs come from the host (`from` null) or from the same tensors of
-  // `from`; outputs are poisoned and scratch zeroed.
+  // Outputs are poisoned and scratch zeroed; inputs are copied on the
+  // device from the same tensors of `from`.
   auto load = [&](const std::vector<GuardedBuffer>& buffers,
-                  const std::vector<GuardedBuffer>* from) -> absl::Status {
+                  const std::vector<GuardedBuffer>& from) -> absl::Status {
     for (size_t t = 0; t < plans_.size(); ++t) {
       absl::Status st;
       switch (plans_[t].spec->role) {
         case TensorRole::kIn:
-          st = from == nullptr
-                   ? device_->Upload(buffers[t].data(), inputs[t].data(), plans_[t].bytes)
-                   : device_->Copy(buffers[t].data(), (*from)[t].data(), plans_[t].bytes);
+          st = device_->Copy(buffers[t].data(), from[t].data(), plans_[t].bytes);
           break;
         case TensorRole::kOut:
           st = device_->Fill(buffers[t].data(), kPoison, plans_[t].bytes);
@@ -341,13 +521,10 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
     }
     return absl::OkStatus();
   };
-
   const std::vector<GuardedBuffer>& cand = candidate_sets_[set];
-  absl::Status st = load(cand, nullptr);
-  if (!st.ok()) return DeviceError(st, "preparing the candidate's tensors");
-  if (StepResult f = CallChecked(*job_.candidate, cand, Who(*job_.candidate))) return f;
   if (StepResult f = CheckGuards()) return f;
 
+  absl::Status st;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     read_back_.resize(plans_[t].bytes);
@@ -368,9 +545,9 @@ StepResult ScenarioRun::Check(int set, const std::vector<Bytes>& inputs,
   // candidate never finds a reference result in memory. Its inputs are
   // copied on the device from the candidate's, just found equal to `inputs`
   // byte for byte.
-  st = load(reference_set_, &cand);
+  st = load(reference_set_, cand);
   if (!st.ok()) return DeviceError(st, "preparing the reference's tensors");
-  if (StepResult f = CallChecked(*job_.reference, reference_set_, Who(*job_.reference))) return f;
+  if (StepResult f = CallReferenceChecked()) return f;
   st = download_outputs(reference_set_, &reference_out_);
   if (!st.ok()) return DeviceError(st, "reading the reference's outputs");
 
@@ -395,8 +572,9 @@ StepResult ScenarioRun::CheckGuards() {
   std::vector<std::string> errors;
   for (size_t t = 0; t < plans_.size(); ++t) {
     GuardDamage worst;
-    for (const std::vector<GuardedBuffer>& set : candidate_sets_) {
-      if (set.empty()) continue;
+    for (int k = 0; k < kSets; ++k) {
+      const std::vector<GuardedBuffer>& set = candidate_sets_[k];
+      if (set.empty() || k == kBaselineSet) continue;
       absl::StatusOr<GuardDamage> d = set[t].ReadGuards(guard_pattern_);
       if (!d.ok()) return DeviceError(d.status(), "reading the guards of a tensor");
       if (d->before + d->after > worst.before + worst.after) worst = *d;
@@ -477,83 +655,144 @@ StepResult ScenarioRun::Prepare(int set, bool flush, std::vector<size_t>* offset
   return std::nullopt;
 }
 
-StepResult ScenarioRun::Time(ScenarioResult* r) {
-  if (StepResult f = AllocateTiming()) return f;
-  const TimingOptions& opt = job_.timing;
-  std::vector<const Kernel*> kernels = {job_.candidate};
-  if (job_.baseline != nullptr) kernels.push_back(job_.baseline);
-  std::vector<size_t> offsets;
-
-  for (int w = 0; w < opt.warmup; ++w) {
-    for (const Kernel* k : kernels) {
-      if (StepResult f = Prepare(w % 2, /*flush=*/false, &offsets)) return f;
-      if (StepResult f = CallChecked(*k, candidate_sets_[w % 2], Who(*k))) return f;
-    }
-  }
-
-  // Samples alternate the two candidate sets, so that both the pointers and
-  // the contents a kernel sees change from one sample to the next.
-  std::vector<double> device_ms[2], host_ms[2];
-  int last_set = 0;
-  std::vector<size_t> last_offsets;
-  const auto start = std::chrono::steady_clock::now();
-  const double budget_s = opt.max_seconds * static_cast<double>(kernels.size());
-  for (int n = 1;; ++n) {
-    const int set = (n - 1) % 2;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      const Kernel& k = *kernels[i];
-      if (StepResult f = Prepare(set, /*flush=*/true, &offsets)) return f;
-      absl::StatusOr<Sample> s =
-          device_->TimedCall([&] { return Call(k, candidate_sets_[set]); });
-      if (!s.ok()) return DeviceError(s.status(), absl::StrCat("after ", Who(k)));
-      if (s->rc != 0) return Crash(KernelMessage(k, s->rc, Who(k)));
-      device_ms[i].push_back(s->device_ms);
-      host_ms[i].push_back(s->host_ms);
-      if (i == 0) {
-        last_set = set;
-        last_offsets = offsets;
-      }
-    }
-    if (n >= opt.max_samples) break;
-    if (n < opt.min_samples) continue;
-    bool precise = true;
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      precise &= RelativeStderr(device_ms[i]) <= opt.target_rse;
-    }
-    const double spent =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (precise || spent >= budget_s) break;
-  }
-
-  r->time = Summarize(device_ms[0]);
-  if (job_.baseline != nullptr) r->baseline = Summarize(device_ms[1]);
-
-  if (device_->has_device_clock()) {
-    auto gap = [&](size_t i) {
-      std::vector<double> g(device_ms[i].size());
-      for (size_t j = 0; j < g.size(); ++j) g[j] = host_ms[i][j] - device_ms[i][j];
-      return Median(g);
-    };
-    const double excess = gap(0) - (kernels.size() > 1 ? gap(1) : 0.0);
-    if (excess > std::max(kMinEscapeMs, kEscapeFraction * r->time->median)) {
-      return Incorrect(absl::StrFormat(
-          "work escaped the timing stream (host time %.4g ms vs event time %.4g ms)",
-          Median(host_ms[0]), r->time->median));
-    }
-  }
-
-  // The candidate once more on the last sample's inputs, checked.
+StepResult ScenarioRun::ReadWindows(const std::vector<size_t>& offsets) {
   std::vector<Bytes>& inputs = work_inputs_;
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     inputs[t].resize(plans_[t].bytes);
     const auto* src = static_cast<const unsigned char*>(pools_[t].data()) +
-                      last_offsets[t] * kseek_dtype_size(plans_[t].dtype);
+                      offsets[t] * kseek_dtype_size(plans_[t].dtype);
     absl::Status st = device_->Download(inputs[t].data(), src, plans_[t].bytes);
     if (!st.ok()) return DeviceError(st, "reading an input pool");
   }
+  return std::nullopt;
+}
+
+StepResult ScenarioRun::VerifyTimed(int set, const std::vector<size_t>& offsets, int sample) {
+  if (StepResult f = ReadWindows(offsets)) return f;
   std::vector<OutputError> outputs;
-  if (StepResult f = Check(last_set, inputs, &outputs)) {
+  StepResult f = Verify(set, work_inputs_, &outputs);
+  if (f) f->error = absl::StrCat("wrong on a timed call (sample ", sample, "): ", f->error);
+  return f;
+}
+
+StepResult ScenarioRun::CrossCheckTimes(const std::vector<double> reported[2],
+                                        const std::vector<double> outside[2], bool baseline) {
+  // Per sample: what the clock outside the process saw beyond what the
+  // process reported. The baseline's process runs the same code honestly,
+  // so its excess is the cost of the call itself.
+  // Over the same number of samples (the first ones) for both, so that
+  // neither has more of the colder early calls.
+  const size_t n = baseline ? std::min(reported[0].size(), reported[1].size()) : reported[0].size();
+  auto excess = [&](int i) {
+    std::vector<double> e(n);
+    for (size_t j = 0; j < e.size(); ++j) e[j] = outside[i][j] - reported[i][j];
+    return Median(e);
+  };
+  const double reported_ms = Median(reported[0]);
+  const double outside_ms = Median(outside[0]);
+  const double floor_ms = device_->has_device_clock() ? kMinExcessGpuMs : kMinExcessHostMs;
+  const double allowed = std::max(floor_ms, kExcessFraction * reported_ms) +
+                         (baseline ? 0.0 : kNoBaselineExcessMs);
+  const double over = excess(0) - (baseline ? excess(1) : 0.0);
+  if (over <= allowed) return std::nullopt;
+  if (device_->has_device_clock()) {
+    return Incorrect(absl::StrFormat(
+        "work escaped the timing stream, or the reported time is wrong: the candidate's process "
+        "reported %.4g ms per call, the judge's clock saw %.4g ms (%.4g ms more than the "
+        "baseline's process needs around a call)",
+        reported_ms, outside_ms, over));
+  }
+  return Incorrect(absl::StrFormat(
+      "the reported time is wrong: the candidate's process reported %.4g ms per call but used "
+      "%.4g ms of CPU time (%.4g ms more than the baseline's process uses around a call)",
+      reported_ms, outside_ms, over));
+}
+
+StepResult ScenarioRun::Time(ScenarioResult* r) {
+  if (StepResult f = AllocateTiming()) return f;
+  const TimingOptions& opt = job_.timing;
+  std::vector<KernelHost*> kernels = {job_.candidate};
+  if (job_.baseline != nullptr) kernels.push_back(job_.baseline);
+  std::vector<size_t> offsets;
+  HostCall call;
+
+  // Warm-up rounds cover every timing set, so that no set is first touched
+  // by a timed call.
+  for (int w = 0; w < std::max(opt.warmup, kTimingSets + 1); ++w) {
+    for (KernelHost* k : kernels) {
+      const int set = k == job_.baseline ? kBaselineSet : w % (kTimingSets + 1);
+      if (StepResult f = Prepare(set, /*flush=*/false, &offsets)) return f;
+      if (StepResult f = CallHost(k, set, /*timed=*/false, &call, nullptr)) return f;
+    }
+  }
+
+  // Every sample gets fresh inputs (pool windows at random offsets) in a
+  // set picked at random, so neither pointers nor contents repeat in a way
+  // a kernel could predict. Each kernel is sampled until it is precise or
+  // out of budget; the baseline needs fewer samples (it is trusted and
+  // usually slow).
+  std::vector<double> device_ms[2], outside_ms[2];
+  std::vector<int> sets_used;
+  const int min_samples[2] = {opt.min_samples, std::max(5, (opt.min_samples + 1) / 2)};
+  double spent_s[2] = {0, 0};
+  int last_set = 0;
+  std::vector<size_t> last_offsets;
+  int checks = 0;
+  int candidate_samples = 0;
+  bool last_checked = false;
+  for (int n = 1;; ++n) {
+    bool sampled = false;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const int taken = static_cast<int>(device_ms[i].size());
+      const bool needed = taken < std::min(min_samples[i], opt.max_samples) ||
+                          (taken < opt.max_samples && spent_s[i] < opt.max_seconds &&
+                           RelativeStderr(device_ms[i]) > opt.target_rse);
+      if (!needed) continue;
+      sampled = true;
+      const int set =
+          i == 1 ? kBaselineSet : static_cast<int>(rng_.Below(kTimingSets + 1));
+      OutsideClock clock;
+      const auto start = std::chrono::steady_clock::now();
+      if (StepResult f = CallHost(kernels[i], set, /*timed=*/true, &call, &clock,
+                                  [&] { return Prepare(set, /*flush=*/true, &offsets); })) {
+        return f;
+      }
+      spent_s[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      device_ms[i].push_back(call.device_ms);
+      // What the clock outside the process saw: the judge's wall clock
+      // (GPU), or the CPU time the process spent on the call (host).
+      outside_ms[i].push_back(device_->has_device_clock() ? clock.wall_ms : clock.cpu_ms);
+      if (i != 0) continue;
+      ++candidate_samples;
+      last_set = set;
+      last_offsets = offsets;
+      last_checked = false;
+      // Whether this call is checked is decided only now that it returned.
+      if (checks < kMaxTimedChecks && rng_.Uniform() < kTimedCheckProbability) {
+        ++checks;
+        last_checked = true;
+        if (StepResult f = VerifyTimed(set, offsets, candidate_samples)) return f;
+      }
+    }
+    if (!sampled) break;
+  }
+  if (checks == 0 && !last_checked && !last_offsets.empty()) {
+    if (StepResult f = VerifyTimed(last_set, last_offsets, candidate_samples)) return f;
+  }
+
+  r->time = Summarize(device_ms[0]);
+  if (job_.baseline != nullptr) r->baseline = Summarize(device_ms[1]);
+  if (StepResult f = CrossCheckTimes(device_ms, outside_ms, job_.baseline != nullptr)) return f;
+
+  // The candidate once more, in buffers it has never seen, on fresh inputs.
+  const int fresh = kFreshSet;
+  if (StepResult f = AllocateHostSet(fresh, job_.candidate)) return f;
+  if (StepResult f = Prepare(fresh, /*flush=*/false, &offsets)) return f;
+  if (StepResult f = CallHost(job_.candidate, fresh, /*timed=*/false, &call, nullptr)) return f;
+  if (StepResult f = ReadWindows(offsets)) return f;
+  std::vector<OutputError> outputs;
+  if (StepResult f = Verify(fresh, work_inputs_, &outputs)) {
     if (!outputs.empty()) r->outputs = outputs;
     f->error = absl::StrCat("wrong after timing: ", f->error);
     return f;
@@ -583,7 +822,7 @@ ScenarioResult ScenarioRun::Run() {
   guard_pattern_.resize(kGuardBytes);
   Rng guard_rng(MixSeed(seed_, kGuardStream));
   for (unsigned char& b : guard_pattern_) b = static_cast<unsigned char>(guard_rng.Next() >> 56);
-  if (StepResult f = AllocateSet(&candidate_sets_[0])) return fail(*f);
+  if (StepResult f = AllocateHostSet(0, job_.candidate)) return fail(*f);
   if (StepResult f = AllocateSet(&reference_set_)) return fail(*f);
 
   pristine_.assign(plans_.size(), Bytes());

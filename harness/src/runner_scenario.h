@@ -1,13 +1,17 @@
-// One scenario inside kseek-runner: correctness of the candidate against
-// the reference (on the scenario's inputs, then on two partial changes of
-// them, with every tensor between guard regions), then (when asked and
-// correct) interleaved timing of the candidate and the baseline, then a
-// re-check of the candidate. The steps are DESIGN.md "Evaluating a
+// One scenario inside kseek-runner, the judge: correctness of the candidate
+// against the reference (on the scenario's inputs, then on two partial
+// changes of them, with every tensor between guard regions), then (when
+// asked and correct) interleaved timing of the candidate and the baseline
+// with a random subset of the timed calls checked and the reported times
+// cross-checked against clocks outside their processes, then a re-check of
+// the candidate in fresh buffers. The candidate and the baseline run in
+// kernel hosts (kernel_host.h), never in this process. The steps are DESIGN.md "Evaluating a
 // candidate" 4 and 5; harness/README.md ("Runner protocol") states them
 // precisely.
 //
-// Runs on the calling thread; a kernel that crashes or hangs takes the
-// process with it, by design (the parent reports it).
+// Runs on the calling thread. A kernel host that crashes ends the scenario
+// as a crash; one that hangs is ended by the parent's time limit, which
+// ends this process too.
 #ifndef KERNELSEEK_HARNESS_RUNNER_SCENARIO_H_
 #define KERNELSEEK_HARNESS_RUNNER_SCENARIO_H_
 
@@ -15,6 +19,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "kernel_host.h"
 #include "kernelseek/abi.h"
 #include "runner.h"
 #include "runner_device.h"
@@ -30,15 +35,17 @@ struct Kernel {
 };
 
 // dlopen (RTLD_NOW | RTLD_LOCAL) and resolve kseek_launch; `role`
-// ("reference", "baseline", "candidate") names the library in errors.
-absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role);
+// ("reference", "baseline", "candidate") and `name` (default: `path`) name
+// the library in errors.
+absl::StatusOr<Kernel> LoadKernel(const std::string& path, const std::string& role,
+                                  const std::string& name = "");
 
 struct ScenarioJob {
   const TaskSpec* task = nullptr;
-  Device* device = nullptr;
-  const Kernel* reference = nullptr;
-  const Kernel* baseline = nullptr;  // may be null: no baseline timing
-  const Kernel* candidate = nullptr;
+  Device* device = nullptr;            // the judge's
+  const Kernel* reference = nullptr;   // in the judge's process
+  KernelHost* baseline = nullptr;      // may be null: no baseline timing
+  KernelHost* candidate = nullptr;
   uint64_t seed = 0;
   TimingOptions timing;
 };

@@ -1,0 +1,287 @@
+// The kernel host's seccomp filter (sandbox.h).
+#include "sandbox.h"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace kseek {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint32_t kArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr uint32_t kArch = AUDIT_ARCH_AARCH64;
+#else
+#error "the kernel-host sandbox knows x86-64 and aarch64 only"
+#endif
+
+constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
+constexpr uint32_t kRefuse = SECCOMP_RET_TRAP;  // SIGSYS: the handler says which, returns EPERM
+constexpr uint32_t kNoSuchCall = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
+constexpr uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
+
+constexpr uint32_t kNrOffset = offsetof(struct seccomp_data, nr);
+constexpr uint32_t kArchOffset = offsetof(struct seccomp_data, arch);
+// The low 32 bits of argument i (little-endian).
+constexpr uint32_t ArgLow(int i) { return offsetof(struct seccomp_data, args) + 8 * i; }
+
+class Program {
+ public:
+  void Load(uint32_t offset) { code_.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset)); }
+  void Ret(uint32_t action) { code_.push_back(BPF_STMT(BPF_RET | BPF_K, action)); }
+  void JumpEq(uint32_t k, uint8_t jt, uint8_t jf) {
+    code_.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, k, jt, jf));
+  }
+  void JumpSet(uint32_t k, uint8_t jt, uint8_t jf) {
+    code_.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, k, jt, jf));
+  }
+  void JumpGe(uint32_t k, uint8_t jt, uint8_t jf) {
+    code_.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, k, jt, jf));
+  }
+
+  // Every block below starts with the system call number in the
+  // accumulator and, when it is not its call, falls through with it still
+  // there; when it is, it returns on every path.
+  void Answer(long nr, uint32_t action) {
+    JumpEq(static_cast<uint32_t>(nr), 0, 1);
+    Ret(action);
+  }
+  // Refused when argument `arg` has any bit of `bits`.
+  void RefuseWhenSet(long nr, int arg, uint32_t bits) {
+    JumpEq(static_cast<uint32_t>(nr), 0, 4);
+    Load(ArgLow(arg));
+    JumpSet(bits, 0, 1);
+    Ret(kRefuse);
+    Ret(kAllow);
+  }
+  // Allowed only when argument `arg` is one of `values`.
+  void AllowOnlyFor(long nr, int arg, const std::vector<uint32_t>& values) {
+    const uint8_t n = static_cast<uint8_t>(values.size());
+    JumpEq(static_cast<uint32_t>(nr), 0, static_cast<uint8_t>(n + 3));
+    Load(ArgLow(arg));
+    for (uint8_t i = 0; i < n; ++i) JumpEq(values[i], static_cast<uint8_t>(n - i), 0);
+    Ret(kRefuse);
+    Ret(kAllow);
+  }
+  // mmap: executable only as a read-only mapping of a file.
+  void Mmap(long nr) {
+    JumpEq(static_cast<uint32_t>(nr), 0, 7);
+    Load(ArgLow(2));
+    JumpSet(PROT_EXEC, 0, 4);
+    JumpSet(PROT_WRITE, 2, 0);
+    Load(ArgLow(3));
+    JumpSet(MAP_ANONYMOUS, 0, 1);
+    Ret(kRefuse);
+    Ret(kAllow);
+  }
+
+  sock_fprog Get() {
+    return sock_fprog{static_cast<unsigned short>(code_.size()), code_.data()};
+  }
+
+ private:
+  std::vector<sock_filter> code_;
+};
+
+// Writes "kseek sandbox: system call N refused" and makes the call return
+// -EPERM. Async-signal-safe.
+void OnRefused(int, siginfo_t* info, void* context) {
+  char text[80] = "kseek sandbox: system call ";
+  size_t len = strlen(text);
+  char digits[16];
+  int n = 0;
+  unsigned v = static_cast<unsigned>(info->si_syscall);
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0 && n < 15);
+  while (n > 0) text[len++] = digits[--n];
+  const char tail[] = " refused\n";
+  memcpy(text + len, tail, sizeof(tail) - 1);
+  len += sizeof(tail) - 1;
+  (void)!write(STDERR_FILENO, text, len);
+  auto* uc = static_cast<ucontext_t*>(context);
+#if defined(__x86_64__)
+  uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+  uc->uc_mcontext.regs[0] = static_cast<uint64_t>(-EPERM);
+#endif
+}
+
+void Build(const SeccompOptions& options, Program* p) {
+  // Another ABI's numbers mean other calls: end the process.
+  p->Load(kArchOffset);
+  p->JumpEq(kArch, 1, 0);
+  p->Ret(kKill);
+  p->Load(kNrOffset);
+#if defined(__x86_64__)
+  p->JumpGe(0x40000000u, 0, 1);  // x32
+  p->Ret(kKill);
+#endif
+
+  const uint32_t self = static_cast<uint32_t>(getpid());
+  p->AllowOnlyFor(SYS_kill, 0, {self, 0});
+  p->AllowOnlyFor(SYS_tgkill, 0, {self});
+  p->AllowOnlyFor(SYS_rt_sigqueueinfo, 0, {self});
+  p->AllowOnlyFor(SYS_rt_tgsigqueueinfo, 0, {self});
+  if (options.allow_threads) {
+    // A thread shares the process: it ends with it.
+    p->JumpEq(SYS_clone, 0, 4);
+    p->Load(ArgLow(0));
+    p->JumpSet(CLONE_THREAD, 1, 0);
+    p->Ret(kRefuse);
+    p->Ret(kAllow);
+  } else {
+    p->Answer(SYS_clone, kRefuse);
+  }
+  p->Answer(SYS_clone3, kNoSuchCall);
+  p->Answer(SYS_openat2, kNoSuchCall);
+  const uint32_t writes = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
+#ifdef SYS_open
+  p->RefuseWhenSet(SYS_open, 1, writes);
+#endif
+  p->RefuseWhenSet(SYS_openat, 2, writes);
+  p->RefuseWhenSet(SYS_mprotect, 2, PROT_EXEC);
+  p->RefuseWhenSet(SYS_pkey_mprotect, 2, PROT_EXEC);
+  p->Mmap(SYS_mmap);
+
+  const long refused[] = {
+#ifdef SYS_fork
+      SYS_fork, SYS_vfork,
+#endif
+      SYS_execve, SYS_execveat, SYS_tkill, SYS_pidfd_send_signal, SYS_pidfd_open,
+      SYS_pidfd_getfd, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp,
+      SYS_process_madvise, SYS_socket, SYS_socketpair, SYS_memfd_create,
+#ifdef SYS_memfd_secret
+      SYS_memfd_secret,
+#endif
+      SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_bpf,
+      SYS_perf_event_open, SYS_userfaultfd, SYS_unshare, SYS_setns, SYS_setsid, SYS_setpgid,
+      SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_open_tree, SYS_move_mount,
+      SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
+      SYS_name_to_handle_at, SYS_open_by_handle_at,
+#ifdef SYS_creat
+      SYS_creat, SYS_unlink, SYS_rename, SYS_mkdir, SYS_rmdir, SYS_link, SYS_symlink,
+      SYS_chmod, SYS_chown, SYS_lchown, SYS_mknod, SYS_utime, SYS_utimes, SYS_futimesat,
+#endif
+      SYS_unlinkat, SYS_renameat, SYS_renameat2, SYS_mkdirat, SYS_linkat, SYS_symlinkat,
+      SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat, SYS_truncate, SYS_ftruncate,
+      SYS_fallocate, SYS_mknodat, SYS_utimensat, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr,
+      SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, SYS_init_module,
+      SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_kexec_file_load, SYS_reboot,
+      SYS_personality, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_acct,
+      SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname,
+      SYS_setdomainname, SYS_swapon, SYS_swapoff, SYS_quotactl, SYS_fanotify_init,
+      SYS_setpriority,
+#if defined(__x86_64__)
+      SYS_iopl, SYS_ioperm, SYS_uselib,
+#endif
+  };
+  for (long nr : refused) p->Answer(nr, kRefuse);
+  p->Ret(kAllow);
+}
+
+// Installs `prog`; async-signal-safe (the probe calls it after fork).
+// Returns 0 or the errno value of the step that failed (*step names it).
+int InstallProgram(sock_fprog* prog, const char** step) {
+  struct sigaction sa {};
+  sa.sa_sigaction = OnRefused;
+  sa.sa_flags = SA_SIGINFO;
+  sigemptyset(&sa.sa_mask);
+  *step = "sigaction(SIGSYS)";
+  if (sigaction(SIGSYS, &sa, nullptr) != 0) return errno;
+  *step = "prctl(PR_SET_NO_NEW_PRIVS)";
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
+  if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, prog) != 0) {
+    return errno;
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::Status InstallSeccomp(const SeccompOptions& options) {
+  Program program;
+  Build(options, &program);
+  sock_fprog prog = program.Get();
+  const char* step = "";
+  const int err = InstallProgram(&prog, &step);
+  if (err != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(step, ": ", strerror(err)));
+  }
+  return absl::OkStatus();
+}
+
+bool CanUseSeccomp(std::string* why) {
+  // Everything is prepared before fork: the caller may have threads.
+  Program program;
+  Build(SeccompOptions{}, &program);
+  sock_fprog prog = program.Get();
+  struct Report {
+    int err = 0;
+    int step = 0;  // 0 installed, 1 install failed, 2 clone was not refused
+  };
+  int p[2];
+  if (pipe(p) != 0) {
+    *why = absl::StrCat("pipe: ", strerror(errno));
+    return false;
+  }
+  const char* steps[3] = {"", "", ""};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    const int null_fd = open("/dev/null", O_WRONLY);
+    if (null_fd >= 0) dup2(null_fd, STDERR_FILENO);
+    Report r;
+    r.err = InstallProgram(&prog, &steps[0]);
+    if (r.err != 0) {
+      r.step = 1;
+    } else if (!(syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0) < 0 && errno == EPERM)) {
+      r.step = 2;
+    }
+    (void)!write(p[1], &r, sizeof(r));
+    _exit(r.step == 0 && r.err == 0 ? 0 : 1);
+  }
+  close(p[1]);
+  if (pid < 0) {
+    *why = absl::StrCat("fork: ", strerror(errno));
+    close(p[0]);
+    return false;
+  }
+  Report r;
+  const bool got = read(p[0], &r, sizeof(r)) == static_cast<ssize_t>(sizeof(r));
+  close(p[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (got && r.step == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  if (!got) {
+    *why = "the probe child died";
+  } else if (r.step == 1) {
+    *why = absl::StrCat("installing the filter failed: ", strerror(r.err));
+  } else {
+    *why = "the filter did not refuse clone";
+  }
+  return false;
+}
+
+}  // namespace kseek

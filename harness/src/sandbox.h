@@ -1,0 +1,44 @@
+// The run-time sandbox of a kernel host (the process that holds a candidate
+// or baseline library): a seccomp-bpf filter installed on every thread of
+// the process after its set-up and before the library is loaded, so that
+// the library's static constructors, ifunc resolvers and every call run
+// under it. harness/README.md ("Threat model") says what it refuses and
+// why.
+//
+// Refused with EPERM (and a line on stderr naming the system call, as long
+// as the process keeps the SIGSYS handler installed here): new processes
+// (fork, vfork, clone without CLONE_THREAD — and with it too on the host
+// target, where kernels may not start threads), exec, signals to any other
+// process, ptrace and access to other processes' memory, new sockets, files
+// opened for writing or created, file-system changes, writable memory made
+// executable (and executable memory that is not a read-only file mapping),
+// memfd, io_uring, bpf, perf events, namespaces, mounts, session and group
+// changes, kernel modules, reboot. clone3 and openat2 answer ENOSYS, so that
+// the C library falls back to clone and openat, whose arguments the filter
+// can read. System calls of another ABI (x32, i386) kill the process.
+//
+// Thread-compatible: called once per process.
+#ifndef KERNELSEEK_HARNESS_SANDBOX_H_
+#define KERNELSEEK_HARNESS_SANDBOX_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace kseek {
+
+struct SeccompOptions {
+  bool allow_threads = false;  // CUDA targets: the driver starts threads
+};
+
+// Installs the filter on all threads of this process (SECCOMP_FILTER_FLAG_TSYNC)
+// after setting no_new_privs. Fails when the kernel lacks seccomp filters.
+absl::Status InstallSeccomp(const SeccompOptions& options);
+
+// Whether this machine can install the filter: tried in a short-lived
+// child; `why` says what failed otherwise.
+bool CanUseSeccomp(std::string* why);
+
+}  // namespace kseek
+
+#endif  // KERNELSEEK_HARNESS_SANDBOX_H_

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The candidate-isolation checks on a Hopper GPU, as one device command, from
+# the repository root with the bundle in .device/ (scripts/device/make_bundle.sh):
+#   1. one CUDA softmax scenario, sandboxed and --unconfined (what the sandbox
+#      costs, and which system calls it refused, if any),
+#   2. the full flash_attention_fwd verification with default flags, compile
+#      included, timed (FA_TASK picks the task folder),
+#   3. runner_gpu_test and exploits_gpu_test (every CUDA exploit's verdict),
+#   4. the softmax baseline twice in one run (timing repeatability).
+# Logs under $OUT (default ./trust-out); a summary is printed last.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out=${OUT:-$PWD/trust-out}
+mkdir -p "$out"
+export KSEEK_SOURCE_DIR=$PWD KSEEK_BIN_DIR=$PWD/.device/bin KSEEK_INCLUDE_DIR=$PWD/.device/include
+export KSEEK_CACHE_DIR=$(mktemp -d)
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+bin=.device/bin
+summary=()
+nvidia-smi --query-gpu=name,driver_version --format=csv > "$out/gpu.txt" 2>&1
+ls -l /dev/nvidia* > "$out/devices.txt" 2>&1
+
+for mode in sandboxed unconfined; do
+  flags=(); [[ $mode == unconfined ]] && flags=(--unconfined)
+  start=$(date +%s.%N)
+  "$bin/kseek" eval --local --task kernels/softmax --target sm_90a --json --scenarios r4096_c1000_bf16 \
+    --cache-dir "$KSEEK_CACHE_DIR" "${flags[@]}" kernels/softmax/fast.cu > "$out/sanity_$mode.json" 2> "$out/sanity_$mode.err"
+  rc=$?
+  summary+=("softmax fast.cu one scenario, $mode: exit $rc, $(python3 -c "import sys;print(round($(date +%s.%N)-$start,1))") s, $(grep -o '"status": "[a-z_]*"' "$out/sanity_$mode.json" | tail -1)")
+done
+
+fa=${FA_TASK:-kernels/flash_attention_fwd}
+start=$(date +%s.%N)
+timeout "${FA_TIMEOUT:-330}" "$bin/kseek" eval --local --task "$fa" --target sm_90a --json --progress lines \
+  --cache-dir "$(mktemp -d)" "$fa/hopper.cu" > "$out/fa_verify.json" 2> "$out/fa_verify.err"
+rc=$?
+secs=$(python3 -c "print(round($(date +%s.%N)-$start,1))")
+summary+=("flash_attention_fwd verification (default flags, compile included): exit $rc in $secs s; $(python3 -c "
+import json,collections
+v=json.load(open('$out/fa_verify.json'))
+c=collections.Counter(s['status'] for s in v['scenarios'])
+print(dict(c), 'geomean', v.get('geomean_speedup'))" 2>&1 | tail -1)")
+
+# GPU_TESTS: the test executables to run; GTEST_FILTER picks their cases.
+for t in ${GPU_TESTS:-runner_gpu_test exploits_gpu_test}; do
+  timeout "${TEST_TIMEOUT:-300}" "$bin/$t" > "$out/$t.log" 2>&1
+  rc=$?
+  summary+=("$t: exit $rc  $(grep -E "^\[  (PASSED|SKIPPED|FAILED)  \] [0-9]+ test" "$out/$t.log" | tr '\n' ' ')")
+done
+
+"$bin/kseek" eval --local --task kernels/softmax --target sm_90a --json --seed 11 kernels/softmax/baseline.cu \
+  > "$out/softmax_baseline_1.json" 2>/dev/null
+"$bin/kseek" eval --local --task kernels/softmax --target sm_90a --json --seed 12 kernels/softmax/baseline.cu \
+  > "$out/softmax_baseline_2.json" 2>/dev/null
+python3 scripts/device/compare_medians.py "$out/softmax_baseline_1.json" "$out/softmax_baseline_2.json" \
+  > "$out/repeatability.txt" 2>&1
+
+cat "$out/repeatability.txt"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
