@@ -44,7 +44,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "process_spawn.h"
+#include "base/child_process.h"
 
 namespace kseek {
 
@@ -112,88 +112,14 @@ std::string CommandLine(const std::vector<std::string>& argv) {
   return absl::StrJoin(quoted, " ");
 }
 
-// How a child process ended.
-struct ChildResult {
-  std::string output;  // stdout and stderr, interleaved as written
-  bool timed_out = false;
-  int exit_code = -1;  // -1 when ended by a signal
-  int signal = 0;
-};
-
-// Closes a file descriptor when it goes out of scope.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
-
 // Runs `argv` (no shell) in its own process group with stdin from
-// /dev/null and stdout+stderr into one pipe. After `timeout_s` the whole
-// group is killed, so compiler sub-processes (cicc, ptxas, cc1plus) go too.
-// Errors only when the child cannot be started.
-absl::StatusOr<ChildResult> RunChild(const std::vector<std::string>& argv, double timeout_s) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    return absl::InternalError(absl::StrCat("pipe for ", argv[0], ": ", strerror(errno)));
-  }
-  FdCloser read_closer(fds[0]);
-  std::unique_ptr<FdCloser> write_closer = std::make_unique<FdCloser>(fds[1]);
-
-  pid_t pid = -1;
-  SpawnOptions options;
-  options.stdout_fd = fds[1];
-  options.stderr_fd = fds[1];
-  const int rc = SpawnInNewGroup(argv[0], argv, options, &pid);
-  if (rc != 0) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot run ", argv[0], ": ", strerror(rc)));
-  }
-  write_closer.reset();  // the child holds the only write end now
-
-  ChildResult result;
-  const absl::Time deadline = absl::Now() + absl::Seconds(timeout_s);
-  bool killed = false;
-  char buf[65536];
-  while (true) {
-    int wait_ms = -1;
-    if (!killed) {
-      absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        kill(-pid, SIGKILL);
-        killed = true;
-        result.timed_out = true;
-      } else {
-        wait_ms = static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 1 << 30));
-      }
-    }
-    pollfd p = {fds[0], POLLIN, 0};
-    int n = poll(&p, 1, wait_ms);
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    ssize_t got = read(fds[0], buf, sizeof(buf));
-    if (got > 0) {
-      result.output.append(buf, static_cast<size_t>(got));
-    } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-      break;  // every writer has exited
-    }
-  }
-
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) break;
-  }
-  if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
-  return result;
+// /dev/null and stdout+stderr interleaved into one pipe. After `timeout_s`
+// the whole group is killed, so compiler sub-processes (cicc, ptxas,
+// cc1plus) go too. Errors only when the child cannot be started.
+absl::StatusOr<FinishedChild> RunChild(const std::vector<std::string>& argv, double timeout_s) {
+  ChildSpec spec;
+  spec.argv = argv;
+  return RunToEnd(std::move(spec), absl::Seconds(timeout_s));
 }
 
 // `<compiler> --version`, run once per compiler path in this process.
@@ -205,7 +131,7 @@ absl::StatusOr<std::string> CompilerVersion(const std::string& compiler) {
     auto it = versions->find(compiler);
     if (it != versions->end()) return it->second;
   }
-  absl::StatusOr<ChildResult> run = RunChild({compiler, "--version"}, kVersionTimeoutS);
+  absl::StatusOr<FinishedChild> run = RunChild({compiler, "--version"}, kVersionTimeoutS);
   if (!run.ok()) return run.status();
   if (run->timed_out || run->exit_code != 0) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -508,7 +434,7 @@ absl::StatusOr<CompileOutput> Compile(const CompileRequest& req) {
   out.info.command =
       absl::StrReplaceAll(stored_command, {{kSourceMarker, ShellQuote(source_name)}});
 
-  absl::StatusOr<ChildResult> run = RunChild(argv, req.timeout_s);
+  absl::StatusOr<FinishedChild> run = RunChild(argv, req.timeout_s);
   if (!run.ok()) return run.status();
   std::string log = absl::StrReplaceAll(run->output, {{src_path, kSourceMarker}});
   const bool ok = !run->timed_out && run->exit_code == 0 && access(lib_tmp.c_str(), R_OK) == 0;
