@@ -7,7 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "auth.h"
@@ -30,7 +34,65 @@ absl::Status WriteIfAbsent(const fs::path& path, const std::string& text) {
   return absl::OkStatus();
 }
 
+// The targets of `#include "..."` lines in `source` (not <...>: those come
+// from the compiler's paths).
+std::vector<std::string> QuotedIncludes(const std::string& source) {
+  static const std::regex include_line(R"re(^\s*#\s*include\s*"([^"]+)")re");
+  std::vector<std::string> out;
+  std::istringstream lines(source);
+  std::string line;
+  std::smatch m;
+  while (std::getline(lines, line)) {
+    if (std::regex_search(line, m, include_line)) out.push_back(m[1].str());
+  }
+  return out;
+}
+
 }  // namespace
+
+absl::StatusOr<kernelseek::v1::TaskFiles> WorkspaceTask(const kernelseek::v1::TaskFiles& task) {
+  const auto& files = task.files();
+  auto task_json = files.find("task.json");
+  if (task_json == files.end()) return absl::InvalidArgumentError("task.files: no task.json");
+  nlohmann::json doc = nlohmann::json::parse(task_json->second, nullptr, false);
+  if (!doc.is_object() || !doc.contains("sources") || !doc["sources"].is_object()) {
+    return absl::InvalidArgumentError("task.files[task.json]: no \"sources\" object");
+  }
+  // {path, named by task.json}: a named source must be there; an include
+  // that is not is found elsewhere by the compiler (kernelseek/abi.h).
+  std::vector<std::pair<std::string, bool>> pending;
+  for (auto& [family, sources] : doc["sources"].items()) {
+    if (!sources.is_object()) continue;
+    sources.erase("kernels");
+    for (const char* role : {"reference", "baseline"}) {
+      if (sources.contains(role) && sources[role].is_string()) {
+        pending.emplace_back(sources[role].get<std::string>(), true);
+      }
+    }
+  }
+  kernelseek::v1::TaskFiles kept;
+  (*kept.mutable_files())["task.json"] = doc.dump(2) + "\n";
+  while (!pending.empty()) {
+    const std::string path = fs::path(pending.back().first).lexically_normal().string();
+    const bool named = pending.back().second;
+    pending.pop_back();
+    if (kept.files().contains(path)) continue;
+    auto it = files.find(path);
+    if (it == files.end()) {
+      if (!named) continue;
+      return absl::InvalidArgumentError(absl::StrCat("task.files[", path, "]: missing"));
+    }
+    (*kept.mutable_files())[path] = it->second;
+    const fs::path dir = fs::path(path).parent_path();
+    for (const std::string& include : QuotedIncludes(it->second)) {
+      const std::string resolved = (dir / include).lexically_normal().string();
+      if (!absl::StartsWith(resolved, "..") && resolved[0] != '/') {
+        pending.emplace_back(resolved, false);
+      }
+    }
+  }
+  return kept;
+}
 
 std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,
                       double goal_speedup, const std::string& bank_text,
@@ -82,10 +144,16 @@ absl::Status PrepareWorkspace(const std::string& dir,
 
 absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,
                                         const std::string& token, const std::string& target) {
+  // The workspace may be the agent's: whatever it left at these names is
+  // removed, not followed (this runs while none of its processes does).
   std::string config_dir = dir + "/.kernelseek";
+  struct stat st;
+  std::error_code ec;
+  if (::lstat(config_dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) fs::remove(config_dir, ec);
   if (::mkdir(config_dir.c_str(), 0700) != 0 && errno != EEXIST) {
     return absl::InternalError(absl::StrCat(config_dir, ": cannot create: ", std::strerror(errno)));
   }
+  fs::remove(config_dir + "/client.json.tmp", ec);
   nlohmann::json config = {{"coordinator", coordinator}, {"token", token}, {"target", target}};
   return WriteSecretFile(config_dir + "/client.json", config.dump(2) + "\n");
 }
