@@ -107,8 +107,11 @@ class Cluster {
                                  "--coordinator", address_, "--target", "host", "--token-file",
                                  dir_ + "/state/worker.token", "--cache-dir", dir_ + "/cache"},
         dir_ + "/worker.log");
-    ASSERT_FALSE(worker_->WaitListening(30).empty()) << ReadFile(dir_ + "/worker.log");
+    worker_address_ = worker_->WaitListening(30);
+    ASSERT_FALSE(worker_address_.empty()) << ReadFile(dir_ + "/worker.log");
   }
+  const std::string& worker_address() const { return worker_address_; }
+  std::string WorkerLog() { return ReadFile(dir_ + "/worker.log"); }
   Daemon& coordinator() { return *coordinator_; }
   std::string Log() { return ReadFile(dir_ + "/coordinator.log"); }
 
@@ -209,6 +212,7 @@ class Cluster {
   std::string address_;
   std::unique_ptr<Daemon> coordinator_;
   std::unique_ptr<Daemon> worker_;
+  std::string worker_address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };

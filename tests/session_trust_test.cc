@@ -39,6 +39,7 @@
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "nlohmann/json.hpp"
 #include "session_testing.h"
+#include "session_workspace.h"
 
 namespace kseek {
 namespace {
@@ -145,6 +146,43 @@ kseek eval --max-samples 3 --max-seconds 0.1 --json kernel.cu > eval.json 2> eva
 echo "own_evaluation: exit $?" >> $out
 echo finished >> $out
 )sh";
+
+TEST(WorkspaceTask, KeepsTheReferenceBaselineAndWhatTheyIncludeOnly) {
+  v1::TaskFiles task;
+  auto& f = *task.mutable_files();
+  f["task.json"] = R"({"name": "t", "sources": {
+      "cuda": {"reference": "ref.cu", "baseline": "base.cu", "kernels": ["fast.cu", "faster.cu"]},
+      "host": {"reference": "ref_host.cc", "kernels": ["fast_host.cc"]}}})";
+  f["ref.cu"] = "#include \"common/util.h\"\n#include <cuda.h>\n#include \"kernelseek/abi.h\"\n";
+  f["base.cu"] = "  #  include \"base.cuh\"\n";
+  f["ref_host.cc"] = "int x;\n";
+  f["common/util.h"] = "#include \"more.inc\"\n";
+  f["common/more.inc"] = "// more\n";
+  f["base.cuh"] = "// base\n";
+  f["fast.cu"] = "#include \"fast_tiles.cuh\"\n";
+  f["fast_tiles.cuh"] = "// the answer\n";
+  f["faster.cu"] = "";
+  f["fast_host.cc"] = "";
+  f["README.md"] = "how fast.cu works\n";
+  absl::StatusOr<v1::TaskFiles> kept = server::WorkspaceTask(task);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  std::set<std::string> names;
+  for (const auto& [name, text] : kept->files()) names.insert(name);
+  EXPECT_EQ(names, (std::set<std::string>{"task.json", "ref.cu", "base.cu", "ref_host.cc",
+                                          "common/util.h", "common/more.inc", "base.cuh"}));
+  nlohmann::json doc = nlohmann::json::parse(kept->files().at("task.json"));
+  EXPECT_FALSE(doc["sources"]["cuda"].contains("kernels"));
+  EXPECT_FALSE(doc["sources"]["host"].contains("kernels"));
+  EXPECT_EQ(doc["sources"]["cuda"]["reference"], "ref.cu");
+  EXPECT_EQ(kept->files().at("common/util.h"), f["common/util.h"]);
+
+  // A named source that is not there is an error naming it.
+  f.erase("base.cu");
+  absl::StatusOr<v1::TaskFiles> broken = server::WorkspaceTask(task);
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(broken.status().message().find("task.files[base.cu]"), std::string::npos)
+      << broken.status();
+}
 
 class SessionTrustTest : public ::testing::Test {
  protected:
