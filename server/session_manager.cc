@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -59,6 +60,14 @@ absl::Status ValidateSpec(const agent::AgentAllowlist& allowlist,
   absl::StatusOr<agent::AllowedAgent> allowed = allowlist.Find(a->name());
   if (!allowed.ok()) return Denied("agent.name", allowed.status().message());
   a->set_kind(allowed->config.kind);
+  // The model is the one choice a user has; it lands in the agent's
+  // arguments (and in a command template's words), so it is a plain name.
+  static const std::regex model_name("[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}");
+  if (!a->model().empty() && !std::regex_match(a->model(), model_name)) {
+    return Invalid("agent.model",
+                   "not a model name (letters, digits and ._:/@+-, starting with a letter or "
+                   "digit, at most 128 characters)");
+  }
   agent::AgentConfig config = allowed->config;
   if (!a->model().empty()) config.model = a->model();
   absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter = agent::MakeAdapter(config);

@@ -323,6 +323,9 @@ inline void ExpectLimitClaimStory(Cluster& c, const std::string& kind) {
               std::string::npos)
         << c.Log();
     EXPECT_EQ(ReadFile(c.Workspace(s.session_id()) + "/whoami"), user + "\n");
+    std::fprintf(stderr, "the %s session %s ran confined: its commands ran as %s; %s, %zu events\n",
+                 kind.c_str(), s.session_id().c_str(), user.c_str(), end.state().c_str(),
+                 trace.size());
   } else {
     std::fprintf(stderr, "note: the agent was not confined: %s\n", c.Log().c_str());
   }

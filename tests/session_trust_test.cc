@@ -244,6 +244,17 @@ TEST_F(SessionTrustTest, AgentsComeFromTheAllowlistOnly) {
               std::string::npos)
         << st.error_message();
   }
+  // The model, the one choice left, is a name: nothing a template's shell
+  // or a CLI's option parser could take for more.
+  for (const std::string& model : {std::string("m; id > /tmp/owned"), std::string("--help"),
+                                   std::string("$(id)"), std::string(200, 'm')}) {
+    v1::CreateSessionRequest r = c_.Request(1);
+    r.mutable_agent()->set_name("victim");
+    r.mutable_agent()->set_model(model);
+    grpc::Status st = CreateAs(c_, eve, r, &s);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << model;
+    EXPECT_TRUE(absl::StartsWith(st.error_message(), "agent.model")) << st.error_message();
+  }
   // The CLI says the same and exits 2; it has no flag for a command line.
   testing::ProcessResult cli =
       c_.Kseek({"session", "start", "--task", Softmax(), "--target", "host", "--agent", "typist",
