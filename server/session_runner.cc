@@ -6,9 +6,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -308,10 +306,9 @@ absl::StatusOr<EvaluationRecord> SessionRunner::VerificationRecord(const Session
   v1::EvaluationRequest request;
   *request.mutable_task() = spec_.task();
   request.set_target(spec_.target());
-  std::ifstream in(record.workspace + "/" + kWorkspaceKernel, std::ios::binary);
-  std::stringstream source;
-  source << in.rdbuf();
-  request.set_kernel_source(source.str());
+  absl::StatusOr<std::string> source = ReadWorkspaceKernel(record.workspace, kMaxKernelSourceBytes);
+  if (!source.ok()) return source.status();
+  request.set_kernel_source(*std::move(source));
   request.set_kernel_name(kWorkspaceKernel);
   *request.mutable_timing() = spec_.verification_timing();
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(request);

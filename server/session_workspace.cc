@@ -1,7 +1,9 @@
 // Session workspaces (see session_workspace.h).
 #include "session_workspace.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -140,6 +142,43 @@ absl::Status PrepareWorkspace(const std::string& dir,
   absl::Status st = WriteIfAbsent(fs::path(dir) / kWorkspaceKernel, spec.kernel_source());
   if (st.ok()) st = WriteIfAbsent(fs::path(dir) / kWorkspaceBrief, brief);
   return st;
+}
+
+absl::StatusOr<std::string> ReadWorkspaceKernel(const std::string& dir, size_t max_bytes) {
+  const std::string path = absl::StrCat(dir, "/", kWorkspaceKernel);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        kWorkspaceKernel, ": cannot open it",
+        errno == ELOOP ? " (a symbolic link: only a regular file is read)" : "", ": ",
+        std::strerror(errno)));
+  }
+  struct stat st;
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (!S_ISREG(st.st_mode)) {
+    why = "not a regular file";
+  } else if (st.st_nlink != 1) {
+    why = absl::StrCat("a hard link (", st.st_nlink, " names for one file)");
+  } else if (static_cast<size_t>(st.st_size) > max_bytes) {
+    why = absl::StrCat(st.st_size, " bytes, more than the limit of ", max_bytes);
+  }
+  std::string text;
+  if (why.empty()) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+  }
+  ::close(fd);
+  if (!why.empty()) return absl::FailedPreconditionError(absl::StrCat(kWorkspaceKernel, ": ", why));
+  return text;
 }
 
 absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,

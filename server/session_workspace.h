@@ -46,6 +46,12 @@ absl::Status PrepareWorkspace(const std::string& dir,
                               const kernelseek::v1::CreateSessionRequest& spec,
                               const std::string& brief);
 
+// The agent's kernel.cu in `dir`, read as the coordinator (which may read
+// more than the agent): only a regular file with one link, never through a
+// symbolic link or from a FIFO or device the agent put there, and at most
+// `max_bytes`. FAILED_PRECONDITION says what is wrong with it.
+absl::StatusOr<std::string> ReadWorkspaceKernel(const std::string& dir, size_t max_bytes);
+
 // Writes DIR/.kernelseek/client.json (0600) naming the coordinator, the
 // token and the target (kseek eval's default --target).
 absl::Status WriteWorkspaceClientConfig(const std::string& dir, const std::string& coordinator,

@@ -208,6 +208,14 @@ class SessionTrustTest : public ::testing::Test {
   }
   void TearDown() override { close(listener_); }
 
+  // An agent that replaces kernel.cu by `command` (run in its workspace)
+  // and ends its turn.
+  void AllowPlanter(const std::string& name, const std::string& command) {
+    testing::WriteFile(c_.dir() + "/" + name + ".sh", "#!/bin/bash\n" + command + "\n");
+    c_.AllowAgent(name, {{"kind", "command"},
+                         {"start_template", absl::StrCat("bash ", c_.dir(), "/", name, ".sh")}});
+  }
+
   Cluster c_;
   int listener_ = -1;
   int other_port_ = 0;
@@ -407,6 +415,34 @@ TEST_F(SessionTrustTest, ConfinedAgentIsDeniedEverythingButItsWorkspaceAndItsSes
   }, 30));
   EXPECT_EQ(getpwnam(("ks-" + victim.session_id().substr(3)).c_str()), nullptr);
   (void)ended;
+}
+
+// The coordinator reads kernel.cu with more rights than the agent: what the
+// agent puts there is read only when it is a regular file of its own.
+TEST_F(SessionTrustTest, KernelPlantedAsALinkOrFifoIsNotReadThroughIt) {
+  const std::string token_file = c_.dir() + "/state/admin.token";
+  AllowPlanter("symlinker", "ln -sf " + token_file + " kernel.cu");
+  AllowPlanter("fifo", "rm kernel.cu; mkfifo kernel.cu");
+  c_.StartCoordinator();
+  const std::string token = c_.Token();
+  for (const auto& [name, why] : {std::pair<std::string, std::string>{"symlinker", "symbolic link"},
+                                  {"fifo", "not a regular file"}}) {
+    v1::CreateSessionRequest r = c_.Request(1);
+    r.mutable_agent()->set_name(name);
+    v1::Session s = c_.Create(r);
+    ASSERT_FALSE(s.session_id().empty());
+    v1::Session end = c_.WaitEnded(s.session_id(), 120);
+    std::vector<nlohmann::json> trace = c_.Trace(s.session_id());
+    const std::string dump = nlohmann::json(trace).dump();
+    std::vector<nlohmann::json> verifications = OfKind(trace, "verification");
+    ASSERT_EQ(verifications.size(), 1u) << dump;
+    EXPECT_FALSE(verifications[0]["goal_met"].get<bool>());
+    EXPECT_NE(verifications[0]["reason"].get<std::string>().find(why), std::string::npos) << dump;
+    // Nothing was submitted, and the token is nowhere in what users see.
+    EXPECT_TRUE(OfKind(trace, "evaluation").empty()) << dump;
+    EXPECT_EQ(dump.find(token), std::string::npos);
+    EXPECT_EQ(end.state(), "budget_spent") << end.reason();
+  }
 }
 
 TEST_F(SessionTrustTest, WithoutConfinementOnlyAdminsStartSessions) {
