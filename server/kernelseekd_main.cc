@@ -170,6 +170,7 @@ int Run() {
         absl::StrCat("--workspaces: cannot create ", workspaces, ": ", ec.message())));
   }
   session_options.workspaces_dir = workspaces;
+  session_options.kseek_dir = KseekDir();
   const std::string confine = absl::GetFlag(FLAGS_confine_agents);
   if (confine != "auto" && confine != "on" && confine != "off") {
     return Fail(absl::InvalidArgumentError("--confine-agents: auto, on or off"));
@@ -184,7 +185,8 @@ int Run() {
     for (const std::string& dir : {state_abs, workspaces}) {
       if (absl::StartsWith(workspaces, dir)) chmod(dir.c_str(), 0711);
     }
-    agent::ConfinementSupport support = agent::ProbeConfinement(workspaces);
+    agent::ConfinementSupport support =
+        agent::ProbeConfinement(workspaces, session_options.kseek_dir);
     session_options.confine_agents = support.available;
     session_options.unconfined_reason = support.reason;
     if (!support.available) {
@@ -227,7 +229,6 @@ int Run() {
   absl::FPrintF(stderr, "kernelseekd: agents %s (%s)\n",
                 absl::StrJoin(session_options.agents.Names(), ", "),
                 session_options.agents.source());
-  session_options.kseek_dir = KseekDir();
 
   EventHub hub;
   Dispatcher dispatcher(store->get(), &hub, dispatch);

@@ -61,7 +61,8 @@ absl::StatusOr<AgentUser> LookUp(const std::string& name) {
 
 }  // namespace
 
-ConfinementSupport ProbeConfinement(const std::string& workspaces_dir) {
+ConfinementSupport ProbeConfinement(const std::string& workspaces_dir,
+                                    const std::string& kseek_dir) {
   if (geteuid() != 0) {
     return {false, absl::StrCat("kernelseekd runs as uid ", geteuid(),
                                 ", not root: it cannot run agents as other users")};
@@ -69,17 +70,23 @@ ConfinementSupport ProbeConfinement(const std::string& workspaces_dir) {
   for (const char* tool : {"useradd", "userdel"}) {
     if (FindTool(tool).empty()) return {false, absl::StrCat(tool, " is not installed")};
   }
-  // An agent reaches its workspace by its absolute path.
-  for (fs::path p = fs::path(workspaces_dir).parent_path(); !p.empty(); p = p.parent_path()) {
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0) break;
-    if ((st.st_mode & S_IXOTH) == 0) {
-      return {false, absl::StrCat(p.string(), " (above the workspaces) is not searchable by ",
-                                  "other users (mode ", absl::StrFormat("%04o", st.st_mode & 07777),
-                                  "): agents could not reach their workspaces")};
+  // An agent reaches its workspace by its absolute path, and runs kseek.
+  const auto unreachable = [](const fs::path& below, const std::string& what) -> std::string {
+    for (fs::path p = below; !p.empty(); p = p.parent_path()) {
+      struct stat st;
+      if (stat(p.c_str(), &st) != 0) break;
+      if ((st.st_mode & S_IXOTH) == 0) {
+        return absl::StrCat(p.string(), " is not searchable by other users (mode ",
+                            absl::StrFormat("%04o", st.st_mode & 07777), "): agents could not ",
+                            what);
+      }
+      if (p == p.root_path()) break;
     }
-    if (p == p.root_path()) break;
-  }
+    return "";
+  };
+  std::string why = unreachable(fs::path(workspaces_dir).parent_path(), "reach their workspaces");
+  if (why.empty() && !kseek_dir.empty()) why = unreachable(kseek_dir, "run kseek");
+  if (!why.empty()) return {false, why};
   return {true, ""};
 }
 

@@ -12,7 +12,8 @@
 //
 // ProbeConfinement says whether this machine can do it (this process must
 // be root, useradd and userdel must exist, and every folder above the
-// workspaces must be searchable by other users). Plain functions;
+// workspaces, and the folder of the kseek agents run, must be searchable by
+// other users). Plain functions;
 // thread-safe (useradd and userdel take their own locks).
 #ifndef KERNELSEEK_SERVER_AGENT_CONFINEMENT_H_
 #define KERNELSEEK_SERVER_AGENT_CONFINEMENT_H_
@@ -32,7 +33,8 @@ struct ConfinementSupport {
   bool available = false;
   std::string reason;  // why not, when not
 };
-ConfinementSupport ProbeConfinement(const std::string& workspaces_dir);
+ConfinementSupport ProbeConfinement(const std::string& workspaces_dir,
+                                    const std::string& kseek_dir);
 
 struct AgentUser {
   std::string name;
@@ -48,8 +50,8 @@ absl::StatusOr<AgentUser> EnsureAgentUser(const std::string& session_id);
 // the user and its group. NotFound is not an error.
 absl::Status RemoveAgentUser(const std::string& session_id);
 
-// Sends SIGKILL to every process of `uid` until none is left (bounded by
-// `patience`). `uid` must not be 0.
+// Sends SIGKILL to every process of `uid` until none is left (for at most
+// two seconds: zombies wait for their reaper). Does nothing for uid 0.
 void KillAllProcessesOf(uid_t uid);
 
 // Gives `path` and everything under it (symbolic links not followed) to
