@@ -147,13 +147,19 @@ absl::Status SessionManager::GiveToAgent(const SessionRecord& session, const Age
 
 void SessionManager::ReleaseAgentUser(const SessionRecord& session) {
   if (!options_.confine_agents) return;
-  absl::Status st = agent::RemoveAgentUser(session.id);
+  // Nothing of the user runs while its files are given back; by the time
+  // the user is gone, they are the coordinator's.
+  absl::StatusOr<agent::AgentUser> user = agent::FindAgentUser(session.id);
+  if (!user.ok()) return;
+  agent::KillAllProcessesOf(user->uid);
+  absl::Status st;
   for (const std::string& dir : {session.workspace, AgentHomeOf(session.id)}) {
     std::error_code ec;
     if (!std::filesystem::exists(dir, ec)) continue;
     absl::Status given = agent::ChownTree(dir, getuid(), getgid(), 0700);
     if (st.ok()) st = given;
   }
+  if (st.ok()) st = agent::RemoveAgentUser(session.id);
   if (!st.ok()) {
     absl::FPrintF(stderr, "kernelseekd: session %s: releasing its agent's user: %s\n", session.id,
                   st.message());

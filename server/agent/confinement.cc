@@ -108,6 +108,10 @@ absl::StatusOr<AgentUser> EnsureAgentUser(const std::string& session_id) {
   return LookUp(name);
 }
 
+absl::StatusOr<AgentUser> FindAgentUser(const std::string& session_id) {
+  return LookUp(AgentUserName(session_id));
+}
+
 absl::Status RemoveAgentUser(const std::string& session_id) {
   absl::StatusOr<AgentUser> user = LookUp(AgentUserName(session_id));
   if (!user.ok()) return absl::OkStatus();

@@ -46,6 +46,8 @@ struct AgentUser {
 std::string AgentUserName(const std::string& session_id);
 // Creates the session's user when it does not exist yet; returns it.
 absl::StatusOr<AgentUser> EnsureAgentUser(const std::string& session_id);
+// The session's user, NOT_FOUND when there is none.
+absl::StatusOr<AgentUser> FindAgentUser(const std::string& session_id);
 // Kills every process of the session's user (if it exists), then removes
 // the user and its group. NotFound is not an error.
 absl::Status RemoveAgentUser(const std::string& session_id);
