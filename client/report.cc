@@ -25,7 +25,6 @@ constexpr size_t kMaxCellText = 1500;
 struct Summary {
   std::string session_id, task, target, agent, state;
   std::optional<double> goal;
-  std::optional<double> best;
   int64_t created_ms = 0;
 };
 
@@ -48,7 +47,6 @@ absl::StatusOr<Summary> ReadSummary(const json& summary) {
   s.agent = r.String("agent");
   s.state = r.String("state");
   s.goal = r.Number("goal_speedup");
-  s.best = r.Number("best_speedup");
   s.created_ms = r.Int("created_ms");
   if (!r.status().ok()) return r.status();
   return s;
@@ -94,6 +92,7 @@ body { font-family: sans-serif; color: #222; margin: 24px auto; max-width: 1120p
 h1 { font-size: 22px; margin: 0 0 4px; }
 h2 { font-size: 17px; margin: 28px 0 8px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 p.subtitle { color: #555; margin: 0 0 14px; }
+span.note { color: #777; font-size: 0.9em; }
 table { border-collapse: collapse; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
@@ -135,7 +134,6 @@ class Page {
     if (!state.empty() && state == t_.last_state && !t_.last_state_reason.empty()) {
       absl::StrAppend(&state_text, " (", EscapeHtml(t_.last_state_reason), ")");
     }
-    std::optional<double> best = s_.best.has_value() ? s_.best : t_.best;
     std::set<int64_t> turns;
     for (const TurnRow& turn : t_.turns) turns.insert(turn.turn);
     int correct = 0, verifications = 0;
@@ -155,7 +153,11 @@ class Page {
         {"Agent", OrDash(s_.agent)},
         {"Goal", EscapeHtml(FormatSpeedup(s_.goal))},
         {"Final state", state_text},
-        {"Best speedup", EscapeHtml(FormatSpeedup(best))},
+        {"Best speedup (verified)", EscapeHtml(FormatSpeedup(t_.best_verified))},
+        {"Agent's own best (unverified)",
+         absl::StrCat(EscapeHtml(FormatSpeedup(t_.best_by_agent)),
+                      " <span class=\"note\">measured by the agent's own evaluations; only a "
+                      "verification by the coordinator counts</span>")},
         {"Started", start_ms_ > 0 ? EscapeHtml(FormatUtc(start_ms_)) : "—"},
         {"Duration", t_.last_ms > 0 && start_ms_ > 0 ? std::string(absl::StripPrefix(Elapsed(t_.last_ms), "+")) : "—"},
         {"Turns", absl::StrCat(turns.size())},
@@ -238,7 +240,9 @@ class Page {
       std::string correct = e.compiled ? absl::StrCat(e.correct, "/", e.total) : "did not compile";
       absl::StrAppend(&out, "<tr", row_class.empty() ? "" : absl::StrCat(" class=\"", row_class, "\""),
                       "><td class=\"num\">", e.number, "</td><td class=\"num\">",
-                      Elapsed(e.time_ms), "</td><td>", OrDash(e.by), "</td><td class=\"num\">",
+                      Elapsed(e.time_ms), "</td><td>",
+                      e.by == "agent" ? "agent (unverified)" : OrDash(e.by),
+                      "</td><td class=\"num\">",
                       correct, "</td><td class=\"num\">", EscapeHtml(FormatSpeedup(e.speedup)),
                       "</td><td class=\"num best\">", EscapeHtml(FormatSpeedup(e.best_so_far)),
                       "</td><td class=\"text\">", EscapeHtml(e.verification), "</td></tr>\n");

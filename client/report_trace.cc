@@ -153,9 +153,14 @@ class TraceBuilder {
     row.total = r.Int("total");
     std::optional<double> speedup = r.Number("geomean_speedup");
     if (row.all_correct && speedup.has_value() && *speedup > 0) row.speedup = speedup;
-    if (row.speedup.has_value() && (!trace_.best.has_value() || *row.speedup > *trace_.best)) {
-      trace_.best = row.speedup;
-    }
+    const auto raise = [&row](std::optional<double>* best) {
+      if (row.speedup.has_value() && (!best->has_value() || *row.speedup > **best)) {
+        *best = row.speedup;
+      }
+    };
+    raise(&trace_.best);
+    if (row.by == "verification") raise(&trace_.best_verified);
+    if (row.by == "agent") raise(&trace_.best_by_agent);
     row.best_so_far = trace_.best;
     trace_.evaluations.push_back(std::move(row));
   }

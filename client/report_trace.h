@@ -99,6 +99,10 @@ struct SessionTrace {
   std::string last_state;         // of the last state event
   std::string last_state_reason;
   std::optional<double> best;     // best counted speedup of all evaluations
+  // The same, of the coordinator's verifications only: the report's
+  // headline. The agents' own evaluations are kept apart (unverified).
+  std::optional<double> best_verified;
+  std::optional<double> best_by_agent;
 };
 
 // Reads `events` in the order given. Errors name the event: "events[7]

@@ -28,13 +28,10 @@ ABSL_DECLARE_FLAG(int, limit);
 ABSL_DECLARE_FLAG(std::string, state);
 ABSL_DECLARE_FLAG(int, max_samples);
 ABSL_DECLARE_FLAG(double, max_seconds);
-ABSL_FLAG(std::string, agent, "", "the session's agent: claude, codex or command (session start)");
+ABSL_FLAG(std::string, agent, "",
+          "the session's agent, by its name in the coordinator's allowlist: claude, codex, or a "
+          "command agent its operator configured (session start)");
 ABSL_FLAG(std::string, model, "", "the agent's model (session start; default: the CLI's)");
-ABSL_FLAG(std::string, command, "",
-          "the command agent's command line; {workspace}, {prompt}, {model} are replaced "
-          "(session start)");
-ABSL_FLAG(std::string, resume_command, "",
-          "the command agent's command line for later turns; may use {session_id} (session start)");
 ABSL_FLAG(double, goal, 0, "the goal speedup (session start; default: the task's)");
 ABSL_FLAG(int, max_turns, 0, "most agent turns (session start; default 20)");
 ABSL_FLAG(int, max_evals, 0, "most evaluations, the agent's and the verifications (session start; default 100)");
@@ -53,11 +50,15 @@ namespace v1 = ::kernelseek::v1;
 
 namespace {
 
+// The agent as the allowlist names it (sessions from before names: the kind).
+std::string AgentName(const v1::AgentSpec& agent) {
+  return agent.name().empty() ? agent.kind() : agent.name();
+}
+
 const char kSessionUsage[] =
     "usage: kseek session COMMAND [flags] [args]\n"
     "\n"
-    "  start --task DIR [--target T] --agent claude|codex|command [--model M]\n"
-    "        [--command TEMPLATE] [--resume-command TEMPLATE] [--goal X] [--max-turns N]\n"
+    "  start --task DIR [--target T] --agent NAME [--model M] [--goal X] [--max-turns N]\n"
     "        [--max-evals N] [--max-minutes N] [--max-usd X] [--max-samples N]\n"
     "        [--max-seconds S] [--self-ask] [--json] KERNEL\n"
     "                     start a session on KERNEL; prints its id (--max-samples and\n"
@@ -91,7 +92,7 @@ nlohmann::json SessionJson(const v1::Session& s) {
                       {"user", s.user()},
                       {"task", s.task()},
                       {"target", s.target()},
-                      {"agent", s.agent().kind()},
+                      {"agent", AgentName(s.agent())},
                       {"model", s.agent().model()},
                       {"goal_speedup", s.goal_speedup()},
                       {"state", s.state()},
@@ -232,7 +233,9 @@ int Start(const std::vector<std::string>& positional) {
     if (!t.ok()) return Usage("start", absl::StrCat("--target: ", t.status().message()));
     target = *t;
   }
-  if (absl::GetFlag(FLAGS_agent).empty()) return Usage("start", "--agent is required (claude, codex or command)");
+  if (absl::GetFlag(FLAGS_agent).empty()) {
+    return Usage("start", "--agent is required (a name of the coordinator's allowlist: claude, codex, ...)");
+  }
   v1::CreateSessionRequest request;
   auto files = PackTask(task_dir, target);
   if (!files.ok()) return Usage("start", std::string(files.status().message()));
@@ -244,10 +247,8 @@ int Start(const std::vector<std::string>& positional) {
   source << in.rdbuf();
   request.set_kernel_source(source.str());
   v1::AgentSpec* agent = request.mutable_agent();
-  agent->set_kind(absl::GetFlag(FLAGS_agent));
+  agent->set_name(absl::GetFlag(FLAGS_agent));
   agent->set_model(absl::GetFlag(FLAGS_model));
-  agent->set_start_template(absl::GetFlag(FLAGS_command));
-  agent->set_resume_template(absl::GetFlag(FLAGS_resume_command));
   if (absl::GetFlag(FLAGS_goal) != 0) request.set_goal_speedup(absl::GetFlag(FLAGS_goal));
   v1::SessionBudget* budget = request.mutable_budget();
   budget->set_max_turns(absl::GetFlag(FLAGS_max_turns));
@@ -270,7 +271,7 @@ int Start(const std::vector<std::string>& positional) {
   } else {
     std::cout << s.session_id() << "\n";
     fprintf(stderr, "session %s: task %s on %s, agent %s, goal %.2fx; workspace %s\n",
-            s.session_id().c_str(), s.task().c_str(), s.target().c_str(), s.agent().kind().c_str(),
+            s.session_id().c_str(), s.task().c_str(), s.target().c_str(), AgentName(s.agent()).c_str(),
             s.goal_speedup(), s.workspace().c_str());
   }
   return kExitOk;
@@ -297,7 +298,7 @@ int List() {
                                "target", "agent", "turns", "evals", "best", "created");
   for (const v1::Session& s : response.sessions()) {
     std::cout << absl::StrFormat("%-16s %-13s %-14s %-8s %-8s %5d %5d %8s %s\n", s.session_id(), s.state(),
-                                 s.task(), s.target(), s.agent().kind(), s.turns(), s.evaluations(), Best(s),
+                                 s.task(), s.target(), AgentName(s.agent()), s.turns(), s.evaluations(), Best(s),
                                  FormatTimeMs(s.created_ms()));
   }
   return kExitOk;
@@ -317,7 +318,7 @@ int Show(const std::string& id) {
   std::cout << absl::StrFormat("session %s  state %s  user %s\n", s->session_id(), s->state(), s->user())
             << absl::StrFormat("reason: %s\n", s->reason())
             << absl::StrFormat("task %s  target %s  agent %s%s  goal %.2fx\n", s->task(), s->target(),
-                               s->agent().kind(), s->agent().model().empty() ? "" : " (" + s->agent().model() + ")",
+                               AgentName(s->agent()), s->agent().model().empty() ? "" : " (" + s->agent().model() + ")",
                                s->goal_speedup())
             << absl::StrFormat("turns %d/%d  evaluations %d/%d  cost %.4f USD%s  wall limit %g min\n", s->turns(),
                                b.max_turns(), s->evaluations(), b.max_evaluations(), s->cost_usd(),
@@ -463,7 +464,7 @@ int Report(const std::string& id) {
     if (!status.ok()) return ReportRpcError("session report", *remote, status);
   }
   nlohmann::json summary = {{"session_id", s->session_id()}, {"task", s->task()},
-                            {"target", s->target()},         {"agent", s->agent().kind()},
+                            {"target", s->target()},         {"agent", AgentName(s->agent())},
                             {"goal_speedup", s->goal_speedup()}, {"state", s->state()},
                             {"created_ms", s->created_ms()},
                             {"best_speedup", s->has_best_speedup() ? nlohmann::json(s->best_speedup())
@@ -504,7 +505,7 @@ int SessionCommand(const std::vector<std::string>& args) {
   for (size_t i = 1; i < args.size(); ++i) rest.push_back(args[i] == "-o" ? "--out" : args[i]);
   std::vector<std::string> flags;
   if (sub == "start") {
-    flags = {"task", "target", "agent", "model", "command", "resume_command", "goal", "max_turns",
+    flags = {"task", "target", "agent", "model", "goal", "max_turns",
              "max_evals", "max_minutes", "max_usd", "max_samples", "max_seconds", "self_ask", "json"};
   } else if (sub == "ls") {
     flags = {"json", "limit", "state"};

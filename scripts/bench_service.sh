@@ -74,14 +74,19 @@ start worker1 "$bin/kseek-worker" --listen 127.0.0.1:0 --coordinator "$coordinat
   --target host --token-file "$tmp/state/worker.token" --cache-dir "$tmp/cache"
 # The direct path gets a worker of its own, registered nowhere: direct jobs
 # on a registered worker would make the coordinator see it busy until its
-# next heartbeat, which is not what a client of the coordinator pays.
-start direct "$bin/kseek-worker" --listen 127.0.0.1:0 --target host --cache-dir "$tmp/cache"
+# next heartbeat, which is not what a client of the coordinator pays. It
+# runs jobs for the holder of its job credential file.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$tmp/direct.credential"
+chmod 600 "$tmp/direct.credential"
+start direct "$bin/kseek-worker" --listen 127.0.0.1:0 --target host --cache-dir "$tmp/cache" \
+  --job-credential-file "$tmp/direct.credential"
 direct=$address
 
 bench=("$bin/kseek-service-bench" --coordinator "$coordinator"
   --token-file "$tmp/state/admin.token" --task kernels/softmax
   --kernel kernels/softmax/fast_host.cc --scenario r64_c33_f32_host "${json[@]}")
-overhead=$("${bench[@]}" --phase overhead --worker "$direct" --n "$n")
+overhead=$("${bench[@]}" --phase overhead --worker "$direct" \
+  --job-credential-file "$tmp/direct.credential" --n "$n")
 one=$("${bench[@]}" --phase throughput --m "$m" --wait-workers 1)
 start worker2 "$bin/kseek-worker" --listen 127.0.0.1:0 --coordinator "$coordinator" \
   --target host --token-file "$tmp/state/worker.token" --cache-dir "$tmp/cache"

@@ -11,8 +11,10 @@ packages=(build-essential cmake ninja-build ccache pkg-config
           libsqlite3-dev patchelf
           # deploy tests: a private single-node Slurm cluster, YAML manifests
           munge slurmctld slurmd slurm-client python3-yaml)
-# agent tests: python3 runs the stand-in model server (tests/agent_standin/)
-packages+=(python3)
+# agent tests: python3 runs the stand-in model server (tests/agent_standin/);
+# confined agents: useradd/userdel (passwd) make each session's user, and the
+# trust tests look for the processes an agent left with pgrep (procps)
+packages+=(python3 passwd procps)
 # report tests: zlib reads the PNG screenshots of the session report, which
 # headless Chromium takes (Debian's package; Ubuntu ships Chromium only as a
 # snap, and the browser test skips without it).

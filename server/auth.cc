@@ -117,7 +117,7 @@ absl::StatusOr<Caller> Authenticator::Require(const grpc::ServerContextBase& con
 
 absl::Status WriteSecretFile(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat(tmp, ": cannot create: ", std::strerror(errno)));
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "auth.h"
+#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
 #include "task.h"
 
@@ -281,6 +282,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
   w.registered_ms = now;
   if (w.call == nullptr) w.current.clear();
   w.channel = grpc::CreateCustomChannel(info.address(), creds, args);
+  w.job_credential = RandomHex(32);
   Log("worker %s registered: target %s at %s (%s)", id, info.target(), info.address(),
       info.device_name());
   PublishPositionsLocked(info.target());
@@ -288,6 +290,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
 
   v1::RegisterWorkerResponse response;
   response.set_worker_id(id);
+  response.set_job_credential(w.job_credential);
   response.set_heartbeat_interval_ms(
       static_cast<int32_t>(absl::ToInt64Milliseconds(options_.heartbeat_interval)));
   return response;
@@ -401,6 +404,7 @@ void Dispatcher::DispatchLocked(int64_t now_ms) {
       best->current = eval_id;
       best->last_dispatch_ms = now_ms;
       best->call = std::make_shared<grpc::ClientContext>();
+      best->call->AddMetadata(kJobCredentialMetadata, best->job_credential);
       best->cancel_reason.clear();
       ++running_jobs_;
       moved = true;
@@ -423,7 +427,9 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
                         std::shared_ptr<grpc::ClientContext> call) {
   std::string lost_reason;
   bool worker_busy = false;
-  JobEnd end = Execute(id, worker_id, channel, call.get(), &lost_reason, &worker_busy);
+  bool worker_refused = false;
+  JobEnd end =
+      Execute(id, worker_id, channel, call.get(), &lost_reason, &worker_busy, &worker_refused);
 
   absl::MutexLock lock(&mu_);
   auto w = workers_.find(worker_id);
@@ -437,6 +443,9 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
     if (end == JobEnd::kRequeue && !worker_busy) {
       SetUnhealthyLocked(&w->second, worker_id, lost_reason);
     }
+    // Its next heartbeat answers known=false: it registers again and gets
+    // a new credential.
+    if (worker_refused) w->second.registered = false;
   }
   auto p = pending_.find(id);
   if (p != pending_.end()) {
@@ -455,7 +464,8 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
 Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string& worker_id,
                                        const std::shared_ptr<grpc::Channel>& channel,
                                        grpc::ClientContext* call,
-                                       std::string* lost_reason, bool* worker_busy) {
+                                       std::string* lost_reason, bool* worker_busy,
+                                       bool* worker_refused) {
   absl::StatusOr<EvaluationRecord> eval = store_->GetEvaluation(id);
   if (!eval.ok()) {
     Log("%s", eval.status().message());
@@ -574,7 +584,11 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     return JobEnd::kFinished;
   }
   *worker_busy = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
-  if (!cancel_reason.empty()) {
+  *worker_refused = status.error_code() == grpc::StatusCode::UNAUTHENTICATED;
+  if (*worker_refused) {
+    *lost_reason = absl::StrCat("it refused this coordinator's job credential (",
+                                status.error_message(), ")");
+  } else if (!cancel_reason.empty()) {
     *lost_reason = cancel_reason;
   } else if (status.ok()) {
     *lost_reason = "the stream ended without a verdict";
@@ -582,7 +596,8 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     *lost_reason = absl::StrCat("stream broke: ", status.error_message());
   }
   // A worker that refused the job never ran it: that attempt does not count.
-  absl::StatusOr<bool> requeued = store_->Requeue(id, /*refund_attempt=*/*worker_busy);
+  absl::StatusOr<bool> requeued =
+      store_->Requeue(id, /*refund_attempt=*/*worker_busy || *worker_refused);
   if (!requeued.ok()) {
     Log("%s", requeued.status().message());
     return JobEnd::kStopped;

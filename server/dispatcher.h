@@ -5,7 +5,11 @@
 // lost worker go first; the rest are served round-robin over the users with
 // queued work, first in first out within a user.
 //
-// Workers register and heartbeat; one that misses heartbeats for longer
+// Workers register and heartbeat; each registration gets a new job
+// credential (proto/job_credential.h), sent on every Evaluate to that
+// worker. A worker that refuses the credential (UNAUTHENTICATED) is
+// forgotten until it registers again, and the job goes back to the queue
+// without counting the attempt. One that misses heartbeats for longer
 // than the timeout, or whose job stream breaks, is unhealthy until its next
 // heartbeat. A job is dispatched only to a healthy, idle (no job from us,
 // and none reported by its last heartbeat), non-draining worker of the
@@ -98,6 +102,7 @@ class Dispatcher {
     int64_t last_dispatch_ms = 0;
     std::string current;      // evaluation running there
     std::shared_ptr<grpc::Channel> channel;
+    std::string job_credential;  // of its registration with this process
     std::shared_ptr<grpc::ClientContext> call;  // the running job's call
     std::string cancel_reason;  // why `call` was cancelled, when it was
   };
@@ -136,9 +141,10 @@ class Dispatcher {
   // Runs one job on a worker (its own thread), then the bookkeeping.
   void RunJob(std::string id, std::string worker_id, std::shared_ptr<grpc::Channel> channel,
               std::shared_ptr<grpc::ClientContext> call);
+  // *worker_refused: the worker refused the job credential.
   JobEnd Execute(const std::string& id, const std::string& worker_id,
                  const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* call,
-                 std::string* lost_reason, bool* worker_busy);
+                 std::string* lost_reason, bool* worker_busy, bool* worker_refused);
   // Whether `w` can take a job of `target` now.
   static bool IdleFor(const Worker& w, const std::string& target);
   void Notice(const std::string& id, const std::string& text);

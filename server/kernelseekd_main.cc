@@ -9,6 +9,10 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstdio>
@@ -27,7 +31,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "agent/confinement.h"
 #include "auth.h"
 #include "question_bank/bank.h"
 #include "session_manager.h"
@@ -53,6 +59,13 @@ ABSL_FLAG(std::string, bank, "",
           "the question bank file (default: the source tree's question_bank/bank.json)");
 ABSL_FLAG(std::string, workspaces, "",
           "folder of the sessions' workspaces (default: STATE_DIR/workspaces)");
+ABSL_FLAG(std::string, agents, "",
+          "the agent allowlist, JSON (server/agent/allowlist.h; default: claude and codex on "
+          "PATH); sessions run only these");
+ABSL_FLAG(std::string, confine_agents, "auto",
+          "auto, on or off: run each session's agent as an unprivileged user of its own "
+          "(needs root, useradd and userdel); auto confines where the machine can, on refuses "
+          "to start where it cannot; without confinement only admins may start sessions");
 ABSL_FLAG(std::string, kseek, "",
           "the kseek binary agents run; its folder goes first on their PATH (default: a kseek "
           "beside kernelseekd, if there is one)");
@@ -158,12 +171,71 @@ int Run() {
   }
   session_options.workspaces_dir = workspaces;
   session_options.kseek_dir = KseekDir();
+  const std::string confine = absl::GetFlag(FLAGS_confine_agents);
+  if (confine != "auto" && confine != "on" && confine != "off") {
+    return Fail(absl::InvalidArgumentError("--confine-agents: auto, on or off"));
+  }
+  if (confine == "off") {
+    session_options.unconfined_reason = "--confine-agents=off";
+  } else {
+    // Agents reach their workspaces (and the coordinator's socket) through
+    // these folders: searchable by anyone, listable by the coordinator only.
+    // Every file in them is 0600 (umask 077).
+    const std::string state_abs = std::filesystem::absolute(state_dir, ec).string();
+    for (const std::string& dir : {state_abs, workspaces}) {
+      if (absl::StartsWith(workspaces, dir)) chmod(dir.c_str(), 0711);
+    }
+    agent::ConfinementSupport support =
+        agent::ProbeConfinement(workspaces, session_options.kseek_dir);
+    session_options.confine_agents = support.available;
+    session_options.unconfined_reason = support.reason;
+    if (!support.available) {
+      for (const std::string& dir : {state_abs, workspaces}) {
+        if (absl::StartsWith(workspaces, dir)) chmod(dir.c_str(), 0700);
+      }
+      if (confine == "on") {
+        return Fail(absl::FailedPreconditionError(
+            absl::StrCat("--confine-agents=on: agents cannot be confined here: ", support.reason)));
+      }
+    }
+  }
+  if (session_options.confine_agents) {
+    absl::FPrintF(stderr,
+                  "kernelseekd: agents are confined: each session's agent runs as a user of its "
+                  "own, its workspace the only folder it may write\n");
+  } else {
+    absl::FPrintF(stderr,
+                  "kernelseekd: agents are NOT confined (%s): they would run as this user, so "
+                  "only admins may start sessions\n",
+                  session_options.unconfined_reason);
+  }
+  // Agents without network reach the coordinator through a Unix socket.
+  const std::string socket_path = workspaces + "/.coordinator.sock";
+  if (socket_path.size() < sizeof(sockaddr_un{}.sun_path)) {
+    unlink(socket_path.c_str());
+    session_options.agent_socket = "unix:" + socket_path;
+  } else {
+    absl::FPrintF(stderr, "kernelseekd: %s is too long for a Unix socket: agents without "
+                  "network cannot run\n", socket_path);
+  }
+  if (const std::string agents = absl::GetFlag(FLAGS_agents); !agents.empty()) {
+    absl::StatusOr<agent::AgentAllowlist> allowlist = agent::AgentAllowlist::Load(agents);
+    if (!allowlist.ok()) {
+      return Fail(absl::Status(allowlist.status().code(),
+                               absl::StrCat("--agents: ", allowlist.status().message())));
+    }
+    session_options.agents = *std::move(allowlist);
+  }
+  absl::FPrintF(stderr, "kernelseekd: agents %s (%s)\n",
+                absl::StrJoin(session_options.agents.Names(), ", "),
+                session_options.agents.source());
 
   EventHub hub;
   Dispatcher dispatcher(store->get(), &hub, dispatch);
   st = dispatcher.Start();
   if (!st.ok()) return Fail(st);
   Authenticator auth(store->get());
+  const std::string session_options_socket = session_options.agent_socket;
   SessionManager sessions(store->get(), &dispatcher, std::move(session_options));
   ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions};
   CoordinatorService coordinator(services);
@@ -175,6 +247,11 @@ int Run() {
   const std::string listen = absl::GetFlag(FLAGS_listen);
   int port = 0;
   builder.AddListeningPort(listen, server_creds, &port);
+  // Local only, and every call still needs its token.
+  const std::string agent_socket = session_options_socket;
+  if (!agent_socket.empty()) {
+    builder.AddListeningPort(agent_socket, grpc::InsecureServerCredentials());
+  }
   builder.SetMaxReceiveMessageSize(64 << 20);
   builder.RegisterService(&coordinator);
   builder.RegisterService(&admin);
@@ -182,6 +259,11 @@ int Run() {
   if (server == nullptr || port == 0) {
     dispatcher.Stop();
     return Fail(absl::UnavailableError(absl::StrCat("--listen: cannot serve on ", listen)));
+  }
+  // Agents of other users connect to the socket (write permission).
+  if (!agent_socket.empty() &&
+      chmod(agent_socket.substr(std::string("unix:").size()).c_str(), 0666) != 0) {
+    absl::FPrintF(stderr, "kernelseekd: %s: %s\n", agent_socket, strerror(errno));
   }
   // The health check answers for the server ("") and for each service by
   // name.
@@ -228,7 +310,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the KernelSeek coordinator\n"
       "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]\n"
-      "                   [--bank FILE] [--workspaces DIR] [--kseek PATH]");
+      "                   [--bank FILE] [--workspaces DIR] [--agents FILE] [--kseek PATH]");
   // Flags are documented with dashes (--state-dir); Abseil names them with
   // underscores. Accept both.
   std::vector<std::string> args(argv, argv + argc);

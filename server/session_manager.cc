@@ -1,12 +1,21 @@
 // Sessions of kernelseekd (see session_manager.h).
 #include "session_manager.h"
 
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <regex>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "agent/adapter.h"
+#include "agent/confinement.h"
 #include "evaluate.h"
 #include "question_bank/self_ask.h"
 #include "request.h"
@@ -25,16 +34,42 @@ absl::Status Invalid(const std::string& field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
 }
 
-// Checks the agent and budget of `request` and fills in the defaults.
-absl::Status ValidateSpec(v1::CreateSessionRequest* request) {
-  const v1::AgentSpec& a = request->agent();
-  if (a.kind().empty()) return Invalid("agent.kind", "missing (claude, codex or command)");
-  agent::AgentConfig config;
-  config.kind = a.kind();
-  config.program = a.program();
-  config.model = a.model();
-  config.start_template = a.start_template();
-  config.resume_template = a.resume_template();
+absl::Status Denied(const std::string& field, absl::string_view what) {
+  return absl::PermissionDeniedError(absl::StrCat(field, ": ", what));
+}
+
+// Checks the agent (against the allowlist) and the budget of `request` and
+// fills in the defaults: the agent's name and its adapter kind.
+absl::Status ValidateSpec(const agent::AgentAllowlist& allowlist,
+                          v1::CreateSessionRequest* request) {
+  v1::AgentSpec* a = request->mutable_agent();
+  const std::string choose = absl::StrCat("choose an agent of the coordinator's allowlist by name (",
+                                          absl::StrJoin(allowlist.Names(), ", "), ")");
+  for (const auto& [field, value] : {std::pair<const char*, const std::string*>{
+                                         "agent.program", &a->program()},
+                                     {"agent.start_template", &a->start_template()},
+                                     {"agent.resume_template", &a->resume_template()}}) {
+    if (!value->empty()) {
+      return Denied(field, absl::StrCat("programs and command templates come from the "
+                                        "coordinator's configuration, not from a request; ",
+                                        choose));
+    }
+  }
+  if (a->name().empty()) a->set_name(a->kind());
+  if (a->name().empty()) return Invalid("agent.name", absl::StrCat("missing; ", choose));
+  absl::StatusOr<agent::AllowedAgent> allowed = allowlist.Find(a->name());
+  if (!allowed.ok()) return Denied("agent.name", allowed.status().message());
+  a->set_kind(allowed->config.kind);
+  // The model is the one choice a user has; it lands in the agent's
+  // arguments (and in a command template's words), so it is a plain name.
+  static const std::regex model_name("[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,127}");
+  if (!a->model().empty() && !std::regex_match(a->model(), model_name)) {
+    return Invalid("agent.model",
+                   "not a model name (letters, digits and ._:/@+-, starting with a letter or "
+                   "digit, at most 128 characters)");
+  }
+  agent::AgentConfig config = allowed->config;
+  if (!a->model().empty()) config.model = a->model();
   absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter = agent::MakeAdapter(config);
   if (!adapter.ok()) return Invalid("agent", adapter.status().message());
 
@@ -67,6 +102,68 @@ SessionManager::~SessionManager() { Stop(); }
 std::string SessionManager::coordinator_address() {
   absl::MutexLock lock(&mu_);
   return coordinator_address_;
+}
+
+absl::StatusOr<agent::AllowedAgent> SessionManager::AgentOf(
+    const kernelseek::v1::AgentSpec& spec) const {
+  // Sessions stored before agents had names carry the kind only.
+  absl::StatusOr<agent::AllowedAgent> allowed =
+      options_.agents.Find(spec.name().empty() ? spec.kind() : spec.name());
+  if (!allowed.ok()) return allowed.status();
+  if (!spec.model().empty()) allowed->config.model = spec.model();
+  return allowed;
+}
+
+std::string SessionManager::AgentHomeOf(const std::string& session_id) const {
+  return absl::StrCat(options_.workspaces_dir, "/.homes/", session_id);
+}
+
+absl::StatusOr<std::optional<SessionManager::AgentHome>> SessionManager::PrepareAgentUser(
+    const SessionRecord& session) {
+  if (!options_.confine_agents) return std::optional<AgentHome>();
+  absl::StatusOr<agent::AgentUser> user = agent::EnsureAgentUser(session.id);
+  if (!user.ok()) return user.status();
+  // Whatever a previous start left running under it ends now.
+  agent::KillAllProcessesOf(user->uid);
+  AgentHome home{*user, AgentHomeOf(session.id)};
+  const std::string homes = options_.workspaces_dir + "/.homes";
+  std::error_code ec;
+  std::filesystem::create_directories(home.home + "/tmp", ec);
+  if (ec) return absl::InternalError(absl::StrCat(home.home, ": cannot create: ", ec.message()));
+  // Searchable, not listable: an agent finds its own home only.
+  if (chmod(homes.c_str(), 0711) != 0) {
+    return absl::InternalError(absl::StrCat(homes, ": cannot chmod: ", std::strerror(errno)));
+  }
+  return std::optional<AgentHome>(std::move(home));
+}
+
+absl::Status SessionManager::GiveToAgent(const SessionRecord& session, const AgentHome& home) {
+  for (const std::string& dir : {session.workspace, home.home}) {
+    absl::Status st = agent::ChownTree(dir, home.user.uid, home.user.gid, 0700);
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+void SessionManager::ReleaseAgentUser(const SessionRecord& session) {
+  if (!options_.confine_agents) return;
+  // Nothing of the user runs while its files are given back; by the time
+  // the user is gone, they are the coordinator's.
+  absl::StatusOr<agent::AgentUser> user = agent::FindAgentUser(session.id);
+  if (!user.ok()) return;
+  agent::KillAllProcessesOf(user->uid);
+  absl::Status st;
+  for (const std::string& dir : {session.workspace, AgentHomeOf(session.id)}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) continue;
+    absl::Status given = agent::ChownTree(dir, getuid(), getgid(), 0700);
+    if (st.ok()) st = given;
+  }
+  if (st.ok()) st = agent::RemoveAgentUser(session.id);
+  if (!st.ok()) {
+    absl::FPrintF(stderr, "kernelseekd: session %s: releasing its agent's user: %s\n", session.id,
+                  st.message());
+  }
 }
 
 std::string SessionManager::Brief(const std::string& task,
@@ -128,9 +225,19 @@ absl::StatusOr<SessionRecord> SessionManager::Create(const Caller& caller,
       return absl::UnavailableError("the coordinator is not running sessions now; retry");
     }
   }
+  if (!options_.confine_agents && caller.role != Role::kAdmin) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "agents cannot be confined on this coordinator's machine (", options_.unconfined_reason,
+        "): only admins may start sessions"));
+  }
   v1::CreateSessionRequest spec = request;
-  absl::Status st = ValidateSpec(&spec);
+  absl::Status st = ValidateSpec(options_.agents, &spec);
   if (!st.ok()) return st;
+  // The session keeps only what its agent may see (no shipped kernels);
+  // its verifications use the same files.
+  absl::StatusOr<v1::TaskFiles> kept = WorkspaceTask(spec.task());
+  if (!kept.ok()) return kept.status();
+  *spec.mutable_task() = *std::move(kept);
   // The task, target and kernel are checked as an evaluation of the
   // starting kernel would be.
   v1::EvaluationRequest probe;
@@ -210,7 +317,9 @@ absl::Status SessionManager::Cancel(const std::string& session_id, const std::st
   change.state = kSessionCancelled;
   change.reason = reason;
   change.verifying_evaluation_id = "";
-  return Append(session_id, {StateEvent(kSessionCancelled, reason)}, change).status();
+  absl::Status st = Append(session_id, {StateEvent(kSessionCancelled, reason)}, change).status();
+  if (st.ok()) ReleaseAgentUser(*r);
+  return st;
 }
 
 absl::StatusOr<std::vector<StoredEvent>> SessionManager::Append(
@@ -323,7 +432,15 @@ void SessionManager::LinkAgentEvaluations() {
     absl::FPrintF(stderr, "kernelseekd: %s\n", evals.status().message());
     return;
   }
-  for (const EvaluationRecord& e : *evals) {
+  for (const EvaluationRecord& listed : *evals) {
+    // The listing leaves the request out; the summary's kernel_sha256 is
+    // the hash of the source the request carried.
+    absl::StatusOr<EvaluationRecord> full = store_->GetEvaluation(listed.id);
+    if (!full.ok()) {
+      absl::FPrintF(stderr, "kernelseekd: %s\n", full.status().message());
+      continue;
+    }
+    const EvaluationRecord& e = *full;
     absl::Status st = AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent",
                                        OnFullScenarioSet(e), {}, {}, e.id)
                           .status();

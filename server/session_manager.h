@@ -27,6 +27,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/agent_process.h"
+#include "agent/allowlist.h"
+#include "agent/confinement.h"
 #include "auth.h"
 #include "dispatcher.h"
 #include "kernelseek/v1/session.pb.h"
@@ -51,6 +53,15 @@ struct SessionOptions {
   question_bank::DecisionPointOptions decision;
   question_bank::SchedulerOptions scheduler;
   agent::AgentLimits agent_limits;
+  // The agents sessions may run (kernelseekd --agents).
+  agent::AgentAllowlist agents = agent::AgentAllowlist::Default();
+  // Whether each session's agent runs as a user of its own
+  // (agent/confinement.h); when not, why, and only admins start sessions.
+  bool confine_agents = false;
+  std::string unconfined_reason;
+  // Where confined agents without network reach the coordinator
+  // ("unix:/path"; empty: none).
+  std::string agent_socket;
   // How often runners and the agent-evaluation linker look at the store.
   absl::Duration poll = absl::Milliseconds(200);
 };
@@ -72,8 +83,10 @@ class SessionManager {
   absl::Status Start(const std::string& coordinator_address);
   void Stop();
 
-  // Validates `request` (INVALID_ARGUMENT naming the field), stores the
-  // session and its first event, prepares the workspace and starts it.
+  // Validates `request` (INVALID_ARGUMENT naming the field; PERMISSION_DENIED
+  // for an agent not in the allowlist, or a program or command template of
+  // the request's own), stores the session and its first event, prepares
+  // the workspace and starts it.
   absl::StatusOr<SessionRecord> Create(const Caller& caller,
                                        const kernelseek::v1::CreateSessionRequest& request);
   // A human's message for the next decision point; `now` interrupts the
@@ -133,6 +146,26 @@ class SessionManager {
   Dispatcher* dispatcher() const { return dispatcher_; }
   // What agents dial; set by Start.
   std::string coordinator_address();
+  // A confined session's agent user and home (created when missing), with
+  // every process of the user killed, so that nothing of the agent runs
+  // while the coordinator writes into its folders. Without confinement:
+  // nullopt.
+  struct AgentHome {
+    agent::AgentUser user;
+    std::string home;
+  };
+  absl::StatusOr<std::optional<AgentHome>> PrepareAgentUser(const SessionRecord& session);
+  // Gives the session's workspace and home to its agent's user (0700).
+  absl::Status GiveToAgent(const SessionRecord& session, const AgentHome& home);
+  // Once a session has ended: its agent user's processes killed, its files
+  // given back to the coordinator's user, the user removed.
+  void ReleaseAgentUser(const SessionRecord& session);
+  // The home folder of a session's confined agent.
+  std::string AgentHomeOf(const std::string& session_id) const;
+
+  // What runs for a session's agent: its allowlist entry (as the allowlist
+  // is now), with the session's model.
+  absl::StatusOr<agent::AllowedAgent> AgentOf(const kernelseek::v1::AgentSpec& spec) const;
   // The brief of a session (session_workspace.h) with this coordinator's
   // bank and kseek.
   std::string Brief(const std::string& task, const kernelseek::v1::CreateSessionRequest& spec,

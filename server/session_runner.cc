@@ -5,15 +5,15 @@
 
 #include <climits>
 #include <cstdlib>
-#include <fstream>
+#include <filesystem>
 #include <functional>
-#include <sstream>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "agent/confinement.h"
 #include "auth.h"
 #include "question_bank/decision_points.h"
 #include "question_bank/scheduler.h"
@@ -31,6 +31,35 @@ namespace qb = ::kseek::question_bank;
 namespace {
 
 int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
+
+// A confined Codex agent's CODEX_HOME: the operator's Codex configuration
+// and login (the coordinator's $CODEX_HOME, else ~/.codex), copied into
+// the agent's home, where Codex also keeps its conversations.
+absl::Status SeedCodexHome(const SessionManager::AgentHome& home) {
+  const char* codex_home = std::getenv("CODEX_HOME");
+  const char* user_home = std::getenv("HOME");
+  std::filesystem::path from = codex_home != nullptr ? std::filesystem::path(codex_home)
+                               : user_home != nullptr
+                                   ? std::filesystem::path(user_home) / ".codex"
+                                   : std::filesystem::path();
+  const std::filesystem::path to = std::filesystem::path(home.home) / ".codex";
+  std::error_code ec;
+  // What the agent left there is replaced, never written through (a
+  // symbolic link it planted stays a link to nowhere it chose).
+  if (std::filesystem::is_symlink(to, ec)) std::filesystem::remove(to, ec);
+  std::filesystem::create_directories(to, ec);
+  for (const char* name : {"config.toml", "auth.json"}) {
+    if (from.empty() || !std::filesystem::is_regular_file(from / name, ec)) continue;
+    std::filesystem::remove(to / name, ec);
+    std::filesystem::copy_file(from / name, to / name,
+                               std::filesystem::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return absl::InternalError(absl::StrCat("copying ", (from / name).string(), " for the agent: ",
+                                              ec.message()));
+    }
+  }
+  return absl::OkStatus();
+}
 
 void Log(const std::string& session_id, const std::string& text) {
   absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", session_id, text);
@@ -99,6 +128,10 @@ void SessionRunner::Run() {
     // A session that has ended meanwhile refuses the change; nothing to do then.
     Finish(kSessionFailed, std::string(st.message())).IgnoreError();
   }
+  // An ended session's agent user goes (a cancelled one's: after Cancel
+  // has traced its end).
+  absl::StatusOr<SessionRecord> record = manager_->store()->GetSession(id_);
+  if (record.ok() && SessionEnded(record->state)) manager_->ReleaseAgentUser(*record);
   absl::MutexLock lock(&mu_);
   done_ = true;
 }
@@ -122,13 +155,10 @@ absl::Status SessionRunner::Loop() {
   if (!spec_.ParseFromString(record->spec)) {
     return absl::DataLossError(absl::StrCat("session ", id_, ": the stored request is corrupt"));
   }
-  agent::AgentConfig config;
-  config.kind = spec_.agent().kind();
-  config.program = spec_.agent().program();
-  config.model = spec_.agent().model();
-  config.start_template = spec_.agent().start_template();
-  config.resume_template = spec_.agent().resume_template();
-  absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter = agent::MakeAdapter(config);
+  absl::StatusOr<agent::AllowedAgent> allowed = manager_->AgentOf(spec_.agent());
+  if (!allowed.ok()) return allowed.status();
+  absl::StatusOr<std::unique_ptr<agent::AgentAdapter>> adapter =
+      agent::MakeAdapter(allowed->config);
   if (!adapter.ok()) return adapter.status();
   adapter_ = *std::move(adapter);
   brief_ = manager_->Brief(record->task, spec_, record->goal_speedup);
@@ -138,10 +168,44 @@ absl::Status SessionRunner::Loop() {
   std::string token = NewToken();
   absl::Status st = store->AddSessionToken(HashToken(token), id_, NowMs());
   if (!st.ok()) return st;
-  const std::string address = manager_->coordinator_address();
+  const bool confined = manager_->options().confine_agents;
+  const bool no_network = confined && allowed->isolate_network;
+  if (no_network && manager_->options().agent_socket.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "agent ", allowed->name, " has no network, and the coordinator has no Unix socket for it"));
+  }
+  const std::string address =
+      no_network ? manager_->options().agent_socket : manager_->coordinator_address();
+  // Confined: no process of the agent's user runs from here until its
+  // folders are given to it again.
+  absl::StatusOr<std::optional<SessionManager::AgentHome>> home =
+      manager_->PrepareAgentUser(*record);
+  if (!home.ok()) return home.status();
   st = WriteWorkspaceClientConfig(record->workspace, address, token, record->target);
   if (!st.ok()) return st;
-  env_ = {{"KSEEK_COORDINATOR", address}, {"KSEEK_TOKEN", token}, {"KSEEK_SESSION", id_}};
+  env_ = allowed->env;
+  if (home->has_value()) {
+    const SessionManager::AgentHome& h = **home;
+    env_["HOME"] = h.home;
+    env_["USER"] = h.user.name;
+    env_["LOGNAME"] = h.user.name;
+    env_["TMPDIR"] = h.home + "/tmp";
+    if (allowed->config.kind == "codex") {
+      st = SeedCodexHome(h);
+      if (!st.ok()) return st;
+      env_["CODEX_HOME"] = h.home + "/.codex";
+    }
+    st = manager_->GiveToAgent(*record, h);
+    if (!st.ok()) return st;
+    confinement_ = agent::AgentConfinement{h.user.uid, h.user.gid, agent::AgentRlimits(),
+                                           allowed->isolate_network};
+    Log(id_, absl::StrCat("agent runs as ", h.user.name, " (uid ", h.user.uid, "), network ",
+                          allowed->isolate_network ? "none (the coordinator's Unix socket only)"
+                                                   : "of the host"));
+  }
+  env_["KSEEK_COORDINATOR"] = address;
+  env_["KSEEK_TOKEN"] = token;
+  env_["KSEEK_SESSION"] = id_;
   if (!manager_->options().kseek_dir.empty()) {
     const char* path = std::getenv("PATH");
     env_["PATH"] = absl::StrCat(manager_->options().kseek_dir, ":", path != nullptr ? path : "");
@@ -242,10 +306,9 @@ absl::StatusOr<EvaluationRecord> SessionRunner::VerificationRecord(const Session
   v1::EvaluationRequest request;
   *request.mutable_task() = spec_.task();
   request.set_target(spec_.target());
-  std::ifstream in(record.workspace + "/" + kWorkspaceKernel, std::ios::binary);
-  std::stringstream source;
-  source << in.rdbuf();
-  request.set_kernel_source(source.str());
+  absl::StatusOr<std::string> source = ReadWorkspaceKernel(record.workspace, kMaxKernelSourceBytes);
+  if (!source.ok()) return source.status();
+  request.set_kernel_source(*std::move(source));
   request.set_kernel_name(kWorkspaceKernel);
   *request.mutable_timing() = spec_.verification_timing();
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(request);
@@ -419,6 +482,7 @@ absl::Status SessionRunner::RunTurn(const std::string& prompt) {
   if (adapter_->CanResume()) request.resume_session_id = record->agent_session_id;
   absl::StatusOr<agent::AgentInvocation> invocation = adapter_->Invocation(request);
   if (!invocation.ok()) return invocation.status();
+  invocation->confinement = confinement_;
   absl::Status st =
       manager_->Append(id_, {TurnStartEvent(turn, prompt, !request.resume_session_id.empty())})
           .status();

@@ -93,6 +93,7 @@ class SessionRunner {
   kernelseek::v1::CreateSessionRequest spec_;
   std::unique_ptr<agent::AgentAdapter> adapter_;
   std::map<std::string, std::string> env_;
+  std::optional<agent::AgentConfinement> confinement_;  // of every turn
   std::string brief_;
   std::string status_line_;  // the last verification, for the next prompt
 

@@ -148,7 +148,11 @@ EvaluationSummary SummarizeEvaluation(const EvaluationRecord& r) {
   EvaluationSummary s;
   s.evaluation_id = r.id;
   v1::EvaluationRequest request;
-  if (request.ParseFromString(r.request)) s.kernel_sha256 = HashToken(request.kernel_source());
+  // No request, no hash: an empty field rather than the hash of nothing.
+  if (!r.request.empty() && request.ParseFromString(r.request) &&
+      !request.kernel_source().empty()) {
+    s.kernel_sha256 = HashToken(request.kernel_source());
+  }
   if (r.state != kStateDone) {
     s.error = r.error.empty() ? absl::StrCat("evaluation ", r.state) : r.error;
     return s;

@@ -1,5 +1,6 @@
 // A session's workspace: the folder the agent works in. It holds the task
-// (task.json and its sources), kernel.cu (the starting kernel, then the
+// as WorkspaceTask leaves it (task.json, the reference and baseline sources
+// and the headers they include: never the task's shipped kernels), kernel.cu (the starting kernel, then the
 // agent's), BRIEF.md (the goal, the budget and how to evaluate) and
 // .kernelseek/client.json (the coordinator's address, the session's agent
 // token and its target, mode 0600, so that kseek finds them even where the
@@ -14,12 +15,21 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kernelseek/v1/session.pb.h"
 
 namespace kseek::server {
 
 inline constexpr char kWorkspaceKernel[] = "kernel.cu";
 inline constexpr char kWorkspaceBrief[] = "BRIEF.md";
+
+// The part of a packed task a session keeps (its workspace, its
+// verifications): task.json with no `sources.*.kernels` (the shipped
+// optimised kernels an agent is not to see), the reference and baseline of
+// each source family, and the task folder's headers they include ("...",
+// transitively). Every other file is dropped. INVALID_ARGUMENT names the
+// field when task.json or a named source is missing.
+absl::StatusOr<kernelseek::v1::TaskFiles> WorkspaceTask(const kernelseek::v1::TaskFiles& task);
 
 // What the agent is told in BRIEF.md and in its first prompt; in self-ask
 // mode `bank_text` (question_bank::RenderBankForAgent) is appended. `kseek`
@@ -35,6 +45,12 @@ std::string BriefText(const std::string& task, const kernelseek::v1::CreateSessi
 absl::Status PrepareWorkspace(const std::string& dir,
                               const kernelseek::v1::CreateSessionRequest& spec,
                               const std::string& brief);
+
+// The agent's kernel.cu in `dir`, read as the coordinator (which may read
+// more than the agent): only a regular file with one link, never through a
+// symbolic link or from a FIFO or device the agent put there, and at most
+// `max_bytes`. FAILED_PRECONDITION says what is wrong with it.
+absl::StatusOr<std::string> ReadWorkspaceKernel(const std::string& dir, size_t max_bytes);
 
 // Writes DIR/.kernelseek/client.json (0600) naming the coordinator, the
 // token and the target (kseek eval's default --target).

@@ -16,6 +16,7 @@
 #include "event_hub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
 #include "store.h"
 #include "test_util.h"
@@ -40,6 +41,14 @@ class FakeWorker final : public v1::Worker::Service {
   grpc::Status Evaluate(grpc::ServerContext* context, const v1::WorkerJob* job,
                         grpc::ServerWriter<v1::EvaluationEvent>* out) override {
     ++calls_;
+    {
+      auto it = context->client_metadata().find(kJobCredentialMetadata);
+      absl::MutexLock lock(&mu_);
+      credentials_.push_back(it == context->client_metadata().end()
+                                 ? ""
+                                 : std::string(it->second.data(), it->second.size()));
+      if (refuse_) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "not my coordinator");
+    }
     v1::EvaluationEvent e;
     e.set_evaluation_id(job->evaluation_id());
     e.mutable_started()->set_scenarios(2);
@@ -65,8 +74,21 @@ class FakeWorker final : public v1::Worker::Service {
     return info;
   }
   int calls() const { return calls_; }
+  // The job credential each Evaluate carried ("" for none).
+  std::vector<std::string> credentials() {
+    absl::MutexLock lock(&mu_);
+    return credentials_;
+  }
+  // Refuse every job as a worker does whose credential differs.
+  void set_refuse(bool refuse) {
+    absl::MutexLock lock(&mu_);
+    refuse_ = refuse;
+  }
 
  private:
+  absl::Mutex mu_;
+  std::vector<std::string> credentials_ ABSL_GUARDED_BY(mu_);
+  bool refuse_ ABSL_GUARDED_BY(mu_) = false;
   const std::string target_;
   const bool lose_;
   int port_ = 0;
@@ -340,6 +362,56 @@ TEST_F(DispatcherTest, RestartQueuesRunningWorkAgain) {
   EXPECT_EQ(new_r.state, kStateDone);
   EXPECT_EQ(new_r.attempts, 1);
   EXPECT_EQ(store_->GetEvaluation("ev_done").value().verdict, "kept");
+}
+
+}  // namespace
+}  // namespace kseek::server
+
+namespace kseek::server {
+namespace {
+
+TEST_F(DispatcherTest, EveryJobCarriesTheCredentialOfTheWorkersLatestRegistration) {
+  FakeWorker worker("host", false);
+  absl::StatusOr<v1::RegisterWorkerResponse> first = dispatcher_->RegisterWorker(worker.Info("wk_c"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(first->job_credential().size(), 64u);
+  Submit("ev_c1", "alice", "host");
+  EXPECT_EQ(AwaitFinished("ev_c1").state, kStateDone);
+
+  absl::StatusOr<v1::RegisterWorkerResponse> second = dispatcher_->RegisterWorker(worker.Info("wk_c"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_NE(second->job_credential(), first->job_credential());
+  Submit("ev_c2", "alice", "host");
+  EXPECT_EQ(AwaitFinished("ev_c2").state, kStateDone);
+  EXPECT_EQ(worker.credentials(),
+            (std::vector<std::string>{first->job_credential(), second->job_credential()}));
+}
+
+TEST_F(DispatcherTest, AWorkerThatRefusesTheCredentialIsForgottenAndTheAttemptNotCounted) {
+  FakeWorker worker("host", false);
+  worker.set_refuse(true);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(worker.Info("wk_r")).ok());
+  Submit("ev_r", "alice", "host");
+  for (int i = 0; i < 3000 && worker.calls() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  ASSERT_EQ(worker.calls(), 1);
+  // Forgotten: its heartbeat says so (the worker registers again), and the
+  // evaluation waits, queued, with its attempt refunded.
+  v1::HeartbeatRequest beat;
+  beat.set_worker_id("wk_r");
+  for (int i = 0; i < 3000 && dispatcher_->Heartbeat(beat); ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_FALSE(dispatcher_->Heartbeat(beat));
+  absl::StatusOr<EvaluationRecord> queued = store_->GetEvaluation("ev_r");
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->state, kStateQueued);
+  EXPECT_EQ(queued->attempts, 0);
+  EXPECT_EQ(worker.calls(), 1);
+
+  // Registered again (a new credential), it runs the job.
+  worker.set_refuse(false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(worker.Info("wk_r")).ok());
+  EvaluationRecord done = AwaitFinished("ev_r");
+  EXPECT_EQ(done.state, kStateDone);
+  EXPECT_EQ(done.attempts, 1);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ using testing::Softmax;
 const char kScript[] = R"({"turns": [
   {"text": "I will put my kernel in place.",
    "tool_calls": [{"name": "Bash", "input": {
-     "command": "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done; cp {zeros} kernel.cu",
+     "command": "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done; cp {zeros} kernel.cu; id -un > whoami",
      "description": "Replace the kernel"}}]},
   {"tool_calls": [{"name": "Bash", "input": {
      "command": "{kseek} eval --task . --target host --max-samples 3 --max-seconds 0.1 kernel.cu; echo exit $?",

@@ -30,7 +30,7 @@ using testing::Softmax;
 const char kScript[] = R"({"turns": [
   {"text": "I will put my kernel in place.",
    "tool_calls": [{"name": "exec_command", "input": {
-     "cmd": "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done; cp {zeros} kernel.cu"}}]},
+     "cmd": "for i in $(seq 600); do [ -f go ] && break; sleep 0.1; done; cp {zeros} kernel.cu; id -un > whoami"}}]},
   {"tool_calls": [{"name": "exec_command", "input": {
      "cmd": "{kseek} eval --task . --target host --max-samples 3 --max-seconds 0.1 kernel.cu; echo exit $?"}}]},
   {"text": "The kernel is now at the hardware limit; it cannot be improved further. Done."},

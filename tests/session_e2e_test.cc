@@ -64,20 +64,38 @@ case "$mode" in
 esac
 )";
 
-// Writes the agent script and the wrong kernel into the cluster's folder.
+const char* const kModes[] = {"good", "liar", "sleeper", "selfask", "subset", "queued"};
+
+// The kernels the scripted agent copies, by the name its allowlist entries
+// use: "MODE-KERNEL", e.g. "liar-zeros".
+std::vector<std::pair<std::string, std::string>> AgentKernels(Cluster& c) {
+  return {{"fast", Softmax() + "/fast_host.cc"},
+          {"baseline", Softmax() + "/baseline_host.cc"},
+          {"zeros", c.dir() + "/zeros.cc"}};
+}
+
+// Writes the agent script and the wrong kernel into the cluster's folder,
+// and allows the coordinator to run the script in every mode with every
+// kernel (the operator's allowlist: a request only names one).
 void WriteAgent(Cluster& c) {
   testing::WriteFile(c.dir() + "/agent.sh", kAgentScript);
   testing::WriteFile(c.dir() + "/zeros.cc", testing::kZerosKernel);
+  for (const char* mode : kModes) {
+    for (const auto& [name, source] : AgentKernels(c)) {
+      c.AllowAgent(absl::StrCat(mode, "-", name),
+                   {{"kind", "command"},
+                    {"start_template",
+                     absl::StrCat("bash ", c.dir(), "/agent.sh ", mode, " ", source, " {prompt}")}});
+    }
+  }
 }
 
-// A request for the scripted agent in `mode`, copying `source` into
-// kernel.cu each turn.
+// A request for the scripted agent in `mode`, copying `source` (a key of
+// AgentKernels) into kernel.cu each turn.
 v1::CreateSessionRequest AgentRequest(Cluster& c, const std::string& mode,
                                       const std::string& source, int max_turns) {
   v1::CreateSessionRequest r = c.Request(max_turns);
-  r.mutable_agent()->set_kind("command");
-  r.mutable_agent()->set_start_template(
-      absl::StrCat("bash ", c.dir(), "/agent.sh ", mode, " ", source, " {prompt}"));
+  r.mutable_agent()->set_name(absl::StrCat(mode, "-", source));
   return r;
 }
 
@@ -89,8 +107,7 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   const std::string fast = Softmax() + "/fast_host.cc";
   const std::string baseline = Softmax() + "/baseline_host.cc";
   testing::ProcessResult start = c.Kseek(
-      {"session", "start", "--task", Softmax(), "--target", "host", "--agent", "command",
-       "--command", absl::StrCat("bash ", c.dir(), "/agent.sh good ", fast, " {prompt}"),
+      {"session", "start", "--task", Softmax(), "--target", "host", "--agent", "good-fast",
        "--max-turns", "3", "--max-samples", "3", "--max-seconds", "0.1", baseline});
   ASSERT_EQ(start.exit_code, 0) << start.err;
   std::string id(absl::StripAsciiWhitespace(start.out));
@@ -115,6 +132,11 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   ASSERT_EQ(evals.size(), 2u) << trace_out.out;
   EXPECT_EQ(evals[0]["by"], "agent");
   EXPECT_EQ(evals[1]["by"], "verification");
+  // Both evaluated the fast kernel the agent put in place, and say so by its
+  // hash (not the hash of nothing).
+  testing::ProcessResult sha = testing::RunProcess({"sha256sum", fast});
+  ASSERT_EQ(sha.exit_code, 0) << sha.err;
+  for (const nlohmann::json& e : evals) EXPECT_EQ(e["kernel_sha256"], sha.out.substr(0, 64)) << e;
   // The agent's evaluation ran every scenario (no --scenarios), all correct:
   // it is the session's first best.
   std::vector<nlohmann::json> bests = OfKind(trace, "best");
@@ -160,7 +182,7 @@ TEST(SessionEndToEnd, ClaimedSuccessWithABrokenKernelGetsTheHumanThenABankQuesti
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "liar", c.dir() + "/zeros.cc", 3));
+  v1::Session s = c.Create(AgentRequest(c, "liar", "zeros", 3));
   ASSERT_FALSE(s.session_id().empty());
   // Posted during the first turn: it is asked before any bank question.
   v1::PostMessageRequest message;
@@ -208,7 +230,7 @@ TEST(SessionEndToEnd, CancelEndsTheSessionAndStopsTheAgent) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "sleeper", Softmax() + "/baseline_host.cc", 3));
+  v1::Session s = c.Create(AgentRequest(c, "sleeper", "baseline", 3));
   const std::string ws = c.Workspace(s.session_id());
   ASSERT_TRUE(WaitFile(ws + "/started", 120)) << c.Log();
   pid_t agent = std::stoi(testing::ReadFile(ws + "/agent.pid"));
@@ -234,18 +256,18 @@ TEST(SessionEndToEnd, CancelEndsTheSessionAndStopsTheAgent) {
             grpc::StatusCode::PERMISSION_DENIED);
 
   // Bad requests name the field at fault.
-  v1::CreateSessionRequest bad = AgentRequest(c, "good", Softmax() + "/fast_host.cc", 1);
-  bad.mutable_agent()->set_kind("typist");
+  v1::CreateSessionRequest bad = AgentRequest(c, "good", "fast", 1);
+  bad.mutable_agent()->set_name("typist");
   v1::Session none;
   grpc::Status refused = c.stub().CreateSession(c.Context().get(), bad, &none);
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_TRUE(absl::StartsWith(refused.error_message(), "agent")) << refused.error_message();
-  bad = AgentRequest(c, "good", Softmax() + "/fast_host.cc", 1);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(absl::StartsWith(refused.error_message(), "agent.name")) << refused.error_message();
+  bad = AgentRequest(c, "good", "fast", 1);
   bad.mutable_budget()->set_max_turns(-1);
   refused = c.stub().CreateSession(c.Context().get(), bad, &none);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_TRUE(absl::StartsWith(refused.error_message(), "budget.max_turns")) << refused.error_message();
-  bad = AgentRequest(c, "good", Softmax() + "/fast_host.cc", 1);
+  bad = AgentRequest(c, "good", "fast", 1);
   bad.clear_kernel_source();
   refused = c.stub().CreateSession(c.Context().get(), bad, &none);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -288,7 +310,7 @@ TEST(SessionEndToEnd, CancelWithdrawsTheSessionsQueuedEvaluations) {
   Cluster c;
   WriteAgent(c);
   c.StartCoordinator();  // no worker yet: the agent's evaluation waits
-  v1::Session s = c.Create(AgentRequest(c, "queued", Softmax() + "/fast_host.cc", 3));
+  v1::Session s = c.Create(AgentRequest(c, "queued", "fast", 3));
   ASSERT_TRUE(WaitFile(c.Workspace(s.session_id()) + "/started", 120)) << c.Log();
   auto evals = [&] {
     testing::ProcessResult listed = c.Kseek({"evals", "--json"});
@@ -335,7 +357,7 @@ TEST(SessionEndToEnd, AnEvaluationOnSomeScenariosIsNeverTheBest) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "subset", Softmax() + "/fast_host.cc", 1));
+  v1::Session s = c.Create(AgentRequest(c, "subset", "fast", 1));
   EXPECT_EQ(c.WaitEnded(s.session_id(), 300).state(), "succeeded");
   std::vector<nlohmann::json> trace = c.Trace(s.session_id());
   std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");
@@ -356,7 +378,7 @@ TEST(SessionEndToEnd, CoordinatorKilledMidTurnResumesWithNoEventLost) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "sleeper", Softmax() + "/fast_host.cc", 3));
+  v1::Session s = c.Create(AgentRequest(c, "sleeper", "fast", 3));
   const std::string ws = c.Workspace(s.session_id());
   ASSERT_TRUE(WaitFile(ws + "/started", 120)) << c.Log();
   // The agent's own evaluation is in the trace before the kill.
@@ -407,7 +429,7 @@ TEST(SessionEndToEnd, AMessageWithNowInterruptsTheTurnAndGoesFirst) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "sleeper", Softmax() + "/baseline_host.cc", 2));
+  v1::Session s = c.Create(AgentRequest(c, "sleeper", "baseline", 2));
   const std::string ws = c.Workspace(s.session_id());
   ASSERT_TRUE(WaitFile(ws + "/started", 120)) << c.Log();
   testing::ProcessResult ask =
@@ -443,7 +465,7 @@ TEST(SessionEndToEnd, CoordinatorKilledDuringVerificationWaitsForTheSameEvaluati
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "good", Softmax() + "/fast_host.cc", 2));
+  v1::Session s = c.Create(AgentRequest(c, "good", "fast", 2));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (c.Get(s.session_id()).state() != "verifying" &&
          std::chrono::steady_clock::now() < deadline) {
@@ -480,7 +502,7 @@ TEST(SessionEndToEnd, SelfAskRecordsTheQuestionsTheAgentApplied) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::CreateSessionRequest request = AgentRequest(c, "selfask", Softmax() + "/fast_host.cc", 2);
+  v1::CreateSessionRequest request = AgentRequest(c, "selfask", "fast", 2);
   request.set_self_ask(true);
   v1::Session s = c.Create(request);
   EXPECT_TRUE(s.self_ask());

@@ -67,7 +67,9 @@ inline constexpr char kLimitBank[] = R"({
 
 class Cluster {
  public:
-  Cluster() : dir_(TempDir("session")), port_(FreePort()) {}
+  // The folder is open to others (0755): confined agents run as users of
+  // their own and must reach their workspaces, scripts and kernels here.
+  Cluster() : dir_(TempDir("session")), port_(FreePort()) { chmod(dir_.c_str(), 0755); }
   ~Cluster() {
     // A clean stop interrupts the agents still running.
     if (coordinator_ && coordinator_->Running()) {
@@ -76,12 +78,22 @@ class Cluster {
     }
   }
 
+  // Adds an agent to the allowlist the coordinator starts with (its
+  // --agents file; without any, the default allowlist: claude and codex).
+  void AllowAgent(const std::string& name, nlohmann::json entry) {
+    agents_["agents"][name] = std::move(entry);
+  }
+
   // Starts kernelseekd (again, on the same port and state, after a kill);
   // it inherits this process's environment, and so do its agents.
   void StartCoordinator(const std::vector<std::string>& extra_args = {}) {
     std::vector<std::string> argv = {BinDir() + "/kernelseekd", "--listen",
                                      absl::StrCat("127.0.0.1:", port_), "--state-dir",
                                      dir_ + "/state", "--heartbeat-timeout-ms", "3000"};
+    if (!agents_.is_null()) {
+      WriteFile(dir_ + "/agents.json", agents_.dump(2));
+      argv.insert(argv.end(), {"--agents", dir_ + "/agents.json"});
+    }
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     coordinator_ = std::make_unique<Daemon>(argv, dir_ + "/coordinator.log");
     address_ = coordinator_->WaitListening(30);
@@ -95,8 +107,11 @@ class Cluster {
                                  "--coordinator", address_, "--target", "host", "--token-file",
                                  dir_ + "/state/worker.token", "--cache-dir", dir_ + "/cache"},
         dir_ + "/worker.log");
-    ASSERT_FALSE(worker_->WaitListening(30).empty()) << ReadFile(dir_ + "/worker.log");
+    worker_address_ = worker_->WaitListening(30);
+    ASSERT_FALSE(worker_address_.empty()) << ReadFile(dir_ + "/worker.log");
   }
+  const std::string& worker_address() const { return worker_address_; }
+  std::string WorkerLog() { return ReadFile(dir_ + "/worker.log"); }
   Daemon& coordinator() { return *coordinator_; }
   std::string Log() { return ReadFile(dir_ + "/coordinator.log"); }
 
@@ -185,15 +200,19 @@ class Cluster {
   }
 
   v1::Coordinator::Stub& stub() { return *stub_; }
+  const std::string& address() const { return address_; }
+  int port() const { return port_; }
   const std::string& dir() const { return dir_; }
   std::string Workspace(const std::string& id) const { return dir_ + "/state/workspaces/" + id; }
 
  private:
   std::string dir_;
   int port_;
+  nlohmann::json agents_;
   std::string address_;
   std::unique_ptr<Daemon> coordinator_;
   std::unique_ptr<Daemon> worker_;
+  std::string worker_address_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
 };
@@ -243,7 +262,7 @@ inline bool WaitFile(const std::string& path, double timeout_s) {
 // coordinator's verification of a correct fast kernel succeeds.
 inline void ExpectLimitClaimStory(Cluster& c, const std::string& kind) {
   v1::CreateSessionRequest request = c.Request(5);
-  request.mutable_agent()->set_kind(kind);
+  request.mutable_agent()->set_name(kind);
   v1::Session s = c.Create(request);
   ASSERT_FALSE(s.session_id().empty());
   v1::PostMessageRequest message;
@@ -295,6 +314,21 @@ inline void ExpectLimitClaimStory(Cluster& c, const std::string& kind) {
   // The stand-in saw the bank question in the resumed conversation.
   EXPECT_NE(ReadFile(c.dir() + "/requests.jsonl").find(questions[1]["text"].get<std::string>()),
             std::string::npos);
+
+  // Where the coordinator confines agents, the CLI and the commands it ran
+  // were the session's own user's.
+  if (c.Log().find("agents are confined") != std::string::npos) {
+    const std::string user = "ks-" + s.session_id().substr(3);
+    EXPECT_NE(c.Log().find(absl::StrCat("session ", s.session_id(), ": agent runs as ", user)),
+              std::string::npos)
+        << c.Log();
+    EXPECT_EQ(ReadFile(c.Workspace(s.session_id()) + "/whoami"), user + "\n");
+    std::fprintf(stderr, "the %s session %s ran confined: its commands ran as %s; %s, %zu events\n",
+                 kind.c_str(), s.session_id().c_str(), user.c_str(), end.state().c_str(),
+                 trace.size());
+  } else {
+    std::fprintf(stderr, "note: the agent was not confined: %s\n", c.Log().c_str());
+  }
 }
 
 }  // namespace kseek::testing

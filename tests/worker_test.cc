@@ -3,7 +3,9 @@
 // staying up while its coordinator is unreachable, draining on SIGTERM (also
 // when the runner of the job in hand is signalled too, as a batch system
 // stopping the whole job does), and interrupting, not failing, a job whose
-// runner is killed from outside while it drains.
+// runner is killed from outside while it drains. Every Evaluate needs the
+// job credential: refused without it or with another (the job never
+// starts), accepted with the one of the current registration only.
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
@@ -33,6 +35,7 @@
 #include "device_check.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
+#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
 #include "request.h"
 #include "test_util.h"
@@ -159,10 +162,24 @@ v1::WorkerJob SoftmaxJob(const std::string& evaluation_id, const std::string& ta
   return job;
 }
 
-std::unique_ptr<grpc::ClientContext> StreamContext() {
+// The job credential of the test workers (their --job-credential-file).
+constexpr char kTestCredential[] = "test-job-credential-0123456789abcdef";
+
+// A context for Evaluate carrying `credential` (none when empty).
+std::unique_ptr<grpc::ClientContext> StreamContext(const std::string& credential = kTestCredential) {
   auto context = std::make_unique<grpc::ClientContext>();
   context->set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(10));
+  if (!credential.empty()) context->AddMetadata(kJobCredentialMetadata, credential);
   return context;
+}
+
+// The status of an Evaluate that must be refused before any event.
+grpc::Status Refusal(v1::Worker::Stub* stub, std::unique_ptr<grpc::ClientContext> context,
+                     const v1::WorkerJob& job) {
+  auto reader = stub->Evaluate(context.get(), job);
+  v1::EvaluationEvent event;
+  if (reader->Read(&event)) ADD_FAILURE() << "an event of a refused job: " << event.DebugString();
+  return reader->Finish();
 }
 
 // Reads the rest of a job's stream after Started: the scenario results (in
@@ -204,10 +221,13 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   grpc::Status RegisterWorker(grpc::ServerContext* context, const v1::WorkerInfo* info,
                               v1::RegisterWorkerResponse* reply) override {
     absl::MutexLock lock(&mu_);
+    if (Refused(context)) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "token revoked");
     seen_.registrations.push_back(*info);
     Record(context);
     reply->set_worker_id("w-" + std::to_string(seen_.registrations.size()));
     reply->set_heartbeat_interval_ms(100);
+    reply->set_job_credential("credential-of-registration-" +
+                              std::to_string(seen_.registrations.size()));
     return grpc::Status::OK;
   }
 
@@ -216,6 +236,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     absl::MutexLock lock(&mu_);
     seen_.heartbeats.push_back(*request);
     Record(context);
+    if (Refused(context)) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "token revoked");
     reply->set_known(!forget_);
     forget_ = false;
     return grpc::Status::OK;
@@ -224,6 +245,11 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   void Forget() {
     absl::MutexLock lock(&mu_);
     forget_ = true;
+  }
+  // From now on calls bearing `token` are refused, as a revoked token is.
+  void RefuseToken(const std::string& token) {
+    absl::MutexLock lock(&mu_);
+    refused_authorization_ = "Bearer " + token;
   }
 
   // Waits (up to a generous bound) until `done` holds for what was seen.
@@ -245,6 +271,12 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   }
 
  private:
+  bool Refused(grpc::ServerContext* context) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = context->client_metadata().find("authorization");
+    return !refused_authorization_.empty() && it != context->client_metadata().end() &&
+           std::string(it->second.data(), it->second.size()) == refused_authorization_;
+  }
+
   void Record(grpc::ServerContext* context) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     auto it = context->client_metadata().find("authorization");
     seen_.authorizations.push_back(
@@ -254,24 +286,110 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   absl::Mutex mu_;
   Seen seen_ ABSL_GUARDED_BY(mu_);
   bool forget_ ABSL_GUARDED_BY(mu_) = false;
+  std::string refused_authorization_ ABSL_GUARDED_BY(mu_);
 };
 
 class WorkerTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { cache_dir_ = new std::string(TempDir("worker_test_cache")); }
-  static void TearDownTestSuite() { delete cache_dir_; }
+  static void SetUpTestSuite() {
+    cache_dir_ = new std::string(TempDir("worker_test_cache"));
+    credential_file_ = new std::string(TempDir("worker_test_credential") + "/job.credential");
+    WriteFile(*credential_file_, std::string(kTestCredential) + "\n");
+  }
+  static void TearDownTestSuite() {
+    delete cache_dir_;
+    delete credential_file_;
+  }
 
-  // Flags of a host worker whose coordinator is not there.
+  // Flags of a host worker whose coordinator is not there, and which takes
+  // jobs with kTestCredential.
   static std::vector<std::string> HostFlags() {
     return {"--target=host", "--listen=127.0.0.1:0",
             "--coordinator=127.0.0.1:" + std::to_string(UnusedPort()),
-            "--cache-dir=" + *cache_dir_};
+            "--cache-dir=" + *cache_dir_, "--job-credential-file=" + *credential_file_};
   }
 
   static std::string* cache_dir_;
+  static std::string* credential_file_;
 };
 
 std::string* WorkerTest::cache_dir_ = nullptr;
+std::string* WorkerTest::credential_file_ = nullptr;
+
+TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheJob) {
+  const std::string work_dir = TempDir("worker_test_work");
+  std::vector<std::string> flags = HostFlags();
+  flags.push_back("--work-dir=" + work_dir);
+  WorkerProcess worker(flags);
+  ASSERT_FALSE(worker.address().empty()) << worker.Log();
+  auto stub = worker.Stub();
+
+  // No credential, a forged one, one of the right length, the bearer token
+  // header instead: each UNAUTHENTICATED before any event.
+  grpc::Status none = Refusal(stub.get(), StreamContext(""), SoftmaxJob("ev_forged", "host"));
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED) << none.error_message();
+  EXPECT_NE(none.error_message().find("no job credential"), std::string::npos)
+      << none.error_message();
+  grpc::Status forged =
+      Refusal(stub.get(), StreamContext("forged"), SoftmaxJob("ev_forged", "host"));
+  EXPECT_EQ(forged.error_code(), grpc::StatusCode::UNAUTHENTICATED) << forged.error_message();
+  std::string near(kTestCredential);
+  near.back() = near.back() == 'f' ? 'e' : 'f';
+  grpc::Status same_length =
+      Refusal(stub.get(), StreamContext(near), SoftmaxJob("ev_forged", "host"));
+  EXPECT_EQ(same_length.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  auto bearer = StreamContext("");
+  bearer->AddMetadata("authorization", std::string("Bearer ") + kTestCredential);
+  grpc::Status as_bearer = Refusal(stub.get(), std::move(bearer), SoftmaxJob("ev_forged", "host"));
+  EXPECT_EQ(as_bearer.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // Even a job for another target learns nothing before the credential.
+  grpc::Status other_target =
+      Refusal(stub.get(), StreamContext("forged"), SoftmaxJob("ev_forged", "sm_90a"));
+  EXPECT_EQ(other_target.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+
+  // Nothing ran: no scratch folder was made, the worker is idle, and the
+  // log names the refusals.
+  std::vector<std::string> entries;
+  if (DIR* d = opendir(work_dir.c_str())) {
+    while (dirent* e = readdir(d)) {
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") entries.push_back(e->d_name);
+    }
+    closedir(d);
+  }
+  EXPECT_TRUE(entries.empty()) << entries.front();
+  EXPECT_NE(worker.Log().find("refused evaluation ev_forged"), std::string::npos) << worker.Log();
+  EXPECT_EQ(worker.Log().find("evaluation ev_forged (attempt"), std::string::npos) << worker.Log();
+  {
+    v1::WorkerInfo info;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    ASSERT_TRUE(stub->Info(&context, v1::WorkerInfoRequest(), &info).ok());
+    EXPECT_EQ(info.queue_length(), 0);
+  }
+
+  // The worker's own credential runs the same job.
+  auto context = StreamContext();
+  auto reader = stub->Evaluate(context.get(), SoftmaxJob("ev_real", "host"));
+  v1::EvaluationEvent event;
+  ASSERT_TRUE(reader->Read(&event)) << reader->Finish().error_message() << worker.Log();
+  ASSERT_TRUE(event.has_started()) << event.DebugString();
+  std::vector<v1::ScenarioResult> scenarios;
+  v1::Verdict verdict;
+  ExpectScenariosAndVerdict(reader.get(), "ev_real", &scenarios, &verdict);
+  EXPECT_TRUE(verdict.all_correct());
+}
+
+TEST_F(WorkerTest, WithoutCoordinatorOrCredentialFileEveryEvaluateIsRefused) {
+  WorkerProcess worker({"--target=host", "--listen=127.0.0.1:0", "--cache-dir=" + *cache_dir_});
+  ASSERT_FALSE(worker.address().empty()) << worker.Log();
+  auto stub = worker.Stub();
+  for (const std::string& credential : {std::string(), std::string(kTestCredential)}) {
+    grpc::Status st = Refusal(stub.get(), StreamContext(credential), SoftmaxJob("ev_x", "host"));
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << credential;
+  }
+  // It said so at start (logged after the address is printed).
+  EXPECT_NE(worker.Log().find("every Evaluate is refused"), std::string::npos) << worker.Log();
+}
 
 TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
   WorkerProcess worker(HostFlags());
@@ -659,6 +777,74 @@ TEST_F(WorkerTest, RegistersOnceTheCoordinatorIsUpHeartbeatsAndReportsDraining) 
   seen = fake.Snapshot();
   ASSERT_FALSE(seen.heartbeats.empty());
   EXPECT_TRUE(seen.heartbeats.back().draining());
+  server->Shutdown();
+}
+
+// Past the credential check, a job for another target is refused with
+// FAILED_PRECONDITION: a cheap way to tell an accepted credential.
+grpc::StatusCode CredentialCheck(v1::Worker::Stub* stub, const std::string& credential) {
+  return Refusal(stub, StreamContext(credential), SoftmaxJob("ev_probe", "sm_90a")).error_code();
+}
+
+// Waits up to a minute for `done`.
+bool Eventually(const std::function<bool()>& done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    if (done()) return true;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return false;
+}
+
+TEST_F(WorkerTest, TakesJobsWithTheCredentialOfItsCurrentRegistrationOnly) {
+  FakeCoordinator fake;
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&fake);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  const std::string token_file = TempDir("worker_test_rotation") + "/worker.token";
+  WriteFile(token_file, "ks_first_token\n");
+  WorkerProcess worker({"--target=host", "--listen=127.0.0.1:0",
+                        "--coordinator=127.0.0.1:" + std::to_string(port),
+                        "--token-file=" + token_file, "--cache-dir=" + *cache_dir_});
+  ASSERT_FALSE(worker.address().empty()) << worker.Log();
+  ASSERT_TRUE(fake.WaitFor([](const FakeCoordinator::Seen& s) { return !s.heartbeats.empty(); }))
+      << worker.Log();
+  auto stub = worker.Stub();
+  const std::string first = "credential-of-registration-1";
+  const std::string second = "credential-of-registration-2";
+  EXPECT_EQ(CredentialCheck(stub.get(), first), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(CredentialCheck(stub.get(), ""), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(CredentialCheck(stub.get(), second), grpc::StatusCode::UNAUTHENTICATED);
+
+  // A new registration replaces the credential: the old one is refused.
+  fake.Forget();
+  ASSERT_TRUE(fake.WaitFor([](const FakeCoordinator::Seen& s) {
+    return s.registrations.size() == 2 && !s.heartbeats.empty() &&
+           s.heartbeats.back().worker_id() == "w-2";
+  })) << worker.Log();
+  EXPECT_EQ(CredentialCheck(stub.get(), second), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(CredentialCheck(stub.get(), first), grpc::StatusCode::UNAUTHENTICATED);
+
+  // The token is revoked: the credential ends with it at the next
+  // heartbeat. The rotated token in the file brings a third registration
+  // and a new credential, without a restart.
+  fake.RefuseToken("ks_first_token");
+  ASSERT_TRUE(Eventually([&] {
+    return CredentialCheck(stub.get(), second) == grpc::StatusCode::UNAUTHENTICATED;
+  })) << worker.Log();
+  EXPECT_NE(worker.Log().find("refused this worker's token"), std::string::npos) << worker.Log();
+  WriteFile(token_file, "ks_rotated_token\n");
+  ASSERT_TRUE(fake.WaitFor([](const FakeCoordinator::Seen& s) { return s.registrations.size() == 3; }))
+      << worker.Log();
+  EXPECT_EQ(fake.Snapshot().authorizations.back(), "Bearer ks_rotated_token");
+  ASSERT_TRUE(Eventually([&] {
+    return CredentialCheck(stub.get(), "credential-of-registration-3") ==
+           grpc::StatusCode::FAILED_PRECONDITION;
+  })) << worker.Log();
+  EXPECT_EQ(CredentialCheck(stub.get(), second), grpc::StatusCode::UNAUTHENTICATED);
   server->Shutdown();
 }
 

@@ -45,6 +45,10 @@ ABSL_FLAG(std::string, coordinator, "",
 ABSL_FLAG(std::string, target, "host", "sm_90a, sm_100a or host");
 ABSL_FLAG(int, gpu, 0, "CUDA device ordinal (GPU targets)");
 ABSL_FLAG(std::string, token_file, "", "file holding the worker's bearer token");
+ABSL_FLAG(std::string, job_credential_file, "",
+          "file holding a job credential Evaluate accepts besides the registration's (a "
+          "worker the coordinator does not register; without --coordinator and this, every "
+          "Evaluate is refused)");
 ABSL_FLAG(std::string, tls_ca, "", "CA certificate (PEM) for TLS to the coordinator");
 ABSL_FLAG(std::string, tls_cert, "", "server certificate (PEM) for this service's TLS");
 ABSL_FLAG(std::string, tls_key, "", "server private key (PEM) for this service's TLS");
@@ -210,6 +214,12 @@ int Main(int argc, char** argv) {
     absl::StatusOr<std::string> token = ReadTokenFile(file);
     if (!token.ok()) return Fail(token.status());
     reg.token = *token;
+    reg.token_file = file;
+  }
+  if (const std::string file = absl::GetFlag(FLAGS_job_credential_file); !file.empty()) {
+    absl::StatusOr<std::string> credential = ReadTokenFile(file, "--job-credential-file");
+    if (!credential.ok()) return Fail(credential.status());
+    options.static_job_credential = *credential;
   }
   if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
     absl::StatusOr<std::string> ca = ReadFlagFile("tls-ca", file);
@@ -248,7 +258,11 @@ int Main(int argc, char** argv) {
 
   std::unique_ptr<Registration> registration;
   if (reg.coordinator.empty()) {
-    WorkerLog("no --coordinator: serving without registering");
+    WorkerLog(options.static_job_credential.empty()
+                  ? "no --coordinator and no --job-credential-file: serving without registering, "
+                    "and every Evaluate is refused (UNAUTHENTICATED)"
+                  : "no --coordinator: serving without registering, for the holder of "
+                    "--job-credential-file");
   } else {
     registration = std::make_unique<Registration>(reg, service.get());
     registration->Start();

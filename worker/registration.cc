@@ -16,20 +16,20 @@ namespace kseek {
 
 namespace v1 = ::kernelseek::v1;
 
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path, const std::string& flag) {
   std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("--token-file ", path, ": cannot read"));
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, " ", path, ": cannot read"));
   std::stringstream buf;
   buf << in.rdbuf();
   std::string token(absl::StripAsciiWhitespace(buf.str()));
   if (token.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("--token-file ", path, ": the file is empty"));
+    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": the file is empty"));
   }
   return token;
 }
 
 Registration::Registration(RegistrationOptions options, WorkerService* service)
-    : options_(std::move(options)), service_(service) {
+    : options_(std::move(options)), service_(service), token_(options_.token) {
   std::shared_ptr<grpc::ChannelCredentials> credentials;
   if (options_.tls_ca_pem.empty()) {
     credentials = grpc::InsecureChannelCredentials();
@@ -72,9 +72,19 @@ void Registration::Stop() {
 
 void Registration::Prepare(grpc::ClientContext* context) const {
   context->set_deadline(absl::ToChronoTime(absl::Now() + options_.rpc_deadline));
-  if (!options_.token.empty()) {
-    context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.token));
+  if (!token_.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+}
+
+void Registration::Refused(const grpc::Status& status) {
+  last_error_ = absl::StrCat("status ", static_cast<int>(status.error_code()), ": ",
+                             status.error_message());
+  if (status.error_code() != grpc::StatusCode::UNAUTHENTICATED &&
+      status.error_code() != grpc::StatusCode::PERMISSION_DENIED) {
+    return;
   }
+  WorkerLog(absl::StrCat("the coordinator refused this worker's token (", status.error_message(),
+                         "); no job is accepted until it registers again"));
+  service_->SetJobCredential("");
 }
 
 bool Registration::Sleep(absl::Duration d) {
@@ -93,16 +103,28 @@ bool Registration::Register() {
   // The last id (if any) travels in the info, so that a coordinator that
   // still knows this worker may keep it.
   const v1::WorkerInfo info = service_->CurrentInfo();
+  if (!options_.token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(options_.token_file);
+    if (!token.ok()) {
+      last_error_ = std::string(token.status().message());
+      return false;
+    }
+    token_ = *std::move(token);
+  }
   grpc::ClientContext context;
   Prepare(&context);
   v1::RegisterWorkerResponse response;
   grpc::Status status = stub_->RegisterWorker(&context, info, &response);
   if (!status.ok()) {
-    last_error_ = absl::StrCat("status ", static_cast<int>(status.error_code()), ": ", status.error_message());
+    Refused(status);
     return false;
+  }
+  if (response.job_credential().empty()) {
+    WorkerLog("the coordinator gave no job credential: it cannot dispatch jobs to this worker");
   }
   worker_id_ = response.worker_id();
   service_->SetWorkerId(worker_id_);
+  service_->SetJobCredential(response.job_credential());
   interval_ = response.heartbeat_interval_ms() > 0
                   ? absl::Milliseconds(response.heartbeat_interval_ms())
                   : absl::Seconds(1);
@@ -120,7 +142,7 @@ bool Registration::Beat(bool* known) {
   v1::HeartbeatResponse response;
   grpc::Status status = stub_->Heartbeat(&context, request, &response);
   if (!status.ok()) {
-    last_error_ = absl::StrCat("status ", static_cast<int>(status.error_code()), ": ", status.error_message());
+    Refused(status);
     return false;
   }
   *known = response.known();

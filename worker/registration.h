@@ -6,6 +6,13 @@
 // restarted), and while the coordinator is down it retries with an
 // exponential backoff, forever: a worker never exits because of it.
 //
+// Each registration's answer carries the job credential the worker then
+// requires on Evaluate (WorkerService::SetJobCredential). A coordinator that
+// refuses the worker's token (UNAUTHENTICATED or PERMISSION_DENIED: it was
+// revoked) ends that credential at once, and the token file is read again
+// before the next registration, so that a rotated token brings a new
+// credential without a restart.
+//
 // Runs on its own thread between Start() and Stop(); thread-safe.
 #ifndef KERNELSEEK_WORKER_REGISTRATION_H_
 #define KERNELSEEK_WORKER_REGISTRATION_H_
@@ -26,6 +33,7 @@ namespace kseek {
 struct RegistrationOptions {
   std::string coordinator;   // host:port
   std::string token;         // bearer token; empty: none sent
+  std::string token_file;    // non-empty: read again (over `token`) before each registration
   std::string tls_ca_pem;    // non-empty: TLS to the coordinator with this CA
   absl::Duration rpc_deadline = absl::Seconds(5);
   absl::Duration min_backoff = absl::Milliseconds(250);
@@ -57,11 +65,14 @@ class Registration {
   // *known is its answer.
   bool Beat(bool* known);
   void Prepare(grpc::ClientContext* context) const;
+  // After a refused call: a refused token ends the job credential.
+  void Refused(const grpc::Status& status);
   // Waits up to `d` or until woken or stopped; true when stopping.
   bool Sleep(absl::Duration d);
 
   const RegistrationOptions options_;
   WorkerService* const service_;
+  std::string token_;  // the one sent; used by the loop thread only
   std::unique_ptr<kernelseek::v1::Coordinator::Stub> stub_;
   // Used by the loop thread only (and by Stop() after it ended).
   std::string worker_id_;
@@ -74,9 +85,10 @@ class Registration {
   std::thread thread_;
 };
 
-// Reads a bearer token file (surrounding whitespace stripped); the error
-// names the file.
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path);
+// Reads a bearer token or job credential file (surrounding whitespace
+// stripped); the error names `flag` and the file.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path,
+                                          const std::string& flag = "--token-file");
 
 }  // namespace kseek
 

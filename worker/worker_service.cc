@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "convert.h"
+#include "job_credential.h"
 #include "log.h"
 #include "request.h"
 
@@ -158,6 +159,11 @@ void WorkerService::SetAddress(const std::string& address) {
   address_ = address;
 }
 
+void WorkerService::SetJobCredential(const std::string& credential) {
+  absl::MutexLock lock(&mu_);
+  job_credential_ = credential;
+}
+
 void WorkerService::StartDraining() {
   absl::MutexLock lock(&mu_);
   draining_ = true;
@@ -194,7 +200,23 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
     WorkerLog(absl::StrCat("refused evaluation ", job->evaluation_id(), ": ", message));
     return new RejectedStream(grpc::Status(code, message));
   };
+  // The credential comes first: a caller without it learns nothing else
+  // about this worker (not even whether it is busy).
+  const auto& metadata = context->client_metadata();
+  const auto presented = metadata.find(kJobCredentialMetadata);
+  const absl::string_view credential =
+      presented == metadata.end()
+          ? absl::string_view()
+          : absl::string_view(presented->second.data(), presented->second.size());
   absl::MutexLock lock(&mu_);
+  if (!JobCredentialMatches(credential, job_credential_) &&
+      !JobCredentialMatches(credential, options_.static_job_credential)) {
+    return reject(grpc::StatusCode::UNAUTHENTICATED,
+                  presented == metadata.end()
+                      ? absl::StrCat("no job credential (metadata ", kJobCredentialMetadata,
+                                     "): this worker runs jobs only for its coordinator")
+                      : "the job credential is not this worker's coordinator's");
+  }
   if (draining_) return reject(grpc::StatusCode::UNAVAILABLE, "worker is draining");
   // A job for another target could never run here, busy or not.
   if (target != TargetName(options_.target)) {

@@ -1,6 +1,11 @@
 // The Worker gRPC service of kseek-worker (proto/kernelseek/v1/worker.proto).
 //
-// Evaluate runs one job at a time: once draining has begun any job gets
+// Evaluate runs jobs only for the coordinator: a call without the job
+// credential (proto/job_credential.h) the coordinator gave at registration,
+// or the one of --job-credential-file, gets UNAUTHENTICATED before anything
+// else is looked at, and the job never starts. Info needs none.
+//
+// It runs one job at a time: once draining has begun any job gets
 // UNAVAILABLE, a job for another target FAILED_PRECONDITION, and a job
 // while another is in hand RESOURCE_EXHAUSTED. A job runs on its own thread:
 // the request is unpacked (UnpackedRequest), evaluated by the harness
@@ -40,6 +45,9 @@ struct WorkerOptions {
   std::string runner_path;      // kseek-runner; empty: beside this executable
   int compile_jobs = 2;         // compiles of a job run this many at once
   SandboxOptions sandbox;       // for the runner children
+  // A job credential accepted besides the registration's (a worker listed
+  // in the coordinator's configuration); empty: none.
+  std::string static_job_credential;
 };
 
 class WorkerService final : public kernelseek::v1::Worker::CallbackService {
@@ -64,6 +72,9 @@ class WorkerService final : public kernelseek::v1::Worker::CallbackService {
   void SetWorkerId(const std::string& id);
   // Where the service is reached (known once the server is bound).
   void SetAddress(const std::string& address);
+  // The job credential of the current registration; empty (the
+  // registration was refused) accepts none but the static one.
+  void SetJobCredential(const std::string& credential);
 
   // From now on Evaluate answers UNAVAILABLE; the job in hand goes on.
   void StartDraining();
@@ -87,6 +98,7 @@ class WorkerService final : public kernelseek::v1::Worker::CallbackService {
   mutable absl::Mutex mu_;
   std::string worker_id_ ABSL_GUARDED_BY(mu_);
   std::string address_ ABSL_GUARDED_BY(mu_);
+  std::string job_credential_ ABSL_GUARDED_BY(mu_);
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
   std::string current_evaluation_ ABSL_GUARDED_BY(mu_);

@@ -25,9 +25,14 @@
 #ifndef KERNELSEEK_SERVER_AGENT_ADAPTER_H_
 #define KERNELSEEK_SERVER_AGENT_ADAPTER_H_
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -79,13 +84,26 @@ struct TurnRequest {
   std::string resume_session_id;
 };
 
+// How an agent's processes are confined (agent/confinement.h makes the
+// user): they run as `uid`/`gid` with no supplementary groups, under
+// `rlimits`, and with `isolate_network` in a network namespace of their own
+// (no interface but a loopback that is down: only Unix sockets reach out).
+struct AgentConfinement {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<std::pair<int, uint64_t>> rlimits;  // {RLIMIT_x, soft = hard}
+  bool isolate_network = false;
+};
+
 // A process to start: the program and its arguments, environment additions
-// and working directory. argv[0] is a name looked up on PATH (the PATH of
-// the merged environment) or a path.
+// and working directory, and its confinement (none: it runs as this
+// process's user). argv[0] is a name looked up on PATH (the PATH of the
+// merged environment) or a path.
 struct AgentInvocation {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   std::string cwd;
+  std::optional<AgentConfinement> confinement;
 };
 
 // Reads one run's standard output, line by line, into events. Holds what

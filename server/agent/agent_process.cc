@@ -1,12 +1,9 @@
 #include "agent/agent_process.h"
 
-#include <fcntl.h>
-#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,8 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/confinement.h"
 #include "agent/text.h"
-#include "process_spawn.h"
+#include "base/child_process.h"
 
 extern char** environ;
 
@@ -30,8 +28,6 @@ namespace {
 // After the agent exits, how long its output pipes may stay open (held by a
 // process that left its process group) before the run stops reading them.
 constexpr absl::Duration kDrainAfterExit = absl::Seconds(2);
-// Poll interval when pidfd_open is unavailable (kernels before 5.3).
-constexpr absl::Duration kExitPollInterval = absl::Milliseconds(50);
 constexpr int kStderrLinesInMessages = 5;
 
 void CloseFd(int* fd) {
@@ -39,13 +35,17 @@ void CloseFd(int* fd) {
   *fd = -1;
 }
 
-// The merged environment: this process's, overridden by `additions`.
-std::vector<std::string> MergedEnvironment(const std::map<std::string, std::string>& additions) {
+// The merged environment: this process's, overridden by `additions`. A
+// confined agent gets none of this process's KSEEK_* variables (its own
+// come in `additions`).
+std::vector<std::string> MergedEnvironment(const std::map<std::string, std::string>& additions,
+                                           bool confined) {
   std::map<std::string, std::string> env;
   for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
     const absl::string_view entry(*e);
     const size_t eq = entry.find('=');
     if (eq == absl::string_view::npos) continue;
+    if (confined && absl::StartsWith(entry, "KSEEK_")) continue;
     env[std::string(entry.substr(0, eq))] = std::string(entry.substr(eq + 1));
   }
   for (const auto& [name, value] : additions) env[name] = value;
@@ -134,47 +134,42 @@ void AgentProcess::Spawn(const AgentInvocation& invocation) {
                 absl::StrCat("agent \"", program, "\": working directory \"", invocation.cwd,
                              "\" is not a directory"));
   }
-  const std::vector<std::string> env = MergedEnvironment(invocation.env);
+  const std::vector<std::string> env =
+      MergedEnvironment(invocation.env, invocation.confinement.has_value());
   absl::StatusOr<std::string> resolved = ResolveProgram(program, PathOf(env));
   if (!resolved.ok()) {
     return fail(AgentErrorKind::kNotInstalled, std::string(resolved.status().message()));
   }
 
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0) {
-    return fail(AgentErrorKind::kStart, absl::StrCat("pipe for ", program, ": ", strerror(errno)));
+  ChildSpec spec;
+  spec.path = *resolved;
+  spec.argv = invocation.argv;
+  spec.env = env;
+  spec.cwd = invocation.cwd;
+  if (const std::optional<AgentConfinement>& c = invocation.confinement) {
+    confined_uid_ = c->uid;
+    spec.uid = c->uid;
+    spec.gid = c->gid;
+    spec.rlimits = c->rlimits;
+    if (c->isolate_network) {
+      spec.unshare_flags = CLONE_NEWNET;
+      spec.unshare_required = true;
+    }
   }
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return fail(AgentErrorKind::kStart, absl::StrCat("pipe for ", program, ": ", strerror(errno)));
-  }
-
-  std::vector<char*> envp;
-  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  SpawnOptions options;
-  options.stdout_fd = out[1];
-  options.stderr_fd = err[1];
-  options.cwd = invocation.cwd;
-  options.envp = envp.data();
-  pid_t pid = -1;
-  const int rc = SpawnInNewGroup(*resolved, invocation.argv, options, &pid);
-  close(out[1]);
-  close(err[1]);
-  if (rc != 0) {
-    close(out[0]);
-    close(err[0]);
-    const bool cannot_exec = rc == ENOENT || rc == EACCES || rc == ENOEXEC || rc == ENOTDIR;
+  absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Start(spec);
+  if (!child.ok()) {
+    const bool cannot_exec = child.status().code() == absl::StatusCode::kFailedPrecondition &&
+                             absl::StartsWith(child.status().message(), "cannot run");
     return fail(cannot_exec ? AgentErrorKind::kNotInstalled : AgentErrorKind::kStart,
                 absl::StrCat("agent program \"", program, "\" (", *resolved,
-                             ") could not be started: ", strerror(rc)));
+                             ") could not be started: ", child.status().message()));
   }
-  pid_ = pid;
-  stdout_fd_ = out[0];
-  stderr_fd_ = err[0];
-  fcntl(stdout_fd_, F_SETFL, fcntl(stdout_fd_, F_GETFL) | O_NONBLOCK);
-  fcntl(stderr_fd_, F_SETFL, fcntl(stderr_fd_, F_GETFL) | O_NONBLOCK);
+  child_ = *std::move(child);
+  pid_ = child_->pid();
+  // A line of max_line_bytes or more is one to drop (ChildProcess delivers
+  // its first part).
+  child_->set_max_line_bytes(limits_.max_line_bytes + 1);
+  child_->set_drain(kDrainAfterExit);
   wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 }
 
@@ -199,30 +194,20 @@ AgentExit AgentProcess::Wait() {
 void AgentProcess::Run() {
   enum class Stop { kNone, kInterrupt, kTimeout, kFatal, kLingering };
   Stop stop = Stop::kNone;
-  int stop_stage = 0;  // signals sent so far: 1 SIGINT, 2 SIGTERM, 3 SIGKILL
-  absl::Time next_escalation = absl::InfiniteFuture();
-  bool interrupt_requested = false;
   std::string interrupt_reason;
-
   std::optional<AgentEvent> held_turn_end;
   absl::Time exit_by = absl::InfiniteFuture();  // exit_grace after a reported turn_end
   bool fatal_seen = false;
   std::string last_message;
-  std::string line;
-  bool dropping_line = false;
   std::string stderr_tail;
 
-  int status = 0;
-  bool exited = false;  // reaped: from then on its ids may belong to others
-  const auto signal_group = [&](int sig) {
-    if (kill(-pid_, sig) != 0) kill(pid_, sig);
-  };
   const auto begin_stop = [&](Stop why) {
-    if (stop != Stop::kNone || pid_ <= 0 || exited) return;
+    if (stop != Stop::kNone || child_ == nullptr || child_->reaped()) return;
     stop = why;
-    stop_stage = 1;
-    signal_group(SIGINT);
-    next_escalation = absl::Now() + limits_.interrupt_grace;
+    // What Ctrl-C sends first: the CLIs end their turn on SIGINT.
+    child_->Stop({{SIGINT, limits_.interrupt_grace},
+                  {SIGTERM, limits_.terminate_grace},
+                  {SIGKILL, absl::ZeroDuration()}});
   };
   const auto deliver = [&](AgentEvent event) {
     if (event.kind == AgentEventKind::kTurnEnd) {
@@ -239,131 +224,57 @@ void AgentProcess::Run() {
     }
     sink_(event);
   };
-  const auto parse_line = [&](absl::string_view text) {
-    for (AgentEvent& e : parser_->ParseLine(text)) deliver(std::move(e));
-  };
-  const auto take_stdout = [&](const char* data, size_t n) {
-    absl::string_view chunk(data, n);
-    while (!chunk.empty()) {
-      const size_t nl = chunk.find('\n');
-      const absl::string_view piece = chunk.substr(0, nl);
-      if (!dropping_line) line.append(piece.data(), piece.size());
+
+  if (child_ != nullptr) {
+    child_->OnStdoutLine([&](absl::string_view line) {
       if (line.size() > limits_.max_line_bytes) {
         deliver(AgentEvent::Error(AgentErrorKind::kOutput, false,
                                   absl::StrCat("a stdout line longer than ",
                                                limits_.max_line_bytes, " bytes was dropped")));
-        line.clear();
-        dropping_line = true;
+        return;
       }
-      if (nl == absl::string_view::npos) break;
-      if (!dropping_line) parse_line(line);
-      line.clear();
-      dropping_line = false;
-      chunk.remove_prefix(nl + 1);
-    }
-  };
-  const auto take_stderr = [&](const char* data, size_t n) {
-    stderr_tail.append(data, n);
-    if (stderr_tail.size() > 2 * limits_.stderr_tail_bytes) {
-      stderr_tail.erase(0, stderr_tail.size() - limits_.stderr_tail_bytes);
-    }
-  };
-
-  if (pid_ > 0) {
-    const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid_, 0));
+      for (AgentEvent& e : parser_->ParseLine(line)) deliver(std::move(e));
+    });
+    child_->OnStderrLine([&](absl::string_view line) {
+      absl::StrAppend(&stderr_tail, line, "\n");
+      if (stderr_tail.size() > 2 * limits_.stderr_tail_bytes) {
+        stderr_tail.erase(0, stderr_tail.size() - limits_.stderr_tail_bytes);
+      }
+    });
     const absl::Time deadline = started_at_ + limits_.wall_time;
-    absl::Time exited_at = absl::InfiniteFuture();
-    char buf[65536];
     while (true) {
-      if (!exited) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        // WNOWAIT: the child stays a zombie, so its process group id cannot
-        // be reused while what is left of the group is killed.
-        if (waitid(P_PID, pid_, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_) {
-          kill(-pid_, SIGKILL);
-          while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-          }
-          exited = true;
-          exited_at = absl::Now();
-        }
-      }
-      const absl::Time now = absl::Now();
-      if (exited && (stdout_fd_ < 0 && stderr_fd_ < 0)) break;
-      if (exited && now - exited_at > kDrainAfterExit) break;
-      if (!exited) {
+      if (!child_->reaped()) {
         {
           absl::MutexLock lock(&mu_);
-          if (interrupt_reason_ && stop == Stop::kNone) {
-            interrupt_requested = true;
-            interrupt_reason = *interrupt_reason_;
-          }
+          if (interrupt_reason_ && stop == Stop::kNone) interrupt_reason = *interrupt_reason_;
         }
-        if (interrupt_requested) begin_stop(Stop::kInterrupt);
+        const absl::Time now = absl::Now();
+        if (!interrupt_reason.empty()) begin_stop(Stop::kInterrupt);
         if (now >= deadline) begin_stop(Stop::kTimeout);
         if (now >= exit_by) begin_stop(Stop::kLingering);
-        if (stop != Stop::kNone && now >= next_escalation) {
-          ++stop_stage;
-          signal_group(stop_stage == 2 ? SIGTERM : SIGKILL);
-          next_escalation = stop_stage == 2 ? now + limits_.terminate_grace
-                                            : absl::InfiniteFuture();
-        }
       }
-
-      absl::Time wake_at =
-          exited ? exited_at + kDrainAfterExit
-                 : std::min(stop == Stop::kNone ? std::min(deadline, exit_by) : next_escalation,
-                            pidfd >= 0 ? absl::InfiniteFuture() : now + kExitPollInterval);
-      int timeout_ms = -1;
-      if (wake_at != absl::InfiniteFuture()) {
-        timeout_ms = static_cast<int>(std::clamp<int64_t>(
-            absl::ToInt64Milliseconds(absl::Ceil(wake_at - now, absl::Milliseconds(1))), 0,
-            1 << 30));
-      }
-      pollfd fds[4];
-      int nfds = 0;
-      for (int fd : {stdout_fd_, stderr_fd_, wake_fd_, exited ? -1 : pidfd}) {
-        if (fd >= 0) fds[nfds++] = {fd, POLLIN, 0};
-      }
-      if (poll(fds, nfds, timeout_ms) < 0 && errno != EINTR) break;
-
-      for (int* fd : {&stdout_fd_, &stderr_fd_}) {
-        while (*fd >= 0) {
-          const ssize_t got = read(*fd, buf, sizeof(buf));
-          if (got > 0) {
-            if (fd == &stdout_fd_) take_stdout(buf, static_cast<size_t>(got));
-            else take_stderr(buf, static_cast<size_t>(got));
-          } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-            CloseFd(fd);  // end of output
-          } else if (errno == EAGAIN) {
-            break;
-          }
-        }
-      }
+      const absl::Time until =
+          stop == Stop::kNone ? std::min(deadline, exit_by) : absl::InfiniteFuture();
+      const PumpResult r = child_->Pump(until, {wake_fd_});
       uint64_t ignored;
-      if (wake_fd_ >= 0) (void)!read(wake_fd_, &ignored, sizeof(ignored));
+      if (r.woken && wake_fd_ >= 0) (void)!read(wake_fd_, &ignored, sizeof(ignored));
+      if (r.exited) break;
     }
-    if (pidfd >= 0) close(pidfd);
-    if (!exited) {
-      // poll failed: end the agent rather than leave it unattended.
-      kill(-pid_, SIGKILL);
-      while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-      }
-      exited = true;
-    }
-    if (!line.empty() && !dropping_line) parse_line(line);
+    child_->Wait();
+    // What the agent left behind under its own user (a daemon that left its
+    // process group) ends with its turn.
+    if (confined_uid_) KillAllProcessesOf(*confined_uid_);
   }
-  CloseFd(&stdout_fd_);
-  CloseFd(&stderr_fd_);
 
   AgentExit result;
-  result.started = pid_ > 0;
+  result.started = child_ != nullptr;
   result.stderr_tail = ValidUtf8(stderr_tail.size() > limits_.stderr_tail_bytes
                                      ? stderr_tail.substr(stderr_tail.size() -
                                                           limits_.stderr_tail_bytes)
                                      : stderr_tail);
-  if (result.started && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  if (result.started && WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  int code = 0;
+  if (result.started && child_->ExitedNormally(&code)) result.exit_code = code;
+  if (result.started) result.signal = child_->TermSignal();
   result.timed_out = stop == Stop::kTimeout;
   result.interrupted = stop == Stop::kInterrupt;
 

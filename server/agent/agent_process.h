@@ -1,9 +1,11 @@
 // AgentProcess: one turn of a coding agent, run as a real child process.
 //
-// Start() spawns the invocation (from an adapter, see adapter.h) in its
-// working directory, in a process group of its own, with stdin from
-// /dev/null and the environment of this process plus the invocation's
-// additions. One thread per process reads stdout line by line as it comes,
+// Start() spawns the invocation (from an adapter, see adapter.h) through
+// ChildProcess (base/child_process.h) in its working directory, in a
+// process group of its own, with stdin from /dev/null and the environment
+// of this process plus the invocation's additions, confined as the
+// invocation says (another user, limits, no network). One thread per
+// process reads stdout line by line as it comes,
 // hands each line to the adapter's parser and passes the events to the sink;
 // it keeps the last bytes of stderr, enforces the wall-time limit and carries
 // out interrupts.
@@ -22,7 +24,8 @@
 // SIGINT to the process group (what Ctrl-C sends; Claude Code ends the turn
 // and exits, its conversation resumable; Codex exits), then SIGTERM after
 // interrupt_grace, then SIGKILL after terminate_grace. When the agent exits,
-// whatever it left running in its process group is killed.
+// whatever it left running in its process group is killed, and a confined
+// agent's every process (its user's: a daemon that left the group too).
 //
 // Thread-safety: Interrupt() and Wait() may be called from any thread. The
 // sink is called on the run's own thread, one event at a time, never after
@@ -45,6 +48,7 @@
 #include "absl/time/time.h"
 #include "agent/adapter.h"
 #include "agent/event.h"
+#include "base/child_process.h"
 
 namespace kseek::agent {
 
@@ -109,8 +113,8 @@ class AgentProcess {
   std::string program_;  // argv[0], for messages
   pid_t pid_ = -1;
   std::optional<AgentEvent> spawn_error_;  // set when Spawn failed
-  int stdout_fd_ = -1;
-  int stderr_fd_ = -1;
+  std::unique_ptr<ChildProcess> child_;    // driven by the run's thread only
+  std::optional<uid_t> confined_uid_;
   int wake_fd_ = -1;  // eventfd: Interrupt() wakes the run's thread
   absl::Time started_at_;
   std::thread thread_;

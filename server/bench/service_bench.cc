@@ -43,6 +43,7 @@
 #include "absl/time/time.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
+#include "job_credential.h"
 #include "nlohmann/json.hpp"
 #include "request.h"
 #include "task.h"
@@ -53,6 +54,8 @@ ABSL_FLAG(std::string, token_file, "", "file holding a user or admin bearer toke
 ABSL_FLAG(std::string, worker, "",
           "address of a kseek-worker registered with no coordinator, for the direct path "
           "(overhead phase)");
+ABSL_FLAG(std::string, job_credential_file, "",
+          "the job credential of the --worker (its --job-credential-file)");
 ABSL_FLAG(std::string, task, "", "task folder");
 ABSL_FLAG(std::string, kernel, "", "kernel source file (a host kernel of the task)");
 ABSL_FLAG(std::string, scenario, "", "the one scenario to run");
@@ -122,8 +125,9 @@ class Paths {
     coordinator_ = v1::Coordinator::NewStub(
         grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
   }
-  void ConnectWorker(const std::string& address) {
+  void ConnectWorker(const std::string& address, std::string job_credential) {
     worker_ = v1::Worker::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    job_credential_ = std::move(job_credential);
   }
 
   absl::StatusOr<double> Direct() {
@@ -134,6 +138,7 @@ class Paths {
     const Clock::time_point start = Clock::now();
     grpc::ClientContext context;
     SetDeadline(&context, kEvaluationDeadline);
+    context.AddMetadata(kseek::kJobCredentialMetadata, job_credential_);
     auto reader = worker_->Evaluate(&context, job);
     absl::Status status = ReadToVerdict(reader.get(), "Worker.Evaluate");
     if (!status.ok()) return status;
@@ -184,6 +189,7 @@ class Paths {
   const std::string token_;
   std::unique_ptr<v1::Coordinator::Stub> coordinator_;
   std::unique_ptr<v1::Worker::Stub> worker_;
+  std::string job_credential_;  // for the worker
   std::atomic<int> direct_count_{0};
 };
 
@@ -326,6 +332,9 @@ absl::Status Run() {
   if (phase == "overhead" && absl::GetFlag(FLAGS_worker).empty()) {
     return absl::InvalidArgumentError("--worker: required for --phase overhead");
   }
+  if (phase == "overhead" && absl::GetFlag(FLAGS_job_credential_file).empty()) {
+    return absl::InvalidArgumentError("--job-credential-file: required for --phase overhead");
+  }
   absl::StatusOr<std::string> token = ReadWholeFile(absl::GetFlag(FLAGS_token_file));
   if (!token.ok()) return token.status();
   absl::StatusOr<v1::EvaluationRequest> request = BuildRequest();
@@ -336,7 +345,11 @@ absl::Status Run() {
   const int workers = absl::GetFlag(FLAGS_wait_workers);
   if (absl::Status s = paths.WaitForWorkers(workers); !s.ok()) return s;
   if (phase == "overhead") {
-    paths.ConnectWorker(absl::GetFlag(FLAGS_worker));
+    absl::StatusOr<std::string> credential =
+        ReadWholeFile(absl::GetFlag(FLAGS_job_credential_file));
+    if (!credential.ok()) return credential.status();
+    paths.ConnectWorker(absl::GetFlag(FLAGS_worker),
+                        std::string(absl::StripAsciiWhitespace(*credential)));
     return RunOverhead(paths, absl::GetFlag(FLAGS_n), absl::GetFlag(FLAGS_json));
   }
   return RunThroughput(paths, absl::GetFlag(FLAGS_m), absl::GetFlag(FLAGS_threads), workers,
