@@ -1,18 +1,47 @@
 // The SQLite store of kernelseekd (see store.h).
 #include "store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace kseek::server {
 
 namespace {
+
+// The status for SQLite result code `rc` with `message`: the disk being
+// full and a damaged file get codes of their own.
+absl::Status SqliteStatus(int rc, const std::string& message) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+std::string Folder(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string Mib(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
 
 // The columns every read of the evaluations table starts with, in the order
 // ReadEvaluationRow expects.
@@ -173,7 +202,14 @@ class Store::Statement {
   int bound_ = 0;
 };
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+std::string RestoreAdvice(const std::string& path) {
+  return absl::StrCat("stop kernelseekd and restore the store: copy a backup made by `kseek admin "
+                      "backup FILE` to ", path, " (and delete ", path, "-wal and ", path,
+                      "-shm), or move the state folder aside to start afresh");
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                                   StoreOptions options) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -183,15 +219,146 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     sqlite3_close(db);
     return absl::UnavailableError(absl::StrCat(path, ": cannot open database: ", msg));
   }
-  std::unique_ptr<Store> store(new Store(path, db));
-  absl::MutexLock lock(&store->mu_);
-  sqlite3_busy_timeout(db, 5000);
-  absl::Status st = store->Exec("PRAGMA journal_mode=WAL");
-  if (st.ok()) st = store->Exec("PRAGMA synchronous=FULL");
-  if (st.ok()) st = store->Exec("PRAGMA foreign_keys=ON");
-  if (st.ok()) st = store->Migrate();
-  if (!st.ok()) return st;
+  std::unique_ptr<Store> store(new Store(path, db, options));
+  {
+    absl::MutexLock lock(&store->mu_);
+    sqlite3_busy_timeout(db, 5000);
+    absl::Status st = store->Exec("PRAGMA journal_mode=WAL");
+    if (st.ok()) st = store->Exec("PRAGMA synchronous=FULL");
+    if (st.ok()) st = store->Exec("PRAGMA foreign_keys=ON");
+    if (st.ok()) st = store->Migrate();
+    if (absl::IsDataLoss(st)) {
+      return absl::DataLossError(absl::StrCat(path, " is damaged (", st.message(), "); ",
+                                              RestoreAdvice(path)));
+    }
+    if (!st.ok()) return st;
+  }
+  absl::MutexLock lock(&store->reserve_mu_);
+  store->EnsureReserveLocked();
   return store;
+}
+
+absl::Status Store::CheckIntegrity() {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, "PRAGMA quick_check");
+  std::vector<std::string> problems;
+  while (q.Step() == SQLITE_ROW) {
+    std::string line = q.Text(0);
+    if (line != "ok" && problems.size() < 3) problems.push_back(line);
+  }
+  if (q.Failed()) {
+    absl::Status st = Error("quick_check");
+    return absl::DataLossError(
+        absl::StrCat(path_, " is damaged (", st.message(), "); ", RestoreAdvice(path_)));
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(path_, " is damaged (quick_check: ",
+                                          absl::StrJoin(problems, "; "), "); ",
+                                          RestoreAdvice(path_)));
+}
+
+absl::Status Store::Backup(const std::string& dest) {
+  std::remove(dest.c_str());
+  sqlite3* out = nullptr;
+  int rc = sqlite3_open_v2(dest.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                           nullptr);
+  auto fail = [&](const std::string& what) {
+    std::string msg = out != nullptr ? sqlite3_errmsg(out) : sqlite3_errstr(rc);
+    int code = out != nullptr ? sqlite3_errcode(out) : rc;
+    sqlite3_close(out);
+    std::remove(dest.c_str());
+    return SqliteStatus(code, absl::StrCat("backup to ", dest, ": ", what, ": ", msg));
+  };
+  if (rc != SQLITE_OK) return fail("cannot open");
+  sqlite3_backup* backup = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    backup = sqlite3_backup_init(out, "main", db_, "main");
+  }
+  if (backup == nullptr) return fail("cannot start");
+  // A few hundred pages at a time, letting other calls in between; writes
+  // made through this connection meanwhile reach the copy too.
+  do {
+    absl::MutexLock lock(&mu_);
+    rc = sqlite3_backup_step(backup, 256);
+  } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+  {
+    absl::MutexLock lock(&mu_);
+    sqlite3_backup_finish(backup);
+  }
+  if (rc != SQLITE_DONE) return fail("copying");
+  std::string check;
+  rc = sqlite3_exec(
+      out, "PRAGMA quick_check",
+      +[](void* result, int, char** values, char**) {
+        *static_cast<std::string*>(result) += values[0] != nullptr ? values[0] : "";
+        return 0;
+      },
+      &check, nullptr);
+  if (rc != SQLITE_OK) return fail("checking the copy");
+  if (check != "ok") {
+    sqlite3_close(out);
+    std::remove(dest.c_str());
+    return absl::DataLossError(absl::StrCat("backup to ", dest, ": the copy fails quick_check: ",
+                                            check));
+  }
+  if (sqlite3_close(out) != SQLITE_OK) {
+    std::remove(dest.c_str());
+    return absl::InternalError(absl::StrCat("backup to ", dest, ": closing failed"));
+  }
+  return absl::OkStatus();
+}
+
+void Store::EnsureReserveLocked() {
+  if (reserve_present_ || options_.reserve_bytes <= 0) return;
+  const std::string reserve = path_ + ".reserve";
+  int fd = ::open(reserve.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  int err = ::posix_fallocate(fd, 0, options_.reserve_bytes);
+  if (err == 0) err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  if (err != 0) {
+    ::unlink(reserve.c_str());
+    return;
+  }
+  reserve_present_ = true;
+}
+
+bool Store::ReleaseReserve() {
+  absl::MutexLock lock(&reserve_mu_);
+  if (!reserve_present_) return false;
+  ::unlink((path_ + ".reserve").c_str());
+  reserve_present_ = false;
+  return true;
+}
+
+absl::Status Store::CheckRoomForNewWork() {
+  const std::string folder = Folder(path_);
+  struct statvfs fs;
+  if (::statvfs(folder.c_str(), &fs) != 0) {
+    return absl::InternalError(
+        absl::StrCat(folder, ": cannot read the free space: ", std::strerror(errno)));
+  }
+  int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+  absl::MutexLock lock(&reserve_mu_);
+  if (!reserve_present_ && free_bytes >= options_.min_free_bytes + options_.reserve_bytes) {
+    EnsureReserveLocked();
+    if (reserve_present_) free_bytes -= options_.reserve_bytes;
+  }
+  if (free_bytes < options_.min_free_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator's disk is nearly full: ", Mib(free_bytes), " free in ", folder,
+        ", below the ", Mib(options_.min_free_bytes),
+        " (--min-free-mb) kept for work already accepted; new work is refused until space is "
+        "freed"));
+  }
+  if (!reserve_present_ && options_.reserve_bytes > 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator's disk filled up (", Mib(free_bytes), " free in ", folder,
+        "); new work is refused until there is room for its ", Mib(options_.reserve_bytes),
+        " reserve again"));
+  }
+  return absl::OkStatus();
 }
 
 Store::~Store() {
@@ -200,15 +367,17 @@ Store::~Store() {
 }
 
 absl::Status Store::Error(const std::string& what) {
-  return absl::InternalError(absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(db_)));
+  return SqliteStatus(sqlite3_extended_errcode(db_),
+                      absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(db_)));
 }
 
 absl::Status Store::Exec(const char* sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
-    return absl::InternalError(absl::StrCat(path_, ": ", sql, ": ", msg));
+    return SqliteStatus(rc, absl::StrCat(path_, ": ", sql, ": ", msg));
   }
   return absl::OkStatus();
 }
