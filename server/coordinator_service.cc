@@ -2,6 +2,8 @@
 // coordinator_service.h).
 #include "coordinator_service.h"
 
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -264,6 +266,25 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
   return Done(context, absl::OkStatus());
 }
 
+grpc::ServerUnaryReactor* CoordinatorService::CancelEvaluation(
+    grpc::CallbackServerContext* context, const v1::EvaluationRef* request,
+    v1::CancelEvaluationResponse* response) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "CancelEvaluation");
+  if (!caller.ok()) return Done(context, caller.status());
+  absl::StatusOr<EvaluationRecord> r = Visible(*caller, request->evaluation_id());
+  if (!r.ok()) return Done(context, r.status());
+  if (r->state == kStateDone || r->state == kStateFailed) {
+    return Done(context, absl::FailedPreconditionError(
+                             absl::StrCat("evaluation ", r->id, " has already finished (", r->state,
+                                          "); there is nothing to cancel")));
+  }
+  absl::Status st = ctx_.dispatcher->Cancel(r->id, absl::StrCat("cancelled by ", caller->user));
+  if (!st.ok()) return Done(context, st);
+  response->set_was_running(r->state == kStateRunning);
+  return Done(context, absl::OkStatus());
+}
+
 grpc::ServerUnaryReactor* CoordinatorService::RegisterWorker(
     grpc::CallbackServerContext* context, const v1::WorkerInfo* request,
     v1::RegisterWorkerResponse* response) {
@@ -363,6 +384,72 @@ grpc::ServerUnaryReactor* AdminService::CreateToken(grpc::CallbackServerContext*
   response->set_name(request->name());
   response->set_token(token);
   return Done(context, absl::OkStatus());
+}
+
+namespace {
+
+// Streams a file in chunks, then deletes it. The file is unlinked as soon
+// as it is open, so nothing is left behind whatever happens to the call.
+class FileStream final : public grpc::ServerWriteReactor<v1::BackupChunk> {
+ public:
+  FileStream(const std::string& path, const absl::Status& made) {
+    if (!made.ok()) {
+      Finish(ToGrpc(made));
+      return;
+    }
+    in_.open(path, std::ios::binary);
+    std::remove(path.c_str());
+    if (!in_) {
+      Finish(ToGrpc(absl::InternalError(absl::StrCat("cannot read the backup ", path))));
+      return;
+    }
+    in_.seekg(0, std::ios::end);
+    total_ = static_cast<int64_t>(in_.tellg());
+    in_.seekg(0);
+    WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+
+  void WriteNext() {
+    std::string data(kChunk, '\0');
+    in_.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<size_t>(in_.gcount()));
+    if (data.empty() && sent_ > 0) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    sent_ += static_cast<int64_t>(data.size());
+    chunk_.set_data(std::move(data));
+    chunk_.set_total_bytes(total_);
+    StartWrite(&chunk_);
+  }
+
+  std::ifstream in_;
+  int64_t total_ = 0;
+  int64_t sent_ = 0;
+  v1::BackupChunk chunk_;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::BackupChunk>* AdminService::BackupStore(
+    grpc::CallbackServerContext* context, const v1::BackupStoreRequest* request) {
+  absl::StatusOr<Caller> caller = ctx_.auth->Require(*context, {Role::kAdmin}, "BackupStore");
+  if (!caller.ok()) return new FileStream("", caller.status());
+  std::string copy = absl::StrCat(ctx_.store->path(), ".backup-", RandomHex(6));
+  absl::Status st = ctx_.store->Backup(copy);
+  return new FileStream(copy, st);
 }
 
 }  // namespace kseek::server

@@ -53,6 +53,9 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
                                         const kernelseek::v1::ListWorkersRequest* request,
                                         kernelseek::v1::ListWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* CancelEvaluation(
+      grpc::CallbackServerContext* context, const kernelseek::v1::EvaluationRef* request,
+      kernelseek::v1::CancelEvaluationResponse* response) override;
   grpc::ServerUnaryReactor* RegisterWorker(
       grpc::CallbackServerContext* context, const kernelseek::v1::WorkerInfo* request,
       kernelseek::v1::RegisterWorkerResponse* response) override;
@@ -120,6 +123,9 @@ class AdminService final : public kernelseek::v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* CreateToken(grpc::CallbackServerContext* context,
                                         const kernelseek::v1::CreateTokenRequest* request,
                                         kernelseek::v1::TokenResponse* response) override;
+  grpc::ServerWriteReactor<kernelseek::v1::BackupChunk>* BackupStore(
+      grpc::CallbackServerContext* context,
+      const kernelseek::v1::BackupStoreRequest* request) override;
 
  private:
   const ServiceContext ctx_;

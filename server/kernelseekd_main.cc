@@ -46,6 +46,8 @@ ABSL_FLAG(int, heartbeat_interval_ms, 1000, "how often workers are told to heart
 ABSL_FLAG(int, heartbeat_timeout_ms, 5000,
           "a worker silent for longer is unhealthy and its job is re-queued");
 ABSL_FLAG(int, max_attempts, 5, "attempts before an evaluation whose workers keep being lost fails");
+ABSL_FLAG(int, min_free_mb, 64,
+          "new work is refused (RESOURCE_EXHAUSTED) while the state folder's disk has less free");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for serving TLS (with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for serving TLS (with --tls-cert)");
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates for dialling workers over TLS");
@@ -79,6 +81,35 @@ std::string KseekDir() {
   if (ec) return "";
   std::filesystem::path beside = self.parent_path() / "kseek";
   return std::filesystem::exists(beside, ec) ? self.parent_path().string() : "";
+}
+
+// Refuses a state folder that was in use (its token files exist) but whose
+// store is missing or empty: starting afresh there would silently drop
+// every user, evaluation and session.
+absl::Status CheckStoreNotLost(const std::string& state_dir, const std::string& db) {
+  std::error_code ec;
+  bool in_use = false;
+  std::string witness;
+  for (const char* file : {kAdminTokenFile, kWorkerTokenFile}) {
+    std::string path = absl::StrCat(state_dir, "/", file);
+    if (std::filesystem::exists(path, ec)) {
+      in_use = true;
+      witness = path;
+      break;
+    }
+  }
+  if (!in_use) return absl::OkStatus();
+  if (!std::filesystem::exists(db, ec)) {
+    return absl::DataLossError(absl::StrCat(db, " is missing, but ", witness,
+                                            " shows that this state folder was in use; ",
+                                            RestoreAdvice(db)));
+  }
+  if (std::filesystem::file_size(db, ec) == 0 && !ec) {
+    return absl::DataLossError(absl::StrCat(db, " is empty (0 bytes), but ", witness,
+                                            " shows that this state folder was in use; ",
+                                            RestoreAdvice(db)));
+  }
+  return absl::OkStatus();
 }
 
 int Fail(const absl::Status& status) {
@@ -125,8 +156,18 @@ int Run() {
 
   absl::Status st = PrepareStateDir(state_dir);
   if (!st.ok()) return Fail(st);
-  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(state_dir + "/kernelseek.db");
+  if (absl::GetFlag(FLAGS_min_free_mb) < 0) {
+    return Fail(absl::InvalidArgumentError("--min-free-mb must not be negative"));
+  }
+  const std::string db = state_dir + "/kernelseek.db";
+  st = CheckStoreNotLost(state_dir, db);
+  if (!st.ok()) return Fail(st);
+  StoreOptions store_options;
+  store_options.min_free_bytes = int64_t{absl::GetFlag(FLAGS_min_free_mb)} << 20;
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, store_options);
   if (!store.ok()) return Fail(store.status());
+  st = (*store)->CheckIntegrity();
+  if (!st.ok()) return Fail(st);
   st = Bootstrap(store->get(), state_dir);
   if (!st.ok()) return Fail(st);
 
