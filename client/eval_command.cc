@@ -43,6 +43,9 @@ ABSL_FLAG(std::string, progress, "auto",
           "auto (a progress line on a terminal), lines (one stderr line per finished scenario "
           "with the elapsed time, for logs) or none");
 ABSL_FLAG(bool, local, false, "evaluate on this machine even when a coordinator is configured");
+ABSL_FLAG(absl::Duration, wait_limit, absl::Minutes(5),
+          "with a coordinator: how long to wait while no healthy worker of the target exists, then cancel "
+          "and exit 2 (e.g. 90s, 10m; 0: forever)");
 
 namespace kseek::cli {
 
@@ -52,7 +55,8 @@ const char kEvalUsage[] =
     "usage: kseek eval [--task DIR] [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
     "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local]\n"
-    "                  [--progress auto|lines|none] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
+    "                  [--progress auto|lines|none] [--wait-limit 5m] [--coordinator ADDR] [--token-file FILE]\n"
+    "                  [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
     "the task's baseline on the same device, and prints the verdict.\n"
@@ -64,8 +68,12 @@ const char kEvalUsage[] =
     "--cache-dir are then the worker's business); --local forces this machine.\n"
     "--progress lines prints one line per finished scenario with the elapsed time (for\n"
     "logs, local mode; the default draws a progress line on a terminal only).\n"
+    "Through a coordinator with no healthy worker of the target, it says so on stderr at\n"
+    "once and waits up to --wait-limit (0: forever), then cancels the evaluation. Ctrl-C\n"
+    "(or SIGTERM) cancels the evaluation it submitted.\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
-    "(including a refused request or an unreachable coordinator).\n";
+    "(including a refused request, an unreachable coordinator, or no worker within\n"
+    "--wait-limit), 130 interrupted.\n";
 
 const char kCompileUsage[] =
     "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache_dir DIR] KERNEL\n"
@@ -267,7 +275,8 @@ int EvalCommand(const std::vector<std::string>& args) {
   bool help = false;
   if (!ParseFlags(args,
                   WithRemoteFlags({"task", "target", "scenarios", "seed", "json", "timing", "max_samples",
-                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress"}),
+                                   "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress",
+                                   "wait_limit"}),
                   kEvalUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   auto usage_error = [](const std::string& what) {
@@ -337,7 +346,10 @@ int EvalCommand(const std::vector<std::string>& args) {
     std::unique_ptr<Remote> remote = ConnectOrReport("eval");
     if (remote == nullptr) return kExitUsage;
     RemoteOutcome outcome;
-    if (int rc = SubmitAndWait(*remote, "eval", *request, *mode == ProgressLine::kBar, &outcome); rc != kExitOk)
+    if (absl::GetFlag(FLAGS_wait_limit) < absl::ZeroDuration()) return usage_error("--wait-limit must not be negative");
+    if (int rc = SubmitAndWait(*remote, "eval", *request, *mode == ProgressLine::kBar, &outcome,
+                               absl::GetFlag(FLAGS_wait_limit));
+        rc != kExitOk)
       return rc;
     if (!outcome.verdict)
       return usage_error(absl::StrCat("evaluation ", outcome.evaluation_id, " failed: ", outcome.failed));

@@ -1,5 +1,6 @@
-// `kseek evals`, `kseek show EVAL` and `kseek workers`: what a coordinator
-// holds, as tables or JSON (service_commands.h).
+// `kseek evals`, `kseek show EVAL`, `kseek workers` and `kseek cancel
+// EVAL`: what a coordinator holds, as tables or JSON, and ending an
+// evaluation (service_commands.h).
 #include <cstdio>
 #include <iostream>
 
@@ -36,6 +37,14 @@ const char kShowUsage[] =
     "Shows one evaluation: its state, and the verdict table once it is done.\n"
     "Exit status: 0 shown (and, when done, all correct), 1 done and not all correct or\n"
     "failed, 2 bad usage, unknown evaluation or an unreachable coordinator.\n";
+
+const char kCancelUsage[] =
+    "usage: kseek cancel [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] EVAL\n"
+    "\n"
+    "Cancels a queued or running evaluation: it ends as failed (\"cancelled by USER\"), a\n"
+    "queued one at once, a running one once its worker has stopped the job (a verdict that\n"
+    "arrives first is kept). Exit status: 0 cancelled, 2 bad usage, unknown or finished\n"
+    "evaluation, or an unreachable coordinator.\n";
 
 const char kWorkersUsage[] =
     "usage: kseek workers [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE]\n"
@@ -183,6 +192,34 @@ int ShowCommand(const std::vector<std::string>& args) {
     std::cout << "failed: " << e.error() << "\n";
   if (e.has_verdict()) std::cout << "\n" << FormatVerdict(FromProto(e.verdict()));
   return rc;
+}
+
+int CancelCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args, Allowed({"json"}), kCancelUsage, &positional, &help)) return help ? kExitOk : kExitUsage;
+  if (positional.size() != 1) {
+    fprintf(stderr, "kseek cancel: exactly one EVAL (an evaluation id) expected\n");
+    return kExitUsage;
+  }
+  std::unique_ptr<Remote> remote = ConnectOrReport("cancel");
+  if (remote == nullptr) return kExitUsage;
+  v1::EvaluationRef ref;
+  ref.set_evaluation_id(positional[0]);
+  v1::CancelEvaluationResponse response;
+  grpc::ClientContext context;
+  remote->Prepare(&context);
+  grpc::Status status = remote->coordinator().CancelEvaluation(&context, ref, &response);
+  if (!status.ok()) return ReportRpcError("cancel", *remote, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"evaluation_id", positional[0]}, {"was_running", response.was_running()}}.dump(2)
+              << "\n";
+  } else if (response.was_running()) {
+    std::cout << "cancelling " << positional[0] << ": its worker is stopping the job\n";
+  } else {
+    std::cout << "cancelled " << positional[0] << "\n";
+  }
+  return kExitOk;
 }
 
 int WorkersCommand(const std::vector<std::string>& args) {

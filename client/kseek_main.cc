@@ -24,9 +24,11 @@ const char kUsage[] =
     "  down          stop what `kseek up --detach` started\n"
     "  evals         list evaluations at the coordinator\n"
     "  show EVAL     one evaluation's state and verdict\n"
+    "  cancel EVAL   cancel a queued or running evaluation\n"
     "  workers       the coordinator's workers and their health\n"
     "  health        whether a coordinator or worker is serving (gRPC health check)\n"
-    "  admin         users and tokens (admin user add|list|revoke, admin token create)\n"
+    "  admin         users and tokens (admin user add|list|revoke, admin token create),\n"
+    "                and a copy of the coordinator's store (admin backup FILE)\n"
     "\n"
     "sessions (an agent makes a kernel faster until the coordinator verifies the goal):\n"
     "  session       start|ls|show|watch|ask|cancel|best|trace|report\n"
@@ -53,6 +55,7 @@ int main(int argc, char** argv) {
   if (command == "evals") return kseek::cli::EvalsCommand(args);
   if (command == "show") return kseek::cli::ShowCommand(args);
   if (command == "workers") return kseek::cli::WorkersCommand(args);
+  if (command == "cancel") return kseek::cli::CancelCommand(args);
   if (command == "admin") return kseek::cli::AdminCommand(args);
   if (command == "up") return kseek::cli::UpCommand(args);
   if (command == "down") return kseek::cli::DownCommand(args);
