@@ -2,6 +2,7 @@
 #include "dispatcher.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -317,7 +318,32 @@ absl::Status Dispatcher::Submit(const EvaluationRecord& eval) {
 
 // ---- workers ----
 
-absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::WorkerInfo& info) {
+namespace {
+
+constexpr size_t kMaxWorkerIdBytes = 64;
+constexpr size_t kMaxDescriptionBytes = 256;  // device_name, compiler_version
+
+// HOST:PORT with a host name, an IPv4 address or a bracketed IPv6 address,
+// and a port from 1 to 65535.
+bool ParsableAddress(const std::string& address) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return false;
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit)) return false;
+  int number = std::stoi(port);
+  if (number < 1 || number > 65535) return false;
+  if (host.front() == '[') {
+    return host.size() > 2 && host.back() == ']' &&
+           std::all_of(host.begin() + 1, host.end() - 1,
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+  }
+  if (host.size() > 253) return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+  });
+}
+
+absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   absl::StatusOr<Target> target = ParseTarget(info.target());
   if (!target.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", target.status().message()));
@@ -325,6 +351,37 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
   if (info.address().empty()) {
     return absl::InvalidArgumentError("address: empty (where the worker's service listens)");
   }
+  if (!ParsableAddress(info.address())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address: \"", info.address().substr(0, 80), info.address().size() > 80 ? "..." : "",
+        "\" is not HOST:PORT (a host name, IPv4 address or [IPv6] address, and a port 1-65535)"));
+  }
+  const std::string& id = info.worker_id();
+  if (id.size() > kMaxWorkerIdBytes ||
+      !std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat("worker_id: at most ", kMaxWorkerIdBytes,
+                                                   " letters, digits, '.', '_' or '-'"));
+  }
+  for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"device_name", info.device_name()},
+                                     {"compiler_version", info.compiler_version()}}) {
+    if (value.size() > kMaxDescriptionBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.size(),
+                                                     " bytes, more than the limit of ", kMaxDescriptionBytes));
+    }
+  }
+  if (info.gpu() < -1) return absl::InvalidArgumentError("gpu: -1 (none: a host worker) or a device ordinal");
+  if (info.sm_count() < 0) return absl::InvalidArgumentError("sm_count: must not be negative");
+  if (info.memory_bytes() < 0) return absl::InvalidArgumentError("memory_bytes: must not be negative");
+  if (info.queue_length() < 0) return absl::InvalidArgumentError("queue_length: must not be negative");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::WorkerInfo& info) {
+  if (absl::Status valid = ValidateWorkerInfo(info); !valid.ok()) return valid;
   std::string id = info.worker_id().empty() ? absl::StrCat("wk_", RandomHex(6)) : info.worker_id();
   int64_t now = NowMs();
   WorkerRecord record{id, "", true, now, now};

@@ -37,6 +37,7 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "malformed_request.h"
 #include "store.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450", "address to serve on (port 0: any free port)");
@@ -210,6 +211,7 @@ int Run() {
   CoordinatorService coordinator(services);
   AdminService admin(services);
 
+  CaptureProtobufErrors();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -217,6 +219,9 @@ int Run() {
   int port = 0;
   builder.AddListeningPort(listen, server_creds, &port);
   builder.SetMaxReceiveMessageSize(64 << 20);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MalformedRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&coordinator);
   builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();

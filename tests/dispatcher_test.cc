@@ -353,6 +353,35 @@ TEST_F(DispatcherTest, RegistrationRejectsBadWorkers) {
   EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
   EXPECT_EQ(r.status().message().substr(0, 8), "address:");
 
+  auto refused = [&](const v1::WorkerInfo& bad) {
+    absl::StatusOr<v1::RegisterWorkerResponse> r = dispatcher_->RegisterWorker(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    return std::string(r.status().message());
+  };
+  v1::WorkerInfo good;
+  good.set_target("host");
+  good.set_address("127.0.0.1:7451");
+  for (const char* address : {"no-port", "host:", ":7451", "host:0", "host:65536", "host:12ab", "a b:1",
+                              "[zz]:1", "http://host:1"}) {
+    v1::WorkerInfo bad = good;
+    bad.set_address(address);
+    EXPECT_EQ(refused(bad).substr(0, 9), "address: ") << address;
+  }
+  v1::WorkerInfo bad = good;
+  bad.set_device_name(std::string(1 << 20, 'd'));
+  EXPECT_EQ(refused(bad), "device_name: 1048576 bytes, more than the limit of 256");
+  bad = good;
+  bad.set_worker_id("wk/../x");
+  EXPECT_EQ(refused(bad).substr(0, 11), "worker_id: ");
+  bad = good;
+  bad.set_gpu(-2);
+  EXPECT_EQ(refused(bad), "gpu: -1 (none: a host worker) or a device ordinal");
+  for (const char* address : {"localhost:7451", "10.0.0.2:1", "[::1]:7451", "gpu-box.lab:65535"}) {
+    v1::WorkerInfo ok = good;
+    ok.set_address(address);
+    EXPECT_TRUE(dispatcher_->RegisterWorker(ok).ok()) << address;
+  }
+
   v1::HeartbeatRequest beat;
   beat.set_worker_id("wk_unknown");
   EXPECT_FALSE(dispatcher_->Heartbeat(beat));
