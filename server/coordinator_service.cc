@@ -71,7 +71,9 @@ v1::Evaluation ToProto(const EvaluationRecord& r, int queue_position, bool full_
 
 // A stream of one evaluation's events to one client. It queues events
 // handed to it by the EventHub and writes them one at a time; the terminal
-// event finishes the call.
+// event finishes the call. A submission's stream exists while the request
+// is being admitted (on an Admission thread); Admitted or Refused ends
+// that, and the object outlives the call until it has.
 class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
  public:
   // A stream that fails at once with `status`.
@@ -90,9 +92,57 @@ class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
     return s;
   }
 
+  // A stream waiting for its submission to be admitted.
+  static EventStream* Admitting(EventHub* hub, Store* store) {
+    auto* s = new EventStream(hub, store, "");
+    s->admitting_ = true;
+    return s;
+  }
+
+  // Whether the client has gone away (or the call ended) already.
+  bool Abandoned() {
+    absl::MutexLock lock(&mu_);
+    return finished_;
+  }
+  // The submission was stored as `id`: Accepted, then its events.
+  void Admitted(const std::string& id) {
+    id_ = id;
+    v1::EvaluationEvent accepted = Event(id);
+    accepted.mutable_accepted();
+    Push(std::move(accepted));
+    Attach();
+    EndAdmission();
+  }
+  // The submission was refused with `status`.
+  void Refused(const absl::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!finished_) FinishLocked(ToGrpc(status));
+    }
+    EndAdmission();
+  }
+
+  void OnDone() override {
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+      if (admitting_) return;  // EndAdmission finishes the job
+    }
+    QueuedWriter<v1::EvaluationEvent>::OnDone();
+  }
+
  private:
   EventStream(EventHub* hub, Store* store, std::string id)
       : hub_(hub), store_(store), id_(std::move(id)) {}
+
+  void EndAdmission() {
+    {
+      absl::MutexLock lock(&mu_);
+      admitting_ = false;
+      if (!done_) return;
+    }
+    QueuedWriter<v1::EvaluationEvent>::OnDone();  // deletes this
+  }
 
   void AfterWriteLocked(const v1::EvaluationEvent& written) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -141,8 +191,11 @@ class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
 
   EventHub* const hub_;
   Store* const store_;
-  const std::string id_;
+  // Set before the stream subscribes, and only read after.
+  std::string id_;
   bool terminal_queued_ ABSL_GUARDED_BY(mu_) = false;
+  bool admitting_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // gRPC called OnDone
 };
 
 }  // namespace
@@ -168,18 +221,14 @@ absl::StatusOr<EvaluationRecord> CoordinatorService::Visible(const Caller& calle
   return r;
 }
 
-grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluation(
-    grpc::CallbackServerContext* context, const v1::EvaluationRequest* request) {
-  absl::StatusOr<Caller> caller =
-      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "SubmitEvaluation");
-  if (!caller.ok()) return EventStream::Rejected(caller.status());
-  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(*request);
-  if (!unpacked.ok()) return EventStream::Rejected(unpacked.status());
-
+absl::StatusOr<std::string> CoordinatorService::Admit(const Caller& caller,
+                                                      const v1::EvaluationRequest& request) {
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(request);
+  if (!unpacked.ok()) return unpacked.status();
   EvaluationRecord r;
   r.id = absl::StrCat("ev_", RandomHex(6));
-  r.user = caller->user;
-  r.target = request->target();
+  r.user = caller.user;
+  r.target = request.target();
   r.task = (*unpacked)->task().name;
   r.kernel_name = (*unpacked)->eval().kernel_name;
   // No scenario named means every scenario of the task for the target.
@@ -188,19 +237,47 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
                                            ? ScenariosFor((*unpacked)->task(), eval.target).size()
                                            : eval.scenarios.size());
   r.created_ms = absl::ToUnixMillis(absl::Now());
-  if (caller->role == Role::kAgent) {
+  if (caller.role == Role::kAgent) {
     // An agent's evaluation enters its session's trace when it finishes.
-    r.session_id = caller->session_id;
+    r.session_id = caller.session_id;
     r.session_by = "agent";
   }
-  request->SerializeToString(&r.request);
+  request.SerializeToString(&r.request);
   unpacked->reset();
   absl::Status st = ctx_.dispatcher->Submit(r);
-  if (!st.ok()) return EventStream::Rejected(st);
+  if (!st.ok()) return st;
+  return r.id;
+}
 
-  v1::EvaluationEvent accepted = Event(r.id);
-  accepted.mutable_accepted();
-  return EventStream::Follow(ctx_.hub, ctx_.store, r.id, {std::move(accepted)});
+grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluation(
+    grpc::CallbackServerContext* context, const v1::EvaluationRequest* request) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "SubmitEvaluation");
+  if (!caller.ok()) return EventStream::Rejected(caller.status());
+  // Checking and storing the request is slow work (files unpacked, an
+  // fsync): it runs on an admission thread, and this one goes back to
+  // serving calls. The request is copied, as gRPC owns it only as long as
+  // the call.
+  EventStream* stream = EventStream::Admitting(ctx_.hub, ctx_.store);
+  bool queued = admission_.Run([this, stream, who = *caller, copy = *request] {
+    if (stream->Abandoned()) {
+      // The client went away before it could learn the id: nothing stored.
+      stream->Refused(absl::CancelledError("the client went away"));
+      return;
+    }
+    absl::StatusOr<std::string> id = Admit(who, copy);
+    if (id.ok()) {
+      stream->Admitted(*id);
+    } else {
+      stream->Refused(id.status());
+    }
+  });
+  if (!queued) {
+    stream->Refused(absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator has ", kAdmissionQueue,
+        " submissions waiting to be checked already; submit again in a moment")));
+  }
+  return stream;
 }
 
 grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::WatchEvaluation(

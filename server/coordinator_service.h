@@ -6,6 +6,10 @@
 // ExportTrace) read the trace from the store, woken by the SessionManager
 // after each append.
 //
+// SubmitEvaluation checks and stores a request on an admission thread
+// (admission.h), not on gRPC's, so that cheap calls stay quick during a
+// burst of submissions.
+//
 // Streams (SubmitEvaluation, WatchEvaluation) are EventHub subscribers:
 // they replay the evaluation's current state, then relay live events until
 // the Verdict or Failed event, or until the client goes away (which does
@@ -16,6 +20,7 @@
 #ifndef KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 #define KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 
+#include "admission.h"
 #include "auth.h"
 #include "dispatcher.h"
 #include "event_hub.h"
@@ -38,6 +43,10 @@ struct ServiceContext {
 class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackService {
  public:
   explicit CoordinatorService(ServiceContext ctx) : ctx_(ctx) {}
+
+  // Submissions waiting for an admission thread, at most; more are refused
+  // with RESOURCE_EXHAUSTED.
+  static constexpr int kAdmissionQueue = 4096;
 
   grpc::ServerWriteReactor<kernelseek::v1::EvaluationEvent>* SubmitEvaluation(
       grpc::CallbackServerContext* context,
@@ -104,7 +113,13 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
   // there is none, PERMISSION_DENIED when it belongs to another user.
   absl::StatusOr<EvaluationRecord> Visible(const Caller& caller, const std::string& id);
 
+  // Validates and stores a submission (on an admission thread); the new
+  // evaluation's id.
+  absl::StatusOr<std::string> Admit(const Caller& caller,
+                                    const kernelseek::v1::EvaluationRequest& request);
+
   const ServiceContext ctx_;
+  Admission admission_{2, kAdmissionQueue};
 };
 
 class AdminService final : public kernelseek::v1::Admin::CallbackService {

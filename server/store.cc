@@ -233,6 +233,19 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
     }
     if (!st.ok()) return st;
   }
+  {
+    // Reads go through a connection of their own: in WAL mode they see
+    // every committed write and never wait for one being synced.
+    absl::MutexLock lock(&store->reader_mu_);
+    int rc = sqlite3_open_v2(path.c_str(), &store->reader_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc != SQLITE_OK) {
+      return absl::UnavailableError(absl::StrCat(path, ": cannot open a reading connection: ",
+                                                 store->reader_ != nullptr ? sqlite3_errmsg(store->reader_)
+                                                                           : sqlite3_errstr(rc)));
+    }
+    sqlite3_busy_timeout(store->reader_, 5000);
+  }
   absl::MutexLock lock(&store->reserve_mu_);
   store->EnsureReserveLocked();
   return store;
@@ -362,8 +375,17 @@ absl::Status Store::CheckRoomForNewWork() {
 }
 
 Store::~Store() {
+  {
+    absl::MutexLock lock(&reader_mu_);
+    sqlite3_close(reader_);
+  }
   absl::MutexLock lock(&mu_);
   sqlite3_close(db_);
+}
+
+absl::Status Store::ReadError(const std::string& what) {
+  return SqliteStatus(sqlite3_extended_errcode(reader_),
+                      absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(reader_)));
 }
 
 absl::Status Store::Error(const std::string& what) {
@@ -436,12 +458,12 @@ constexpr char kUserSelect[] =
 }  // namespace
 
 absl::StatusOr<UserRecord> Store::GetUser(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat(kUserSelect, " WHERE u.name = ?").c_str());
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat(kUserSelect, " WHERE u.name = ?").c_str());
   q.Bind(name);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no user named ", name));
-  if (rc != SQLITE_ROW) return Error("reading user " + name);
+  if (rc != SQLITE_ROW) return ReadError("reading user " + name);
   return UserRecord{q.Text(0), q.Text(1), q.Int(2) != 0, q.Int(3), static_cast<int>(q.Int(4))};
 }
 
@@ -503,14 +525,14 @@ absl::Status Store::AddToken(const std::string& user, const std::string& token_h
 }
 
 absl::StatusOr<UserRecord> Store::LookupToken(const std::string& token_hash) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_,
               "SELECT u.name, u.role, u.created_ms FROM tokens t JOIN users u ON t.user = u.name "
               "WHERE t.hash = ? AND t.revoked = 0 AND u.revoked = 0");
   q.Bind(token_hash);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError("unknown or revoked token");
-  if (rc != SQLITE_ROW) return Error("looking up a token");
+  if (rc != SQLITE_ROW) return ReadError("looking up a token");
   UserRecord user;
   user.name = q.Text(0);
   user.role = q.Text(1);
@@ -606,14 +628,14 @@ EvaluationRecord ReadEvaluationRow(const Stmt& q) {
 }  // namespace
 
 absl::StatusOr<EvaluationRecord> Store::GetEvaluation(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kEvaluationColumns,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kEvaluationColumns,
                                 ", request, verdict FROM evaluations WHERE id = ?")
                        .c_str());
   q.Bind(id);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no evaluation ", id));
-  if (rc != SQLITE_ROW) return Error("reading evaluation " + id);
+  if (rc != SQLITE_ROW) return ReadError("reading evaluation " + id);
   EvaluationRecord e = ReadEvaluationRow(q);
   e.request = q.Text(kEvaluationExtra);
   e.verdict = q.Text(kEvaluationExtra + 1);
@@ -624,18 +646,18 @@ absl::StatusOr<std::vector<EvaluationRecord>> Store::ListEvaluations(const std::
                                                                      const std::string& state,
                                                                      int limit,
                                                                      bool with_verdict) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
   std::string sql = absl::StrCat("SELECT ", kEvaluationColumns, ", verdict FROM evaluations ",
                                  "WHERE (? = '' OR user = ?) AND (? = '' OR state = ?) ",
                                  "ORDER BY created_ms DESC, id DESC LIMIT ?");
-  Statement q(db_, sql.c_str());
+  Statement q(reader_, sql.c_str());
   q.Bind(user).Bind(user).Bind(state).Bind(state).Bind(int64_t{limit});
   std::vector<EvaluationRecord> out;
   while (q.Step() == SQLITE_ROW) {
     out.push_back(ReadEvaluationRow(q));
     if (with_verdict) out.back().verdict = q.Text(kEvaluationExtra);
   }
-  if (q.Failed()) return Error("listing evaluations");
+  if (q.Failed()) return ReadError("listing evaluations");
   return out;
 }
 
@@ -787,27 +809,27 @@ absl::Status Store::InsertSession(const SessionRecord& r, std::vector<nlohmann::
 }
 
 absl::StatusOr<SessionRecord> Store::GetSession(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns, " FROM sessions WHERE id = ?").c_str());
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kSessionColumns, " FROM sessions WHERE id = ?").c_str());
   q.Bind(id);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no session ", id));
-  if (rc != SQLITE_ROW) return Error("reading session " + id);
+  if (rc != SQLITE_ROW) return ReadError("reading session " + id);
   return ReadSessionRow(q);
 }
 
 absl::StatusOr<std::vector<SessionRecord>> Store::ListSessions(const std::string& user,
                                                                const std::string& state,
                                                                int limit) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kSessionColumns,
                                 " FROM sessions WHERE (? = '' OR user = ?) AND (? = '' OR state = ?) "
                                 "ORDER BY created_ms DESC, id DESC LIMIT ?")
                        .c_str());
   q.Bind(user).Bind(user).Bind(state).Bind(state).Bind(int64_t{limit});
   std::vector<SessionRecord> out;
   while (q.Step() == SQLITE_ROW) out.push_back(ReadSessionRow(q));
-  if (q.Failed()) return Error("listing sessions");
+  if (q.Failed()) return ReadError("listing sessions");
   return out;
 }
 
@@ -929,8 +951,8 @@ absl::StatusOr<std::vector<StoredEvent>> Store::AppendSessionEvents(
 
 absl::StatusOr<std::vector<StoredEvent>> Store::ReadSessionEvents(const std::string& session_id,
                                                                   int64_t from, int limit) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_,
               "SELECT idx, time_ms, kind, body FROM session_events WHERE session_id = ? AND "
               "idx >= ? ORDER BY idx LIMIT ?");
   q.Bind(session_id).Bind(from).Bind(int64_t{limit});
@@ -938,7 +960,7 @@ absl::StatusOr<std::vector<StoredEvent>> Store::ReadSessionEvents(const std::str
   while (q.Step() == SQLITE_ROW) {
     out.push_back({session_id, q.Int(0), q.Int(1), q.Text(2), q.Text(3)});
   }
-  if (q.Failed()) return Error("reading the events of " + session_id);
+  if (q.Failed()) return ReadError("reading the events of " + session_id);
   return out;
 }
 
@@ -986,12 +1008,12 @@ absl::Status Store::AddSessionToken(const std::string& token_hash, const std::st
 }
 
 absl::StatusOr<SessionRecord> Store::LookupSessionToken(const std::string& token_hash) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
   std::string columns;
   for (absl::string_view c : absl::StrSplit(kSessionColumns, ", ")) {
     absl::StrAppend(&columns, columns.empty() ? "" : ", ", "s.", c);
   }
-  Statement q(db_, absl::StrCat("SELECT ", columns,
+  Statement q(reader_, absl::StrCat("SELECT ", columns,
                                 " FROM session_tokens t JOIN sessions s ON t.session_id = s.id "
                                 "JOIN users u ON s.user = u.name WHERE t.hash = ? AND u.revoked = 0 "
                                 "AND s.state IN ('created', 'running', 'verifying')")
@@ -999,7 +1021,7 @@ absl::StatusOr<SessionRecord> Store::LookupSessionToken(const std::string& token
   q.Bind(token_hash);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError("unknown token, or its session has ended");
-  if (rc != SQLITE_ROW) return Error("looking up a session token");
+  if (rc != SQLITE_ROW) return ReadError("looking up a session token");
   return ReadSessionRow(q);
 }
 

@@ -5,7 +5,9 @@
 //
 // The schema is versioned with `PRAGMA user_version`; Open creates it in an
 // empty file and refuses a file written by a newer schema. Every method is
-// thread-safe (one connection, serialised by a mutex) and reports failures
+// thread-safe (a writing connection and a reading one, each serialised by a
+// mutex of its own, so that lookups never wait behind a commit's fsync) and
+// reports failures
 // as absl::Status whose message names the database file: RESOURCE_EXHAUSTED
 // when the disk is full, DATA_LOSS when the file is damaged, INTERNAL
 // otherwise.
@@ -282,6 +284,7 @@ class Store {
       const SessionChange& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Error(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReadError(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reader_mu_);
 
   const std::string path_;
   const StoreOptions options_;
@@ -289,6 +292,8 @@ class Store {
   bool reserve_present_ ABSL_GUARDED_BY(reserve_mu_) = false;
   absl::Mutex mu_;
   sqlite3* const db_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex reader_mu_;
+  sqlite3* reader_ ABSL_GUARDED_BY(reader_mu_) = nullptr;
 };
 
 }  // namespace kseek::server

@@ -1,0 +1,56 @@
+// The coordinator's admission threads (see admission.h).
+#include "admission.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace kseek::server {
+
+namespace {
+
+// How much lower than the serving threads admission runs (Linux applies a
+// nice value to one thread when given its thread id).
+constexpr int kNiceness = 10;
+
+}  // namespace
+
+Admission::Admission(int threads, int max_waiting) : max_waiting_(static_cast<size_t>(max_waiting)) {
+  for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+Admission::~Admission() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+bool Admission::Run(std::function<void()> job) {
+  absl::MutexLock lock(&mu_);
+  if (jobs_.size() >= max_waiting_) return false;
+  jobs_.push_back(std::move(job));
+  return true;
+}
+
+void Admission::Loop() {
+  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kNiceness);
+  while (true) {
+    std::function<void()> job;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](Admission* a) ABSL_NO_THREAD_SAFETY_ANALYSIS { return a->stopping_ || !a->jobs_.empty(); },
+          this));
+      if (jobs_.empty()) return;  // stopping, and nothing left
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    job();
+  }
+}
+
+}  // namespace kseek::server
