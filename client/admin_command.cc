@@ -25,11 +25,11 @@ namespace v1 = ::kernelseek::v1;
 namespace {
 
 const char kAdminUsage[] =
-    "usage: kseek admin user add NAME [--role user|admin|worker]\n"
+    "usage: kseek admin user add [--json] NAME [--role user|admin|worker]\n"
     "       kseek admin user list [--json]\n"
-    "       kseek admin user revoke NAME\n"
-    "       kseek admin token create NAME\n"
-    "       kseek admin backup FILE\n"
+    "       kseek admin user revoke [--json] NAME\n"
+    "       kseek admin token create [--json] NAME\n"
+    "       kseek admin backup [--json] FILE\n"
     "  (each also takes --coordinator ADDR, --token-file FILE, --tls-ca FILE)\n"
     "\n"
     "User and token administration; needs an admin token (`kseek up` writes one to\n"
@@ -80,12 +80,21 @@ int Backup(Remote& remote, const std::string& file) {
     std::remove(tmp.c_str());
     return kExitUsage;
   }
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"file", file}, {"bytes", written}, {"coordinator", remote.address()}}.dump(2)
+              << "\n";
+    return kExitOk;
+  }
   std::cout << absl::StrFormat("wrote %s (%d bytes), a consistent copy of the store of coordinator %s\n", file,
                                written, remote.address());
   return kExitOk;
 }
 
 int PrintToken(const v1::TokenResponse& response) {
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"name", response.name()}, {"token", response.token()}}.dump(2) << "\n";
+    return kExitOk;
+  }
   fprintf(stderr, "token for %s (shown once; keep it in a 0600 file):\n", response.name().c_str());
   std::cout << response.token() << "\n";
   return kExitOk;
@@ -144,6 +153,11 @@ int AdminCommand(const std::vector<std::string>& args) {
     v1::RevokeUserResponse response;
     grpc::Status status = remote->admin().RevokeUser(&context, request, &response);
     if (!status.ok()) return ReportRpcError(command, *remote, status);
+    if (absl::GetFlag(FLAGS_json)) {
+      std::cout << nlohmann::json{{"name", positional[2]}, {"tokens_revoked", response.tokens_revoked()}}.dump(2)
+                << "\n";
+      return kExitOk;
+    }
     std::cout << absl::StrFormat("revoked user %s (%d token%s)\n", positional[2], response.tokens_revoked(),
                                  response.tokens_revoked() == 1 ? "" : "s");
     return kExitOk;

@@ -70,7 +70,7 @@ const char kEvalUsage[] =
     "logs, local mode; the default draws a progress line on a terminal only).\n"
     "Through a coordinator with no healthy worker of the target, it says so on stderr at\n"
     "once and waits up to --wait-limit (0: forever), then cancels the evaluation. Ctrl-C\n"
-    "(or SIGTERM) cancels the evaluation it submitted.\n"
+    "cancels the evaluation it submitted (not inside a session, which owns its agent's).\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
     "(including a refused request, an unreachable coordinator, or no worker within\n"
     "--wait-limit), 130 interrupted.\n";

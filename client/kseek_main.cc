@@ -38,7 +38,7 @@ const char kUsage[] =
     "(./.kernelseek/client.json, then ~/.config/kernelseek/client.json); the token is\n"
     "--token-file FILE, else $KSEEK_TOKEN, else the config file; --tls-ca FILE for TLS.\n"
     "\n"
-    "Run `kseek COMMAND --help` for a command's flags.\n";
+    "Run `kseek COMMAND --help` for a command's flags; `kseek --version` prints the version.\n";
 
 }  // namespace
 
@@ -62,6 +62,10 @@ int main(int argc, char** argv) {
   if (command == "health") return kseek::cli::HealthCommand(args);
   if (command == "session") return kseek::cli::SessionCommand(args);
   if (command == "bank") return kseek::cli::BankCommand(args);
+  if (command == "--version" || command == "version") {
+    printf("kseek %s (protocol kernelseek.v1)\n", KSEEK_VERSION);
+    return kseek::cli::kExitOk;
+  }
   if (command == "help" || command == "--help" || command == "-h") {
     fputs(kUsage, stdout);
     return kseek::cli::kExitOk;

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -91,20 +92,26 @@ class Display {
 volatile sig_atomic_t g_signal = 0;
 extern "C" void OnStopSignal(int sig) { g_signal = sig; }
 
-// Stops waiting for good reasons: SIGINT or SIGTERM, or no healthy worker
-// of the target for longer than the limit. A thread of its own watches both
+// Stops waiting for good reasons: SIGINT (Ctrl-C), or no healthy worker of
+// the target for longer than the limit. Inside a session ($KSEEK_SESSION
+// set) signals keep their default: the coordinator interrupts or stops the
+// agent's whole process group, and the session itself decides about its
+// evaluations (a running one is entered in the trace when it finishes; a
+// queued one is withdrawn, with the reason, when the session ends). A thread of its own watches both
 // and cancels the call being read, so that the reader returns.
 class Watchdog {
  public:
   enum class Reason { kNone, kInterrupted, kNoWorker };
 
-  explicit Watchdog(absl::Duration no_worker_limit) : limit_(no_worker_limit) {
+  explicit Watchdog(absl::Duration no_worker_limit)
+      : limit_(no_worker_limit), handle_signals_(getenv("KSEEK_SESSION") == nullptr) {
     g_signal = 0;
-    struct sigaction sa = {};
-    sa.sa_handler = OnStopSignal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
+    if (handle_signals_) {
+      struct sigaction sa = {};
+      sa.sa_handler = OnStopSignal;
+      sigemptyset(&sa.sa_mask);
+      sigaction(SIGINT, &sa, &old_int_);
+    }
     thread_ = std::thread([this] { Watch(); });
   }
   ~Watchdog() {
@@ -113,8 +120,7 @@ class Watchdog {
       done_ = true;
     }
     thread_.join();
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
+    if (handle_signals_) sigaction(SIGINT, &old_int_, nullptr);
   }
 
   // The call to cancel (null: none now).
@@ -155,7 +161,8 @@ class Watchdog {
   }
 
   const absl::Duration limit_;
-  struct sigaction old_int_ = {}, old_term_ = {};
+  const bool handle_signals_;
+  struct sigaction old_int_ = {};
   absl::Mutex mu_;
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* call_ ABSL_GUARDED_BY(mu_) = nullptr;

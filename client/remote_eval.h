@@ -20,7 +20,7 @@ struct RemoteOutcome {
   std::string failed;              // set when it could not be carried out
 };
 
-// The exit code after SIGINT or SIGTERM (128 + SIGINT).
+// The exit code after SIGINT (128 + SIGINT).
 inline constexpr int kExitInterrupted = 130;
 
 // Submits `request` and waits for its verdict or failure. `progress`: draw
@@ -30,8 +30,10 @@ inline constexpr int kExitInterrupted = 130;
 //
 // While no healthy worker of the target is registered it says so on stderr
 // at once (terminal or not), and after `no_worker_limit` of that (zero:
-// never) cancels the evaluation and returns 2. SIGINT or SIGTERM while it
-// waits cancels the evaluation too, and returns kExitInterrupted.
+// never) cancels the evaluation and returns 2. SIGINT (Ctrl-C) while it
+// waits cancels the evaluation too, and returns kExitInterrupted, except
+// inside a session ($KSEEK_SESSION set), whose runner owns its agent's
+// evaluations.
 int SubmitAndWait(Remote& remote, const std::string& command,
                   const kernelseek::v1::EvaluationRequest& request, bool progress, RemoteOutcome* out,
                   absl::Duration no_worker_limit = absl::Minutes(5));

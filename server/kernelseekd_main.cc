@@ -23,6 +23,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -271,6 +272,9 @@ int Run() {
 }  // namespace kseek::server
 
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("kernelseekd " KSEEK_VERSION " (protocol kernelseek.v1)\n"); };
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "the KernelSeek coordinator\n"
       "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]\n"
