@@ -47,11 +47,14 @@ std::string FieldName(const std::string& qualified) {
 
 class MalformedRequestInterceptor final : public grpc::experimental::Interceptor {
  public:
-  explicit MalformedRequestInterceptor(const char* method) : method_(method == nullptr ? "" : method) {}
+  // Only calls with one request message are watched: for a client stream,
+  // the read that finds the stream's end also brings no message.
+  MalformedRequestInterceptor(const char* method, bool single_request)
+      : method_(method == nullptr ? "" : method), single_request_(single_request) {}
 
   void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
     using grpc::experimental::InterceptionHookPoints;
-    if (methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
+    if (single_request_ && methods->QueryInterceptionHookPoint(InterceptionHookPoints::POST_RECV_MESSAGE)) {
       if (methods->GetRecvMessage() == nullptr) {
         malformed_ = true;
         field_ = last_utf8_field;
@@ -70,6 +73,7 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
 
  private:
   const std::string method_;
+  const bool single_request_;
   bool malformed_ = false;
   std::string field_;
 };
@@ -77,7 +81,9 @@ class MalformedRequestInterceptor final : public grpc::experimental::Interceptor
 class Factory final : public grpc::experimental::ServerInterceptorFactoryInterface {
  public:
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    return new MalformedRequestInterceptor(info->method());
+    using Type = grpc::experimental::ServerRpcInfo::Type;
+    return new MalformedRequestInterceptor(info->method(),
+                                           info->type() == Type::UNARY || info->type() == Type::SERVER_STREAMING);
   }
 };
 

@@ -5,7 +5,8 @@
 // another language is a proto `string` field holding bytes that are not
 // UTF-8, which protobuf refuses while parsing (and logs, naming the field).
 // MalformedRequestInterceptorFactory's interceptors notice a request that
-// failed to deserialize and replace that status with INVALID_ARGUMENT:
+// failed to deserialize (in calls with one request message: unary and
+// server-streaming) and replace that status with INVALID_ARGUMENT:
 // "FIELD: not valid UTF-8 ..." when protobuf named a string field on this
 // thread, else "request: cannot be parsed as ...". CaptureProtobufErrors
 // installs the protobuf log handler that records the field (and still logs
