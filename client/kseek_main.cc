@@ -26,6 +26,7 @@ const char kUsage[] =
     "  show EVAL     one evaluation's state and verdict\n"
     "  cancel EVAL   cancel a queued or running evaluation\n"
     "  workers       the coordinator's workers and their health\n"
+    "  tasks         the tasks the coordinator serves by name\n"
     "  health        whether a coordinator or worker is serving (gRPC health check)\n"
     "  admin         users and tokens (admin user add|list|revoke, admin token create),\n"
     "                and a copy of the coordinator's store (admin backup FILE)\n"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   if (command == "show") return kseek::cli::ShowCommand(args);
   if (command == "workers") return kseek::cli::WorkersCommand(args);
   if (command == "cancel") return kseek::cli::CancelCommand(args);
+  if (command == "tasks") return kseek::cli::TasksCommand(args);
   if (command == "admin") return kseek::cli::AdminCommand(args);
   if (command == "up") return kseek::cli::UpCommand(args);
   if (command == "down") return kseek::cli::DownCommand(args);

@@ -115,7 +115,9 @@ absl::StatusOr<std::unique_ptr<UnpackedRequest>> UnpackedRequest::Create(const v
   if (request.kernel_name().size() > kMaxNameBytes)
     return Invalid("kernel_name", absl::StrCat(request.kernel_name().size(), " bytes, more than the limit of ",
                                                kMaxNameBytes));
-  if (request.task().files().empty()) return Invalid("task", "missing");
+  if (!request.task_name().empty())
+    return Invalid("task_name", "only a coordinator resolves task names; send the task's files");
+  if (request.task().files().empty()) return Invalid("task", "missing (give task files, or task_name)");
   if (!request.task().files().contains("task.json")) return Invalid("task.files", "no task.json");
   if (request.task().files_size() > kMaxTaskFiles)
     return Invalid("task.files", absl::StrCat(request.task().files_size(), " files, more than the limit of ",

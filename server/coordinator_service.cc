@@ -222,7 +222,12 @@ absl::StatusOr<EvaluationRecord> CoordinatorService::Visible(const Caller& calle
 }
 
 absl::StatusOr<std::string> CoordinatorService::Admit(const Caller& caller,
-                                                      const v1::EvaluationRequest& request) {
+                                                      v1::EvaluationRequest request) {
+  if (!request.task_name().empty()) {
+    if (ctx_.tasks == nullptr) return absl::InvalidArgumentError("task_name: this coordinator has no task catalog");
+    absl::Status st = ctx_.tasks->Resolve(&request);
+    if (!st.ok()) return st;
+  }
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(request);
   if (!unpacked.ok()) return unpacked.status();
   EvaluationRecord r;
@@ -259,13 +264,13 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
   // serving calls. The request is copied, as gRPC owns it only as long as
   // the call.
   EventStream* stream = EventStream::Admitting(ctx_.hub, ctx_.store);
-  bool queued = admission_.Run([this, stream, who = *caller, copy = *request] {
+  bool queued = admission_.Run([this, stream, who = *caller, copy = *request]() mutable {
     if (stream->Abandoned()) {
       // The client went away before it could learn the id: nothing stored.
       stream->Refused(absl::CancelledError("the client went away"));
       return;
     }
-    absl::StatusOr<std::string> id = Admit(who, copy);
+    absl::StatusOr<std::string> id = Admit(who, std::move(copy));
     if (id.ok()) {
       stream->Admitted(*id);
     } else {
@@ -339,6 +344,18 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
   if (!caller.ok()) return Done(context, caller.status());
   for (v1::WorkerStatus& w : ctx_.dispatcher->ListWorkers()) {
     *response->add_workers() = std::move(w);
+  }
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::ListTasks(grpc::CallbackServerContext* context,
+                                                        const v1::ListTasksRequest* request,
+                                                        v1::ListTasksResponse* response) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "ListTasks");
+  if (!caller.ok()) return Done(context, caller.status());
+  if (ctx_.tasks != nullptr) {
+    for (v1::TaskSummary& t : ctx_.tasks->List()) *response->add_tasks() = std::move(t);
   }
   return Done(context, absl::OkStatus());
 }

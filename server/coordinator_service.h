@@ -28,6 +28,7 @@
 #include "service_util.h"
 #include "session_manager.h"
 #include "store.h"
+#include "task_catalog.h"
 
 namespace kseek::server {
 
@@ -38,6 +39,7 @@ struct ServiceContext {
   Dispatcher* dispatcher;
   const Authenticator* auth;
   SessionManager* sessions;
+  const TaskCatalog* tasks = nullptr;  // null: no catalog
 };
 
 class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackService {
@@ -62,6 +64,9 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
                                         const kernelseek::v1::ListWorkersRequest* request,
                                         kernelseek::v1::ListWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* ListTasks(grpc::CallbackServerContext* context,
+                                      const kernelseek::v1::ListTasksRequest* request,
+                                      kernelseek::v1::ListTasksResponse* response) override;
   grpc::ServerUnaryReactor* CancelEvaluation(
       grpc::CallbackServerContext* context, const kernelseek::v1::EvaluationRef* request,
       kernelseek::v1::CancelEvaluationResponse* response) override;
@@ -115,8 +120,7 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
 
   // Validates and stores a submission (on an admission thread); the new
   // evaluation's id.
-  absl::StatusOr<std::string> Admit(const Caller& caller,
-                                    const kernelseek::v1::EvaluationRequest& request);
+  absl::StatusOr<std::string> Admit(const Caller& caller, kernelseek::v1::EvaluationRequest request);
 
   const ServiceContext ctx_;
   Admission admission_{2, kAdmissionQueue};

@@ -39,7 +39,9 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "malformed_request.h"
+#include "reflection_v1.h"
 #include "store.h"
+#include "task_catalog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450", "address to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, state_dir, ".kernelseek",
@@ -55,6 +57,8 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key for serving TLS (with --tls
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates for dialling workers over TLS");
 ABSL_FLAG(std::string, bank, "",
           "the question bank file (default: the source tree's question_bank/bank.json)");
+ABSL_FLAG(std::string, tasks, "",
+          "folder of task folders served by name (default: the source tree's kernels/, if present)");
 ABSL_FLAG(std::string, workspaces, "",
           "folder of the sessions' workspaces (default: STATE_DIR/workspaces)");
 ABSL_FLAG(std::string, kseek, "",
@@ -208,7 +212,22 @@ int Run() {
   if (!st.ok()) return Fail(st);
   Authenticator auth(store->get());
   SessionManager sessions(store->get(), &dispatcher, std::move(session_options));
-  ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions};
+  // Only a folder named by the flag must load; without the default one
+  // the catalog is empty.
+  TaskCatalog tasks;
+  {
+    std::string tasks_dir = absl::GetFlag(FLAGS_tasks);
+    absl::StatusOr<TaskCatalog> loaded = TaskCatalog::Load(tasks_dir.empty() ? KSEEK_DEFAULT_TASKS : tasks_dir);
+    if (loaded.ok()) {
+      tasks = *std::move(loaded);
+    } else if (!tasks_dir.empty()) {
+      dispatcher.Stop();
+      return Fail(absl::Status(loaded.status().code(), absl::StrCat("--tasks: ", loaded.status().message())));
+    } else {
+      absl::FPrintF(stderr, "kernelseekd: no task catalog (%s)\n", loaded.status().message());
+    }
+  }
+  ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions, &tasks};
   CoordinatorService coordinator(services);
   AdminService admin(services);
 
@@ -220,6 +239,11 @@ int Run() {
   int port = 0;
   builder.AddListeningPort(listen, server_creds, &port);
   builder.SetMaxReceiveMessageSize(64 << 20);
+  // Reflection v1 beside gRPC's v1alpha plugin.
+  ReflectionV1 reflection_v1({kernelseek::v1::Coordinator::service_full_name(),
+                              kernelseek::v1::Admin::service_full_name(), "grpc.health.v1.Health",
+                              "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"});
+  builder.RegisterService(&reflection_v1);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(MalformedRequestInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));

@@ -72,7 +72,9 @@ TEST(Request, UnpacksAValidRequest) {
 TEST(Request, MalformedRequestsNameTheField) {
   v1::EvaluationRequest r = ValidRequest();
   r.clear_task();
-  EXPECT_EQ(Error(r), "task: missing");
+  EXPECT_EQ(Error(r), "task: missing (give task files, or task_name)");
+  r.set_task_name("softmax");
+  EXPECT_EQ(Error(r), "task_name: only a coordinator resolves task names; send the task's files");
 
   r = ValidRequest();
   r.set_target("sm_80");
