@@ -1,8 +1,8 @@
 // A client in another language: tests/node_client/client.js (Node.js,
 // @grpc/grpc-js and @grpc/proto-loader loading proto/kernelseek/v1/*.proto
-// at run time, no generated code, the task named from the coordinator's
-// catalog) against a real kernelseekd and host worker on loopback, over
-// plaintext and over TLS. scripts/setup.sh installs the Node packages; the
+// at run time, no generated code; the task named from the coordinator's
+// catalog, then packed by the rule the TaskFiles comment states) against a
+// real kernelseekd and host worker on loopback, over plaintext and TLS. scripts/setup.sh installs the Node packages; the
 // test skips, saying so, without node or them.
 #include <signal.h>
 
@@ -73,6 +73,7 @@ class NodeClientE2eTest : public ::testing::Test {
                                      "KSEEK_COORDINATOR=" + address_,
                                      "KSEEK_TOKEN=" + token,
                                      "KSEEK_PROTO_DIR=" + SourceDir() + "/proto",
+                                     "KSEEK_TASK_DIR=" + SourceDir() + "/kernels/softmax",
                                      "KSEEK_KERNEL=" + SourceDir() + "/kernels/softmax/fast_host.cc"};
     if (tls) argv.push_back("KSEEK_TLS_CA=" + Cert());
     argv.insert(argv.end(), {"node", SourceDir() + "/tests/node_client/client.js"});
@@ -88,7 +89,8 @@ class NodeClientE2eTest : public ::testing::Test {
 void ExpectEveryStep(const ProcessResult& r, const std::string& transport) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   for (const char* step : {"ListTasks: flash_attention_fwd, softmax", "SubmitEvaluation: ev_", "WatchEvaluation: ev_",
-                           "GetEvaluation: ev_", "ListEvaluations: ", "ListWorkers: 1 healthy host worker"}) {
+                           "GetEvaluation: ev_", "ListEvaluations: ", "ListWorkers: 1 healthy host worker",
+                           "SubmitEvaluation with packed files (7): ev_"}) {
     EXPECT_TRUE(absl::StrContains(r.out, transport + " " + step)) << step << "\n" << r.out << r.err;
   }
   EXPECT_TRUE(absl::StrContains(r.out, "accepted queued started scenario verdict; all correct") ||

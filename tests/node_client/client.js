@@ -1,13 +1,15 @@
 // A KernelSeek client in Node.js, written from proto/kernelseek/v1/*.proto
 // and their comments alone: the .proto files are loaded at run time (no
-// generated code), and the task is named from the coordinator's catalog
-// rather than packed. It lists tasks, submits an evaluation, follows its
-// stream to the verdict, watches and gets it again, and lists evaluations
-// and workers; one line per step on stdout, exit 1 on the first failure.
+// generated code). It lists tasks, submits an evaluation of a task named
+// from the coordinator's catalog, follows its stream to the verdict,
+// watches and gets it again, lists evaluations and workers, and submits
+// once more with the task's files packed by the rule the TaskFiles comment
+// states; one line per step on stdout, exit 1 on the first failure.
 //
 // Environment: KSEEK_COORDINATOR (HOST:PORT), KSEEK_TOKEN, KSEEK_PROTO_DIR
-// (the folder holding kernelseek/v1/), KSEEK_KERNEL (a host kernel of the
-// softmax task), and KSEEK_TLS_CA (a PEM file: TLS; unset: plaintext).
+// (the folder holding kernelseek/v1/), KSEEK_TASK_DIR (the softmax task
+// folder), KSEEK_KERNEL (a host kernel of it), and KSEEK_TLS_CA (a PEM
+// file: TLS; unset: plaintext).
 'use strict';
 
 const fs = require('fs');
@@ -62,6 +64,36 @@ function events(call, what) {
   });
 }
 
+// The task folder as TaskFiles, following the comment on the message:
+// task.json, every file named under "sources" for every family, and the
+// headers beside task.json.
+function packTask(dir) {
+  const files = { 'task.json': fs.readFileSync(path.join(dir, 'task.json')) };
+  const task = JSON.parse(files['task.json']);
+  for (const family of Object.values(task.sources)) {
+    for (const name of [family.reference, family.baseline, ...(family.kernels || [])]) {
+      if (name) files[name] = fs.readFileSync(path.join(dir, name));
+    }
+  }
+  for (const name of fs.readdirSync(dir)) {
+    if (/\.(h|cuh|hpp|inc)$/.test(name)) files[name] = fs.readFileSync(path.join(dir, name));
+  }
+  return { files };
+}
+
+// Submits `request` and reads its stream; the evaluation id and its
+// events' kinds, once it ended with an all-correct verdict.
+async function submitToVerdict(request) {
+  const submitted = await events(client.SubmitEvaluation(request, metadata(), deadline(300)), 'SubmitEvaluation');
+  const kinds = submitted.map((e) => e.event);
+  const last = submitted[submitted.length - 1];
+  if (kinds[0] !== 'accepted' || !last || last.event !== 'verdict') {
+    throw new Error(`SubmitEvaluation: events ${kinds.join(',')}${last && last.failed ? `: ${last.failed.error}` : ''}`);
+  }
+  if (!last.verdict.all_correct) throw new Error(`SubmitEvaluation: verdict not all correct: ${last.verdict.error}`);
+  return { id: submitted[0].evaluation_id, kinds };
+}
+
 async function main() {
   const transport = ca ? 'tls' : 'plaintext';
   const tasks = await unary('ListTasks', {});
@@ -77,14 +109,7 @@ async function main() {
     scenario_names: ['r1_c1_f32_host'],
     timing: { disabled: true },
   };
-  const submitted = await events(client.SubmitEvaluation(request, metadata(), deadline(300)), 'SubmitEvaluation');
-  const kinds = submitted.map((e) => e.event);
-  const id = submitted.length ? submitted[0].evaluation_id : '';
-  const last = submitted[submitted.length - 1];
-  if (kinds[0] !== 'accepted' || !last || last.event !== 'verdict') {
-    throw new Error(`SubmitEvaluation: events ${kinds.join(',')}${last && last.failed ? `: ${last.failed.error}` : ''}`);
-  }
-  if (!last.verdict.all_correct) throw new Error(`SubmitEvaluation: verdict not all correct: ${last.verdict.error}`);
+  const { id, kinds } = await submitToVerdict(request);
   console.log(`${transport} SubmitEvaluation: ${id}: ${kinds.join(' ')}; all correct`);
 
   const watched = await events(client.WatchEvaluation({ evaluation_id: id }, metadata(), deadline(60)), 'WatchEvaluation');
@@ -105,6 +130,11 @@ async function main() {
   const healthy = workers.workers.filter((w) => w.healthy && w.info.target === 'host').length;
   if (healthy < 1) throw new Error('ListWorkers: no healthy host worker');
   console.log(`${transport} ListWorkers: ${healthy} healthy host worker(s)`);
+
+  const packed = { ...request, task_name: '', task: packTask(env('KSEEK_TASK_DIR')) };
+  const again = await submitToVerdict(packed);
+  console.log(`${transport} SubmitEvaluation with packed files (${Object.keys(packed.task.files).length}): ` +
+              `${again.id}: all correct`);
 }
 
 main().then(
