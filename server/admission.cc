@@ -1,21 +1,9 @@
 // The coordinator's admission threads (see admission.h).
 #include "admission.h"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 #include <utility>
 
 namespace kseek::server {
-
-namespace {
-
-// How much lower than the serving threads admission runs (Linux applies a
-// nice value to one thread when given its thread id).
-constexpr int kNiceness = 10;
-
-}  // namespace
 
 Admission::Admission(int threads, int max_waiting) : max_waiting_(static_cast<size_t>(max_waiting)) {
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
@@ -37,7 +25,6 @@ bool Admission::Run(std::function<void()> job) {
 }
 
 void Admission::Loop() {
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), kNiceness);
   while (true) {
     std::function<void()> job;
     {
