@@ -48,6 +48,9 @@ ABSL_FLAG(bool, unconfined, false,
           "of the sandbox from a kernel's own failure");
 ABSL_FLAG(bool, skip_policy, false,
           "local only: skip the text policy check, to see what the run-time sandbox does with a kernel");
+ABSL_FLAG(absl::Duration, wait_limit, absl::Minutes(5),
+          "with a coordinator: how long to wait while no healthy worker of the target exists, then cancel "
+          "and exit 2 (e.g. 90s, 10m; 0: forever)");
 
 namespace kseek::cli {
 
@@ -57,8 +60,8 @@ const char kEvalUsage[] =
     "usage: kseek eval [--task DIR] [--target sm_90a|sm_100a|host] [--scenarios FILE|NAME,...]\n"
     "                  [--seed N] [--json] [--no-timing] [--max-samples N] [--max-seconds S]\n"
     "                  [--scenario-timeout S] [--gpu N] [--cache-dir DIR] [--local] [--skip-policy]\n"
-    "                  [--unconfined]\n"
-    "                  [--progress auto|lines|none] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
+    "                  [--unconfined] [--progress auto|lines|none] [--wait-limit 5m]\n"
+    "                  [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] KERNEL\n"
     "\n"
     "Checks KERNEL on every scenario of the task (fresh secret inputs), times it against\n"
     "the task's baseline on the same device, and prints the verdict.\n"
@@ -74,8 +77,12 @@ const char kEvalUsage[] =
     "sandbox alone does with a kernel; no guarantee rests on the policy. --unconfined\n"
     "(local only) runs the kernel hosts without the seccomp filter and as this user, to\n"
     "tell a refusal of the sandbox from a kernel's own failure.\n"
+    "Through a coordinator with no healthy worker of the target, it says so on stderr at\n"
+    "once and waits up to --wait-limit (0: forever), then cancels the evaluation. Ctrl-C\n"
+    "cancels the evaluation it submitted (not inside a session, which owns its agent's).\n"
     "Exit status: 0 evaluated and all correct, 1 evaluated and not, 2 bad usage or input\n"
-    "(including a refused request or an unreachable coordinator).\n";
+    "(including a refused request, an unreachable coordinator, or no worker within\n"
+    "--wait-limit), 130 interrupted.\n";
 
 const char kCompileUsage[] =
     "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache_dir DIR] KERNEL\n"
@@ -278,7 +285,7 @@ int EvalCommand(const std::vector<std::string>& args) {
   if (!ParseFlags(args,
                   WithRemoteFlags({"task", "target", "scenarios", "seed", "json", "timing", "max_samples",
                                    "max_seconds", "scenario_timeout", "gpu", "cache_dir", "local", "progress",
-                                   "skip_policy", "unconfined"}),
+                                   "skip_policy", "unconfined", "wait_limit"}),
                   kEvalUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   auto usage_error = [](const std::string& what) {
@@ -357,7 +364,10 @@ int EvalCommand(const std::vector<std::string>& args) {
     std::unique_ptr<Remote> remote = ConnectOrReport("eval");
     if (remote == nullptr) return kExitUsage;
     RemoteOutcome outcome;
-    if (int rc = SubmitAndWait(*remote, "eval", *request, *mode == ProgressLine::kBar, &outcome); rc != kExitOk)
+    if (absl::GetFlag(FLAGS_wait_limit) < absl::ZeroDuration()) return usage_error("--wait-limit must not be negative");
+    if (int rc = SubmitAndWait(*remote, "eval", *request, *mode == ProgressLine::kBar, &outcome,
+                               absl::GetFlag(FLAGS_wait_limit));
+        rc != kExitOk)
       return rc;
     if (!outcome.verdict)
       return usage_error(absl::StrCat("evaluation ", outcome.evaluation_id, " failed: ", outcome.failed));

@@ -1,5 +1,6 @@
-// `kseek evals`, `kseek show EVAL` and `kseek workers`: what a coordinator
-// holds, as tables or JSON (service_commands.h).
+// `kseek evals`, `kseek show EVAL`, `kseek workers` and `kseek cancel
+// EVAL`: what a coordinator holds, as tables or JSON, and ending an
+// evaluation (service_commands.h).
 #include <cstdio>
 #include <iostream>
 
@@ -36,6 +37,20 @@ const char kShowUsage[] =
     "Shows one evaluation: its state, and the verdict table once it is done.\n"
     "Exit status: 0 shown (and, when done, all correct), 1 done and not all correct or\n"
     "failed, 2 bad usage, unknown evaluation or an unreachable coordinator.\n";
+
+const char kCancelUsage[] =
+    "usage: kseek cancel [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] EVAL\n"
+    "\n"
+    "Cancels a queued or running evaluation: it ends as failed (\"cancelled by USER\"), a\n"
+    "queued one at once, a running one once its worker has stopped the job (a verdict that\n"
+    "arrives first is kept). Exit status: 0 cancelled, 2 bad usage, unknown or finished\n"
+    "evaluation, or an unreachable coordinator.\n";
+
+const char kTasksUsage[] =
+    "usage: kseek tasks [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE]\n"
+    "\n"
+    "Lists the tasks the coordinator serves by name (an EvaluationRequest's task_name):\n"
+    "their targets and scenario counts, and the default goal.\n";
 
 const char kWorkersUsage[] =
     "usage: kseek workers [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE]\n"
@@ -183,6 +198,73 @@ int ShowCommand(const std::vector<std::string>& args) {
     std::cout << "failed: " << e.error() << "\n";
   if (e.has_verdict()) std::cout << "\n" << FormatVerdict(FromProto(e.verdict()));
   return rc;
+}
+
+int CancelCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args, Allowed({"json"}), kCancelUsage, &positional, &help)) return help ? kExitOk : kExitUsage;
+  if (positional.size() != 1) {
+    fprintf(stderr, "kseek cancel: exactly one EVAL (an evaluation id) expected\n");
+    return kExitUsage;
+  }
+  std::unique_ptr<Remote> remote = ConnectOrReport("cancel");
+  if (remote == nullptr) return kExitUsage;
+  v1::EvaluationRef ref;
+  ref.set_evaluation_id(positional[0]);
+  v1::CancelEvaluationResponse response;
+  grpc::ClientContext context;
+  remote->Prepare(&context);
+  grpc::Status status = remote->coordinator().CancelEvaluation(&context, ref, &response);
+  if (!status.ok()) return ReportRpcError("cancel", *remote, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    std::cout << nlohmann::json{{"evaluation_id", positional[0]}, {"was_running", response.was_running()}}.dump(2)
+              << "\n";
+  } else if (response.was_running()) {
+    std::cout << "cancelling " << positional[0] << ": its worker is stopping the job\n";
+  } else {
+    std::cout << "cancelled " << positional[0] << "\n";
+  }
+  return kExitOk;
+}
+
+int TasksCommand(const std::vector<std::string>& args) {
+  std::vector<std::string> positional;
+  bool help = false;
+  if (!ParseFlags(args, Allowed({"json"}), kTasksUsage, &positional, &help)) return help ? kExitOk : kExitUsage;
+  if (!positional.empty()) {
+    fprintf(stderr, "kseek tasks: takes no arguments\n");
+    return kExitUsage;
+  }
+  std::unique_ptr<Remote> remote = ConnectOrReport("tasks");
+  if (remote == nullptr) return kExitUsage;
+  v1::ListTasksResponse response;
+  grpc::ClientContext context;
+  remote->Prepare(&context);
+  grpc::Status status = remote->coordinator().ListTasks(&context, {}, &response);
+  if (!status.ok()) return ReportRpcError("tasks", *remote, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const v1::TaskSummary& t : response.tasks()) {
+      nlohmann::json scenarios = nlohmann::json::object();
+      for (const v1::TaskScenarios& s : t.scenarios()) scenarios[s.target()] = s.scenarios();
+      all.push_back({{"name", t.name()},
+                     {"description", t.description()},
+                     {"targets", std::vector<std::string>(t.targets().begin(), t.targets().end())},
+                     {"scenarios", scenarios},
+                     {"goal_speedup", t.goal_speedup()}});
+    }
+    std::cout << all.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << absl::StrFormat("%-24s %-6s %s\n", "task", "goal", "scenarios per target");
+  for (const v1::TaskSummary& t : response.tasks()) {
+    std::string per_target;
+    for (const v1::TaskScenarios& s : t.scenarios())
+      absl::StrAppend(&per_target, per_target.empty() ? "" : ", ", s.target(), " ", s.scenarios());
+    std::cout << absl::StrFormat("%-24s %-6s %s\n", t.name(), absl::StrFormat("%.2fx", t.goal_speedup()), per_target);
+  }
+  return kExitOk;
 }
 
 int WorkersCommand(const std::vector<std::string>& args) {

@@ -113,7 +113,7 @@ HealthResult Check(const std::string& role, const std::string& address, const st
       return r;
     default:
       r.status = "ERROR";
-      r.error = absl::StrCat(who, " answered error ", status.error_code(), ": ", status.error_message());
+      r.error = absl::StrCat(who, " answered ", StatusCodeName(status.error_code()), ": ", status.error_message());
       return r;
   }
 }

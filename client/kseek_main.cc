@@ -24,9 +24,12 @@ const char kUsage[] =
     "  down          stop what `kseek up --detach` started\n"
     "  evals         list evaluations at the coordinator\n"
     "  show EVAL     one evaluation's state and verdict\n"
+    "  cancel EVAL   cancel a queued or running evaluation\n"
     "  workers       the coordinator's workers and their health\n"
+    "  tasks         the tasks the coordinator serves by name\n"
     "  health        whether a coordinator or worker is serving (gRPC health check)\n"
-    "  admin         users and tokens (admin user add|list|revoke, admin token create)\n"
+    "  admin         users and tokens (admin user add|list|revoke, admin token create),\n"
+    "                and a copy of the coordinator's store (admin backup FILE)\n"
     "\n"
     "sessions (an agent makes a kernel faster until the coordinator verifies the goal):\n"
     "  session       start|ls|show|watch|ask|cancel|best|trace|report\n"
@@ -36,7 +39,7 @@ const char kUsage[] =
     "(./.kernelseek/client.json, then ~/.config/kernelseek/client.json); the token is\n"
     "--token-file FILE, else $KSEEK_TOKEN, else the config file; --tls-ca FILE for TLS.\n"
     "\n"
-    "Run `kseek COMMAND --help` for a command's flags.\n";
+    "Run `kseek COMMAND --help` for a command's flags; `kseek --version` prints the version.\n";
 
 }  // namespace
 
@@ -53,12 +56,18 @@ int main(int argc, char** argv) {
   if (command == "evals") return kseek::cli::EvalsCommand(args);
   if (command == "show") return kseek::cli::ShowCommand(args);
   if (command == "workers") return kseek::cli::WorkersCommand(args);
+  if (command == "cancel") return kseek::cli::CancelCommand(args);
+  if (command == "tasks") return kseek::cli::TasksCommand(args);
   if (command == "admin") return kseek::cli::AdminCommand(args);
   if (command == "up") return kseek::cli::UpCommand(args);
   if (command == "down") return kseek::cli::DownCommand(args);
   if (command == "health") return kseek::cli::HealthCommand(args);
   if (command == "session") return kseek::cli::SessionCommand(args);
   if (command == "bank") return kseek::cli::BankCommand(args);
+  if (command == "--version" || command == "version") {
+    printf("kseek %s (protocol kernelseek.v1)\n", KSEEK_VERSION);
+    return kseek::cli::kExitOk;
+  }
   if (command == "help" || command == "--help" || command == "-h") {
     fputs(kUsage, stdout);
     return kseek::cli::kExitOk;

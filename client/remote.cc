@@ -108,6 +108,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
   }
 
   s.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  if (s.tls_ca.empty()) s.tls_ca = Env("KSEEK_TLS_CA");
   if (s.tls_ca.empty()) s.tls_ca = config_path("tls_ca");
   s.target = from_config("target");
   return s;
@@ -154,6 +155,29 @@ std::unique_ptr<Remote> ConnectOrReport(const std::string& command) {
   return std::move(*remote);
 }
 
+std::string StatusCodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "ok";
+    case grpc::StatusCode::CANCELLED: return "cancelled";
+    case grpc::StatusCode::UNKNOWN: return "unknown error";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "invalid argument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "deadline exceeded";
+    case grpc::StatusCode::NOT_FOUND: return "not found";
+    case grpc::StatusCode::ALREADY_EXISTS: return "already exists";
+    case grpc::StatusCode::PERMISSION_DENIED: return "permission denied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "resource exhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "failed precondition";
+    case grpc::StatusCode::ABORTED: return "aborted";
+    case grpc::StatusCode::OUT_OF_RANGE: return "out of range";
+    case grpc::StatusCode::UNIMPLEMENTED: return "not implemented by this coordinator";
+    case grpc::StatusCode::INTERNAL: return "internal error";
+    case grpc::StatusCode::UNAVAILABLE: return "unavailable";
+    case grpc::StatusCode::DATA_LOSS: return "data loss";
+    case grpc::StatusCode::UNAUTHENTICATED: return "unauthenticated";
+    default: return "error";
+  }
+}
+
 int ReportRpcError(const std::string& command, const Remote& remote, const grpc::Status& status) {
   std::string message = status.error_message();
   switch (status.error_code()) {
@@ -162,6 +186,11 @@ int ReportRpcError(const std::string& command, const Remote& remote, const grpc:
       if (remote.settings().coordinator_source == remote.settings().config_file)
         absl::StrAppend(&message, "\n(the address is from ", remote.settings().config_file,
                         "; `kseek up` starts a coordinator here, --local evaluates without one)");
+      // A plaintext client hears a TLS server close the connection, not
+      // refuse it.
+      if (remote.settings().tls_ca.empty() && message.find("refused") == std::string::npos)
+        absl::StrAppend(&message, "\n(if the coordinator speaks TLS, pass --tls-ca FILE or set $KSEEK_TLS_CA "
+                        "to the PEM of the CA that signed its certificate)");
       break;
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       message = absl::StrCat("coordinator ", remote.address(), " did not answer in time");
@@ -174,8 +203,8 @@ int ReportRpcError(const std::string& command, const Remote& remote, const grpc:
     case grpc::StatusCode::NOT_FOUND:
       break;
     default:
-      message = absl::StrCat("coordinator ", remote.address(), " answered error ", status.error_code(), ": ",
-                             message);
+      message = absl::StrCat("coordinator ", remote.address(), " answered ", StatusCodeName(status.error_code()),
+                             ": ", message);
       break;
   }
   fprintf(stderr, "kseek %s: %s\n", command.c_str(), message.c_str());

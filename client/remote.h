@@ -28,7 +28,7 @@ inline const std::vector<std::string> kRemoteFlags = {"coordinator", "token_file
 //   coordinator: --coordinator, $KSEEK_COORDINATOR, the config file
 //   token:       --token-file, $KSEEK_TOKEN, the config file ("token" or
 //                "token_file")
-//   tls_ca:      --tls-ca, the config file
+//   tls_ca:      --tls-ca, $KSEEK_TLS_CA, the config file
 //   target:      the config file (kseek eval's default --target)
 // The config file is the first of ./.kernelseek/client.json and
 // ~/.config/kernelseek/client.json that exists; relative paths in it are
@@ -81,6 +81,9 @@ std::unique_ptr<Remote> ConnectOrReport(const std::string& command);
 // Prints a failed call's status as "kseek COMMAND: ..." (UNAVAILABLE as
 // "cannot reach coordinator ADDR: ...") and returns the exit code (2).
 int ReportRpcError(const std::string& command, const Remote& remote, const grpc::Status& status);
+
+// A status code as words ("resource exhausted"), for messages.
+std::string StatusCodeName(grpc::StatusCode code);
 
 // Milliseconds since the Unix epoch, formatted "2026-11-30 15:04:05" in
 // local time ("-" for 0).

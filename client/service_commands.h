@@ -1,5 +1,5 @@
 // The kseek subcommands that talk to a coordinator or manage one:
-// evals, show, workers (evals_command.cc), admin (admin_command.cc),
+// evals, show, workers, cancel, tasks (evals_command.cc), admin (admin_command.cc),
 // up / down (up_command.cc), health (health_command.cc, which also
 // checks workers), session (session_command.cc) and bank (bank_command.cc). Each takes the arguments after its name and returns the
 // process exit code.
@@ -14,6 +14,8 @@ namespace kseek::cli {
 int EvalsCommand(const std::vector<std::string>& args);
 int ShowCommand(const std::vector<std::string>& args);
 int WorkersCommand(const std::vector<std::string>& args);
+int CancelCommand(const std::vector<std::string>& args);
+int TasksCommand(const std::vector<std::string>& args);
 int AdminCommand(const std::vector<std::string>& args);
 int UpCommand(const std::vector<std::string>& args);
 int DownCommand(const std::vector<std::string>& args);

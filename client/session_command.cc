@@ -71,7 +71,7 @@ const char kSessionUsage[] =
     "                                        point (--now: interrupt its turn)\n"
     "  cancel ID                             end the session and stop its agent\n"
     "  best [-o FILE] ID                     the best correct kernel (stdout or FILE)\n"
-    "  trace ID                              the whole trace as JSONL\n"
+    "  trace [--json] ID                     the whole trace as JSONL (--json: one JSON array)\n"
     "  report [-o FILE] ID                   a self-contained HTML report (default ID.html)\n"
     "\n"
     "Exit status: 0 done (watch: the session succeeded), 1 watch: it ended otherwise,\n"
@@ -444,6 +444,12 @@ int Trace(const std::string& id) {
   std::vector<v1::SessionEvent> events;
   grpc::Status status;
   if (!ReadTrace(*remote, id, &events, &status)) return ReportRpcError("session trace", *remote, status);
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const v1::SessionEvent& e : events) all.push_back(nlohmann::json::parse(e.json(), nullptr, false));
+    std::cout << all.dump(2) << "\n";
+    return kExitOk;
+  }
   for (const v1::SessionEvent& e : events) std::cout << e.json() << "\n";
   return kExitOk;
 }
@@ -517,7 +523,9 @@ int SessionCommand(const std::vector<std::string>& args) {
     flags = {"now"};
   } else if (sub == "best" || sub == "report") {
     flags = {"out"};
-  } else if (sub != "cancel" && sub != "trace") {
+  } else if (sub == "trace") {
+    flags = {"json"};
+  } else if (sub != "cancel") {
     fprintf(stderr, "kseek session: unknown command '%s'\n\n%s", sub.c_str(), kSessionUsage);
     return kExitUsage;
   }

@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -32,6 +33,7 @@
 #include "remote.h"
 #include "service_commands.h"
 
+ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(std::string, state_dir, ".kernelseek", "the coordinator's state folder (up, down)");
 ABSL_FLAG(int, port, 0, "coordinator port on 127.0.0.1 (0: any free port) (up)");
 ABSL_FLAG(bool, detach, false, "leave the processes running and return (up)");
@@ -45,14 +47,15 @@ namespace v1 = ::kernelseek::v1;
 namespace {
 
 const char kUpUsage[] =
-    "usage: kseek up [--state-dir DIR] [--port N] [--detach] [--gpus auto|none|0,1,...]\n"
+    "usage: kseek up [--state-dir DIR] [--port N] [--detach] [--gpus auto|none|0,1,...] [--json]\n"
     "\n"
     "Starts the evaluation service on this machine, on 127.0.0.1: a coordinator\n"
     "(kernelseekd, state in DIR, default .kernelseek), a host worker, and a worker per\n"
     "local GPU of compute capability 9.0 (sm_90a) or 10.0 (sm_100a). Writes\n"
     "DIR/client.json (address and admin token), so `kseek eval` run in the folder above\n"
     "DIR goes through the coordinator. Logs go to DIR/logs/. In the foreground, Ctrl-C\n"
-    "stops everything; with --detach it returns and `kseek down` stops it.\n";
+    "stops everything; with --detach it returns and `kseek down` stops it. --json prints\n"
+    "where everything listens as one JSON object instead of the lines.\n";
 
 const char kDownUsage[] =
     "usage: kseek down [--state-dir DIR]\n"
@@ -342,7 +345,7 @@ int Fail(const std::string& command, const std::string& what) {
 int UpCommand(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   bool help = false;
-  if (!ParseFlags(args, {"state_dir", "port", "detach", "gpus"}, kUpUsage, &positional, &help))
+  if (!ParseFlags(args, {"state_dir", "port", "detach", "gpus", "json"}, kUpUsage, &positional, &help))
     return help ? kExitOk : kExitUsage;
   if (!positional.empty()) return Fail("up", "unexpected argument '" + positional[0] + "'");
   int port = absl::GetFlag(FLAGS_port);
@@ -436,12 +439,26 @@ int UpCommand(const std::vector<std::string>& args) {
   if (fs::path(state_dir).parent_path() != fs::current_path(ec))
     absl::StrAppendFormat(&status, "(kseek reads ./.kernelseek/client.json: elsewhere use --coordinator %s\n"
                                    " --token-file %s)\n", *address, admin_token);
+  if (absl::GetFlag(FLAGS_json)) {
+    nlohmann::json workers = nlohmann::json::array();
+    for (size_t i = 1; i < procs.size(); ++i)
+      workers.push_back({{"name", procs[i].name}, {"address", procs[i].address}, {"pid", procs[i].pid}});
+    status = nlohmann::json{{"coordinator", *address},
+                            {"state_dir", state_dir},
+                            {"workers", workers},
+                            {"client_config", client_json},
+                            {"logs", logs},
+                            {"detached", absl::GetFlag(FLAGS_detach)}}
+                 .dump(2) +
+             "\n";
+    if (!gpu_note.empty()) fprintf(stderr, "%s", gpu_note.c_str());
+  }
   if (absl::GetFlag(FLAGS_detach)) {
-    absl::StrAppend(&status, "detached; `kseek down` stops it\n");
+    if (!absl::GetFlag(FLAGS_json)) absl::StrAppend(&status, "detached; `kseek down` stops it\n");
     std::cout << status << std::flush;
     return kExitOk;
   }
-  absl::StrAppend(&status, "Ctrl-C stops it\n");
+  if (!absl::GetFlag(FLAGS_json)) absl::StrAppend(&status, "Ctrl-C stops it\n");
   std::cout << status << std::flush;
 
   // Foreground: wait for a stop signal; report a process that dies.

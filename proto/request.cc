@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -110,10 +112,23 @@ absl::StatusOr<std::unique_ptr<UnpackedRequest>> UnpackedRequest::Create(const v
                                                  kMaxKernelSourceBytes));
   if (absl::StrContains(request.kernel_name(), "/"))
     return Invalid("kernel_name", "a file name, not a path");
-  if (request.task().files().empty()) return Invalid("task", "missing");
+  if (request.kernel_name().size() > kMaxNameBytes)
+    return Invalid("kernel_name", absl::StrCat(request.kernel_name().size(), " bytes, more than the limit of ",
+                                               kMaxNameBytes));
+  if (!request.task_name().empty())
+    return Invalid("task_name", "only a coordinator resolves task names; send the task's files");
+  if (request.task().files().empty()) return Invalid("task", "missing (give task files, or task_name)");
   if (!request.task().files().contains("task.json")) return Invalid("task.files", "no task.json");
+  if (request.task().files_size() > kMaxTaskFiles)
+    return Invalid("task.files", absl::StrCat(request.task().files_size(), " files, more than the limit of ",
+                                              kMaxTaskFiles));
   size_t total = 0;
-  for (const auto& [path, contents] : request.task().files()) total += contents.size();
+  for (const auto& [path, contents] : request.task().files()) {
+    if (path.size() > kMaxNameBytes)
+      return Invalid("task.files", absl::StrCat("a path of ", path.size(), " bytes, more than the limit of ",
+                                                kMaxNameBytes));
+    total += contents.size();
+  }
   if (total > kMaxTaskBytes)
     return Invalid("task.files", absl::StrCat(total, " bytes, more than the limit of ", kMaxTaskBytes));
   if (request.scenarios_json().size() > kMaxScenariosJsonBytes)
@@ -121,10 +136,22 @@ absl::StatusOr<std::unique_ptr<UnpackedRequest>> UnpackedRequest::Create(const v
                                                   " bytes, more than the limit of ", kMaxScenariosJsonBytes));
   if (!request.scenario_names().empty() && !request.scenarios_json().empty())
     return Invalid("scenario_names", "give scenario names or scenarios_json, not both");
-  if (request.timing().max_samples() < 0) return Invalid("timing.max_samples", "must not be negative");
-  if (request.timing().max_seconds() < 0) return Invalid("timing.max_seconds", "must not be negative");
-  if (request.has_scenario_timeout_s() && request.scenario_timeout_s() <= 0)
-    return Invalid("scenario_timeout_s", "must be positive");
+  if (request.scenario_names_size() > kMaxScenarios)
+    return Invalid("scenario_names", absl::StrCat(request.scenario_names_size(), " names, more than the limit of ",
+                                                  kMaxScenarios));
+  if (request.timing().max_samples() < 0 || request.timing().max_samples() > kMaxTimingSamples)
+    return Invalid("timing.max_samples", absl::StrCat(request.timing().max_samples(), " is outside 0 (the default) to ",
+                                                      kMaxTimingSamples));
+  const double max_seconds = request.timing().max_seconds();
+  if (!std::isfinite(max_seconds) || max_seconds < 0 || max_seconds > kMaxTimingSeconds)
+    return Invalid("timing.max_seconds", absl::StrCat(max_seconds, " is outside 0 (the default) to ",
+                                                      kMaxTimingSeconds, " seconds"));
+  if (request.has_scenario_timeout_s()) {
+    const double t = request.scenario_timeout_s();
+    if (!std::isfinite(t) || t < kMinScenarioTimeoutS || t > kMaxScenarioTimeoutS)
+      return Invalid("scenario_timeout_s", absl::StrCat(t, " is outside ", kMinScenarioTimeoutS, " to ",
+                                                        kMaxScenarioTimeoutS, " seconds"));
+  }
 
   std::unique_ptr<UnpackedRequest> out(new UnpackedRequest());
   std::string templ = (fs::temp_directory_path() / "kseek-request-XXXXXX").string();
@@ -152,13 +179,20 @@ absl::StatusOr<std::unique_ptr<UnpackedRequest>> UnpackedRequest::Create(const v
     auto scenarios = ParseScenarios(out->task_, j, "scenarios_json");
     if (!scenarios.ok()) return absl::InvalidArgumentError(scenarios.status().message());
     if (scenarios->empty()) return Invalid("scenarios_json", "no scenarios");
+    if (scenarios->size() > static_cast<size_t>(kMaxScenarios))
+      return Invalid("scenarios_json", absl::StrCat(scenarios->size(), " scenarios, more than the limit of ",
+                                                    kMaxScenarios));
     for (const auto& s : *scenarios)
       if (!s.RunsOn(*target))
         return Invalid("scenarios_json", absl::StrCat("scenario '", s.name, "' does not run on ", request.target()));
     eval.scenarios = std::move(*scenarios);
   }
+  std::map<std::string, int> named;
   for (int i = 0; i < request.scenario_names_size(); ++i) {
     const std::string& name = request.scenario_names(i);
+    if (auto [it, fresh] = named.emplace(name, i); !fresh)
+      return Invalid(absl::StrCat("scenario_names[", i, "]"),
+                     absl::StrCat("'", name, "' is scenario_names[", it->second, "] already; name each scenario once"));
     const Scenario* found = nullptr;
     for (const auto& s : out->task_.scenarios)
       if (s.name == name) found = &s;

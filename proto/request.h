@@ -19,6 +19,13 @@ namespace kseek {
 inline constexpr size_t kMaxKernelSourceBytes = 1 << 20;     // 1 MiB
 inline constexpr size_t kMaxTaskBytes = 16 << 20;            // all task files
 inline constexpr size_t kMaxScenariosJsonBytes = 4 << 20;
+inline constexpr int kMaxScenarios = 1024;                   // per request, no duplicates
+inline constexpr int kMaxTaskFiles = 256;
+inline constexpr size_t kMaxNameBytes = 255;                 // kernel_name, task file paths
+inline constexpr int kMaxTimingSamples = 100000;             // timing.max_samples
+inline constexpr double kMaxTimingSeconds = 600;             // timing.max_seconds
+inline constexpr double kMinScenarioTimeoutS = 0.1;          // scenario_timeout_s
+inline constexpr double kMaxScenarioTimeoutS = 3600;
 
 // Reads task.json, every source it names, and the headers beside them
 // (*.h, *.cuh, *.hpp, *.inc in the task folder). Fails when the task does
@@ -34,9 +41,10 @@ absl::Status UnpackTask(const kernelseek::v1::TaskFiles& files, const std::strin
 class UnpackedRequest {
  public:
   // Validates everything a coordinator must check before accepting:
-  // target, sizes, task files and task.json, kernel source present, scenario
-  // names or scenario file. Errors are INVALID_ARGUMENT and name the field
-  // (e.g. "task.files[task.json]: ...", "scenario_names[2]: ...").
+  // target, sizes and counts (the limits above), task files and task.json,
+  // kernel source present, scenario names (each once) or scenario file,
+  // numbers finite and in range. Errors are INVALID_ARGUMENT and name the
+  // field (e.g. "task.files[task.json]: ...", "scenario_names[2]: ...").
   static absl::StatusOr<std::unique_ptr<UnpackedRequest>> Create(
       const kernelseek::v1::EvaluationRequest& request);
   ~UnpackedRequest();

@@ -9,22 +9,30 @@
 #               registered worker), interleaved
 #   throughput  M evaluations submitted at once through the coordinator,
 #               with 1 host worker and then with 2
+#   latency     (--latency: this phase alone) cheap RPCs (ListWorkers,
+#               GetEvaluation) p50/p99 idle and during a burst of B
+#               submissions, with 1 host worker
 #
 # usage: scripts/bench_service.sh [--build-dir build] [--n 20] [--m 20] [--json]
+#                                 [--latency [--burst 1000]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=build
 n=20
 m=20
+burst=1000
+latency=0
 json=()
 while (($#)); do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
     --n) n=$2; shift 2 ;;
     --m) m=$2; shift 2 ;;
+    --burst) burst=$2; shift 2 ;;
+    --latency) latency=1; shift ;;
     --json) json=(--json); shift ;;
-    *) echo "usage: $0 [--build-dir DIR] [--n N] [--m M] [--json]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--build-dir DIR] [--n N] [--m M] [--json] [--latency [--burst B]]" >&2; exit 2 ;;
   esac
 done
 bin=$build/bin
@@ -85,6 +93,10 @@ direct=$address
 bench=("$bin/kseek-service-bench" --coordinator "$coordinator"
   --token-file "$tmp/state/admin.token" --task kernels/softmax
   --kernel kernels/softmax/fast_host.cc --scenario r64_c33_f32_host "${json[@]}")
+if ((latency)); then
+  "${bench[@]}" --phase latency --burst "$burst" --wait-workers 1
+  exit 0
+fi
 overhead=$("${bench[@]}" --phase overhead --worker "$direct" \
   --job-credential-file "$tmp/direct.credential" --n "$n")
 one=$("${bench[@]}" --phase throughput --m "$m" --wait-workers 1)

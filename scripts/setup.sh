@@ -63,6 +63,16 @@ if [[ "${KSEEK_SKIP_AGENT_CLIS:-0}" != 1 ]]; then
   fi
 fi
 
+# The Node.js client test (tests/node_client_e2e_test.cc): @grpc/grpc-js and
+# @grpc/proto-loader from npm, as pinned by tests/node_client/package-lock.json.
+# Without npm the test skips.
+if command -v npm >/dev/null; then
+  if [[ ! -f tests/node_client/node_modules/@grpc/grpc-js/package.json ]]; then
+    echo "setup: installing the Node.js client test's packages from npm"
+    npm ci --prefix tests/node_client --no-fund --no-audit --loglevel=error
+  fi
+fi
+
 jobs=${KSEEK_JOBS:-$(nproc)}
 # ccache: paths relative to the checkout, so another clone of the same code
 # reuses the cache.

@@ -2,6 +2,8 @@
 // coordinator_service.h).
 #include "coordinator_service.h"
 
+#include <cstdio>
+#include <fstream>
 #include <memory>
 #include <regex>
 #include <string>
@@ -69,7 +71,9 @@ v1::Evaluation ToProto(const EvaluationRecord& r, int queue_position, bool full_
 
 // A stream of one evaluation's events to one client. It queues events
 // handed to it by the EventHub and writes them one at a time; the terminal
-// event finishes the call.
+// event finishes the call. A submission's stream exists while the request
+// is being admitted (on an Admission thread); Admitted or Refused ends
+// that, and the object outlives the call until it has.
 class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
  public:
   // A stream that fails at once with `status`.
@@ -88,9 +92,57 @@ class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
     return s;
   }
 
+  // A stream waiting for its submission to be admitted.
+  static EventStream* Admitting(EventHub* hub, Store* store) {
+    auto* s = new EventStream(hub, store, "");
+    s->admitting_ = true;
+    return s;
+  }
+
+  // Whether the client has gone away (or the call ended) already.
+  bool Abandoned() {
+    absl::MutexLock lock(&mu_);
+    return finished_;
+  }
+  // The submission was stored as `id`: Accepted, then its events.
+  void Admitted(const std::string& id) {
+    id_ = id;
+    v1::EvaluationEvent accepted = Event(id);
+    accepted.mutable_accepted();
+    Push(std::move(accepted));
+    Attach();
+    EndAdmission();
+  }
+  // The submission was refused with `status`.
+  void Refused(const absl::Status& status) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (!finished_) FinishLocked(ToGrpc(status));
+    }
+    EndAdmission();
+  }
+
+  void OnDone() override {
+    {
+      absl::MutexLock lock(&mu_);
+      done_ = true;
+      if (admitting_) return;  // EndAdmission finishes the job
+    }
+    QueuedWriter<v1::EvaluationEvent>::OnDone();
+  }
+
  private:
   EventStream(EventHub* hub, Store* store, std::string id)
       : hub_(hub), store_(store), id_(std::move(id)) {}
+
+  void EndAdmission() {
+    {
+      absl::MutexLock lock(&mu_);
+      admitting_ = false;
+      if (!done_) return;
+    }
+    QueuedWriter<v1::EvaluationEvent>::OnDone();  // deletes this
+  }
 
   void AfterWriteLocked(const v1::EvaluationEvent& written) override
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -139,8 +191,11 @@ class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
 
   EventHub* const hub_;
   Store* const store_;
-  const std::string id_;
+  // Set before the stream subscribes, and only read after.
+  std::string id_;
   bool terminal_queued_ ABSL_GUARDED_BY(mu_) = false;
+  bool admitting_ ABSL_GUARDED_BY(mu_) = false;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;  // gRPC called OnDone
 };
 
 }  // namespace
@@ -166,18 +221,19 @@ absl::StatusOr<EvaluationRecord> CoordinatorService::Visible(const Caller& calle
   return r;
 }
 
-grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluation(
-    grpc::CallbackServerContext* context, const v1::EvaluationRequest* request) {
-  absl::StatusOr<Caller> caller =
-      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "SubmitEvaluation");
-  if (!caller.ok()) return EventStream::Rejected(caller.status());
-  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(*request);
-  if (!unpacked.ok()) return EventStream::Rejected(unpacked.status());
-
+absl::StatusOr<std::string> CoordinatorService::Admit(const Caller& caller,
+                                                      v1::EvaluationRequest request) {
+  if (!request.task_name().empty()) {
+    if (ctx_.tasks == nullptr) return absl::InvalidArgumentError("task_name: this coordinator has no task catalog");
+    absl::Status st = ctx_.tasks->Resolve(&request);
+    if (!st.ok()) return st;
+  }
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(request);
+  if (!unpacked.ok()) return unpacked.status();
   EvaluationRecord r;
   r.id = absl::StrCat("ev_", RandomHex(6));
-  r.user = caller->user;
-  r.target = request->target();
+  r.user = caller.user;
+  r.target = request.target();
   r.task = (*unpacked)->task().name;
   r.kernel_name = (*unpacked)->eval().kernel_name;
   // No scenario named means every scenario of the task for the target.
@@ -186,19 +242,47 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluat
                                            ? ScenariosFor((*unpacked)->task(), eval.target).size()
                                            : eval.scenarios.size());
   r.created_ms = absl::ToUnixMillis(absl::Now());
-  if (caller->role == Role::kAgent) {
+  if (caller.role == Role::kAgent) {
     // An agent's evaluation enters its session's trace when it finishes.
-    r.session_id = caller->session_id;
+    r.session_id = caller.session_id;
     r.session_by = "agent";
   }
-  request->SerializeToString(&r.request);
+  request.SerializeToString(&r.request);
   unpacked->reset();
   absl::Status st = ctx_.dispatcher->Submit(r);
-  if (!st.ok()) return EventStream::Rejected(st);
+  if (!st.ok()) return st;
+  return r.id;
+}
 
-  v1::EvaluationEvent accepted = Event(r.id);
-  accepted.mutable_accepted();
-  return EventStream::Follow(ctx_.hub, ctx_.store, r.id, {std::move(accepted)});
+grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::SubmitEvaluation(
+    grpc::CallbackServerContext* context, const v1::EvaluationRequest* request) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "SubmitEvaluation");
+  if (!caller.ok()) return EventStream::Rejected(caller.status());
+  // Checking and storing the request is slow work (files unpacked, an
+  // fsync): it runs on an admission thread, and this one goes back to
+  // serving calls. The request is copied, as gRPC owns it only as long as
+  // the call.
+  EventStream* stream = EventStream::Admitting(ctx_.hub, ctx_.store);
+  bool queued = admission_.Run([this, stream, who = *caller, copy = *request]() mutable {
+    if (stream->Abandoned()) {
+      // The client went away before it could learn the id: nothing stored.
+      stream->Refused(absl::CancelledError("the client went away"));
+      return;
+    }
+    absl::StatusOr<std::string> id = Admit(who, std::move(copy));
+    if (id.ok()) {
+      stream->Admitted(*id);
+    } else {
+      stream->Refused(id.status());
+    }
+  });
+  if (!queued) {
+    stream->Refused(absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator has ", kAdmissionQueue,
+        " submissions waiting to be checked already; submit again in a moment")));
+  }
+  return stream;
 }
 
 grpc::ServerWriteReactor<v1::EvaluationEvent>* CoordinatorService::WatchEvaluation(
@@ -261,6 +345,37 @@ grpc::ServerUnaryReactor* CoordinatorService::ListWorkers(grpc::CallbackServerCo
   for (v1::WorkerStatus& w : ctx_.dispatcher->ListWorkers()) {
     *response->add_workers() = std::move(w);
   }
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::ListTasks(grpc::CallbackServerContext* context,
+                                                        const v1::ListTasksRequest* request,
+                                                        v1::ListTasksResponse* response) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "ListTasks");
+  if (!caller.ok()) return Done(context, caller.status());
+  if (ctx_.tasks != nullptr) {
+    for (v1::TaskSummary& t : ctx_.tasks->List()) *response->add_tasks() = std::move(t);
+  }
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CoordinatorService::CancelEvaluation(
+    grpc::CallbackServerContext* context, const v1::EvaluationRef* request,
+    v1::CancelEvaluationResponse* response) {
+  absl::StatusOr<Caller> caller =
+      ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin, Role::kAgent}, "CancelEvaluation");
+  if (!caller.ok()) return Done(context, caller.status());
+  absl::StatusOr<EvaluationRecord> r = Visible(*caller, request->evaluation_id());
+  if (!r.ok()) return Done(context, r.status());
+  if (r->state == kStateDone || r->state == kStateFailed) {
+    return Done(context, absl::FailedPreconditionError(
+                             absl::StrCat("evaluation ", r->id, " has already finished (", r->state,
+                                          "); there is nothing to cancel")));
+  }
+  absl::Status st = ctx_.dispatcher->Cancel(r->id, absl::StrCat("cancelled by ", caller->user));
+  if (!st.ok()) return Done(context, st);
+  response->set_was_running(r->state == kStateRunning);
   return Done(context, absl::OkStatus());
 }
 
@@ -363,6 +478,72 @@ grpc::ServerUnaryReactor* AdminService::CreateToken(grpc::CallbackServerContext*
   response->set_name(request->name());
   response->set_token(token);
   return Done(context, absl::OkStatus());
+}
+
+namespace {
+
+// Streams a file in chunks, then deletes it. The file is unlinked as soon
+// as it is open, so nothing is left behind whatever happens to the call.
+class FileStream final : public grpc::ServerWriteReactor<v1::BackupChunk> {
+ public:
+  FileStream(const std::string& path, const absl::Status& made) {
+    if (!made.ok()) {
+      Finish(ToGrpc(made));
+      return;
+    }
+    in_.open(path, std::ios::binary);
+    std::remove(path.c_str());
+    if (!in_) {
+      Finish(ToGrpc(absl::InternalError(absl::StrCat("cannot read the backup ", path))));
+      return;
+    }
+    in_.seekg(0, std::ios::end);
+    total_ = static_cast<int64_t>(in_.tellg());
+    in_.seekg(0);
+    WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the client went away"));
+      return;
+    }
+    WriteNext();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  static constexpr size_t kChunk = 1 << 20;
+
+  void WriteNext() {
+    std::string data(kChunk, '\0');
+    in_.read(data.data(), static_cast<std::streamsize>(data.size()));
+    data.resize(static_cast<size_t>(in_.gcount()));
+    if (data.empty() && sent_ > 0) {
+      Finish(grpc::Status::OK);
+      return;
+    }
+    sent_ += static_cast<int64_t>(data.size());
+    chunk_.set_data(std::move(data));
+    chunk_.set_total_bytes(total_);
+    StartWrite(&chunk_);
+  }
+
+  std::ifstream in_;
+  int64_t total_ = 0;
+  int64_t sent_ = 0;
+  v1::BackupChunk chunk_;
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::BackupChunk>* AdminService::BackupStore(
+    grpc::CallbackServerContext* context, const v1::BackupStoreRequest* request) {
+  absl::StatusOr<Caller> caller = ctx_.auth->Require(*context, {Role::kAdmin}, "BackupStore");
+  if (!caller.ok()) return new FileStream("", caller.status());
+  std::string copy = absl::StrCat(ctx_.store->path(), ".backup-", RandomHex(6));
+  absl::Status st = ctx_.store->Backup(copy);
+  return new FileStream(copy, st);
 }
 
 }  // namespace kseek::server

@@ -6,6 +6,10 @@
 // ExportTrace) read the trace from the store, woken by the SessionManager
 // after each append.
 //
+// SubmitEvaluation checks and stores a request on an admission thread
+// (admission.h), not on gRPC's, so that cheap calls stay quick during a
+// burst of submissions.
+//
 // Streams (SubmitEvaluation, WatchEvaluation) are EventHub subscribers:
 // they replay the evaluation's current state, then relay live events until
 // the Verdict or Failed event, or until the client goes away (which does
@@ -16,6 +20,7 @@
 #ifndef KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 #define KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 
+#include "admission.h"
 #include "auth.h"
 #include "dispatcher.h"
 #include "event_hub.h"
@@ -23,6 +28,7 @@
 #include "service_util.h"
 #include "session_manager.h"
 #include "store.h"
+#include "task_catalog.h"
 
 namespace kseek::server {
 
@@ -33,11 +39,16 @@ struct ServiceContext {
   Dispatcher* dispatcher;
   const Authenticator* auth;
   SessionManager* sessions;
+  const TaskCatalog* tasks = nullptr;  // null: no catalog
 };
 
 class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackService {
  public:
   explicit CoordinatorService(ServiceContext ctx) : ctx_(ctx) {}
+
+  // Submissions waiting for an admission thread, at most; more are refused
+  // with RESOURCE_EXHAUSTED.
+  static constexpr int kAdmissionQueue = 4096;
 
   grpc::ServerWriteReactor<kernelseek::v1::EvaluationEvent>* SubmitEvaluation(
       grpc::CallbackServerContext* context,
@@ -53,6 +64,12 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
   grpc::ServerUnaryReactor* ListWorkers(grpc::CallbackServerContext* context,
                                         const kernelseek::v1::ListWorkersRequest* request,
                                         kernelseek::v1::ListWorkersResponse* response) override;
+  grpc::ServerUnaryReactor* ListTasks(grpc::CallbackServerContext* context,
+                                      const kernelseek::v1::ListTasksRequest* request,
+                                      kernelseek::v1::ListTasksResponse* response) override;
+  grpc::ServerUnaryReactor* CancelEvaluation(
+      grpc::CallbackServerContext* context, const kernelseek::v1::EvaluationRef* request,
+      kernelseek::v1::CancelEvaluationResponse* response) override;
   grpc::ServerUnaryReactor* RegisterWorker(
       grpc::CallbackServerContext* context, const kernelseek::v1::WorkerInfo* request,
       kernelseek::v1::RegisterWorkerResponse* response) override;
@@ -101,7 +118,12 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
   // there is none, PERMISSION_DENIED when it belongs to another user.
   absl::StatusOr<EvaluationRecord> Visible(const Caller& caller, const std::string& id);
 
+  // Validates and stores a submission (on an admission thread); the new
+  // evaluation's id.
+  absl::StatusOr<std::string> Admit(const Caller& caller, kernelseek::v1::EvaluationRequest request);
+
   const ServiceContext ctx_;
+  Admission admission_{2, kAdmissionQueue};
 };
 
 class AdminService final : public kernelseek::v1::Admin::CallbackService {
@@ -120,6 +142,9 @@ class AdminService final : public kernelseek::v1::Admin::CallbackService {
   grpc::ServerUnaryReactor* CreateToken(grpc::CallbackServerContext* context,
                                         const kernelseek::v1::CreateTokenRequest* request,
                                         kernelseek::v1::TokenResponse* response) override;
+  grpc::ServerWriteReactor<kernelseek::v1::BackupChunk>* BackupStore(
+      grpc::CallbackServerContext* context,
+      const kernelseek::v1::BackupStoreRequest* request) override;
 
  private:
   const ServiceContext ctx_;

@@ -2,6 +2,7 @@
 #include "dispatcher.h"
 
 #include <algorithm>
+#include <cctype>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -198,6 +199,76 @@ int Dispatcher::QueuePosition(const std::string& id) {
   return pos == order.end() ? 0 : static_cast<int>(pos - order.begin()) + 1;
 }
 
+absl::Status Dispatcher::Cancel(const std::string& id, const std::string& reason) {
+  absl::MutexLock lock(&mu_);
+  auto it = pending_.find(id);
+  if (it == pending_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("evaluation ", id, " is not queued or running"));
+  }
+  Pending& p = it->second;
+  if (p.running) {
+    p.cancel_reason = reason;
+    for (auto& [worker_id, w] : workers_) {
+      if (w.current != id || w.call == nullptr) continue;
+      w.cancel_reason = reason;
+      w.call->TryCancel();
+    }
+    Log("evaluation %s: cancelling its job: %s", id, reason);
+    return absl::OkStatus();
+  }
+  auto q = queues_.find(p.target);
+  if (q != queues_.end()) RemoveQueued(&q->second, id);
+  std::string target = p.target;
+  pending_.erase(it);
+  EndFailed(id, reason);
+  Log("evaluation %s cancelled while queued: %s", id, reason);
+  PublishPositionsLocked(target);
+  return absl::OkStatus();
+}
+
+std::string Dispatcher::CancelReason(const std::string& id) {
+  absl::MutexLock lock(&mu_);
+  auto it = pending_.find(id);
+  return it == pending_.end() ? "" : it->second.cancel_reason;
+}
+
+absl::StatusOr<bool> Dispatcher::WithRetries(const std::string& what,
+                                             const std::function<absl::StatusOr<bool>()>& write) {
+  absl::StatusOr<bool> result = write();
+  absl::Duration delay = options_.store_retry_delay;
+  for (int i = 0; i < options_.store_retries && !result.ok(); ++i) {
+    Log("%s: %s; trying again in %s", what, result.status().message(),
+        absl::FormatDuration(delay));
+    absl::SleepFor(delay);
+    delay *= 2;
+    result = write();
+  }
+  return result;
+}
+
+void Dispatcher::EndFailed(const std::string& id, const std::string& error) {
+  absl::StatusOr<bool> changed = store_->FinishFailed(id, error, NowMs());
+  if (!changed.ok() && absl::IsResourceExhausted(changed.status()) && store_->ReleaseReserve()) {
+    Log("the disk is full: gave up the store's reserve to record that %s failed", id);
+    changed = store_->FinishFailed(id, error, NowMs());
+  }
+  v1::EvaluationEvent e;
+  e.set_evaluation_id(id);
+  if (changed.ok()) {
+    if (!*changed) return;  // it had ended already, and that was published
+    e.mutable_failed()->set_error(error);
+  } else {
+    Log("evaluation %s failed (%s), and that could not be stored either (%s): the store keeps "
+        "it pending and the next start runs it again",
+        id, error, changed.status().message());
+    e.mutable_failed()->set_error(absl::StrCat(
+        error, "; not recorded either (", changed.status().message(),
+        "), so the coordinator runs it again after its next restart"));
+  }
+  hub_->Publish(e);
+}
+
 int Dispatcher::MatchingWorkersLocked(const std::string& target) const {
   int n = 0;
   for (const auto& [id, w] : workers_) {
@@ -226,6 +297,8 @@ void Dispatcher::PublishPositionsLocked(const std::string& target) {
 }
 
 absl::Status Dispatcher::Submit(const EvaluationRecord& eval) {
+  absl::Status room = store_->CheckRoomForNewWork();
+  if (!room.ok()) return room;
   // The channel opens first so that a watcher who learns the id from the
   // store always finds it; a failed insert closes it again.
   hub_->Open(eval.id);
@@ -246,7 +319,32 @@ absl::Status Dispatcher::Submit(const EvaluationRecord& eval) {
 
 // ---- workers ----
 
-absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::WorkerInfo& info) {
+namespace {
+
+constexpr size_t kMaxWorkerIdBytes = 64;
+constexpr size_t kMaxDescriptionBytes = 256;  // device_name, compiler_version
+
+// HOST:PORT with a host name, an IPv4 address or a bracketed IPv6 address,
+// and a port from 1 to 65535.
+bool ParsableAddress(const std::string& address) {
+  size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == address.size()) return false;
+  std::string host = address.substr(0, colon), port = address.substr(colon + 1);
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit)) return false;
+  int number = std::stoi(port);
+  if (number < 1 || number > 65535) return false;
+  if (host.front() == '[') {
+    return host.size() > 2 && host.back() == ']' &&
+           std::all_of(host.begin() + 1, host.end() - 1,
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
+  }
+  if (host.size() > 253) return false;
+  return std::all_of(host.begin(), host.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_';
+  });
+}
+
+absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
   absl::StatusOr<Target> target = ParseTarget(info.target());
   if (!target.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("target: ", target.status().message()));
@@ -254,6 +352,37 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
   if (info.address().empty()) {
     return absl::InvalidArgumentError("address: empty (where the worker's service listens)");
   }
+  if (!ParsableAddress(info.address())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "address: \"", info.address().substr(0, 80), info.address().size() > 80 ? "..." : "",
+        "\" is not HOST:PORT (a host name, IPv4 address or [IPv6] address, and a port 1-65535)"));
+  }
+  const std::string& id = info.worker_id();
+  if (id.size() > kMaxWorkerIdBytes ||
+      !std::all_of(id.begin(), id.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat("worker_id: at most ", kMaxWorkerIdBytes,
+                                                   " letters, digits, '.', '_' or '-'"));
+  }
+  for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"device_name", info.device_name()},
+                                     {"compiler_version", info.compiler_version()}}) {
+    if (value.size() > kMaxDescriptionBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.size(),
+                                                     " bytes, more than the limit of ", kMaxDescriptionBytes));
+    }
+  }
+  if (info.gpu() < -1) return absl::InvalidArgumentError("gpu: -1 (none: a host worker) or a device ordinal");
+  if (info.sm_count() < 0) return absl::InvalidArgumentError("sm_count: must not be negative");
+  if (info.memory_bytes() < 0) return absl::InvalidArgumentError("memory_bytes: must not be negative");
+  if (info.queue_length() < 0) return absl::InvalidArgumentError("queue_length: must not be negative");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::WorkerInfo& info) {
+  if (absl::Status valid = ValidateWorkerInfo(info); !valid.ok()) return valid;
   std::string id = info.worker_id().empty() ? absl::StrCat("wk_", RandomHex(6)) : info.worker_id();
   int64_t now = NowMs();
   WorkerRecord record{id, "", true, now, now};
@@ -383,6 +512,7 @@ void Dispatcher::Loop() {
 }
 
 void Dispatcher::DispatchLocked(int64_t now_ms) {
+  if (now_ms < hold_until_ms_) return;
   for (auto& [target, q] : queues_) {
     bool moved = false;
     while (!q.retries.empty() || !q.users.empty()) {
@@ -449,10 +579,11 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
   }
   auto p = pending_.find(id);
   if (p != pending_.end()) {
-    if (end == JobEnd::kRequeue) {
+    if (end == JobEnd::kRequeue || end == JobEnd::kRetryLater) {
       p->second.running = false;
       EnqueueLocked(id, true);
       PublishPositionsLocked(p->second.target);
+      if (end == JobEnd::kRetryLater) hold_until_ms_ = NowMs() + 1000;
     } else if (end == JobEnd::kFinished) {
       pending_.erase(p);
     }
@@ -468,27 +599,20 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
                                        bool* worker_refused) {
   absl::StatusOr<EvaluationRecord> eval = store_->GetEvaluation(id);
   if (!eval.ok()) {
-    Log("%s", eval.status().message());
-    return JobEnd::kStopped;
+    Log("evaluation %s cannot start: %s", id, eval.status().message());
+    return JobEnd::kRetryLater;
   }
   if (eval->state == kStateDone || eval->state == kStateFailed) return JobEnd::kFinished;
   if (eval->attempts >= options_.max_attempts) {
-    std::string error = absl::StrCat("gave up after ", eval->attempts,
-                                     " attempts: every worker it ran on was lost");
-    absl::StatusOr<bool> changed = store_->FinishFailed(id, error, NowMs());
-    if (changed.ok() && *changed) {
-      v1::EvaluationEvent e;
-      e.set_evaluation_id(id);
-      e.mutable_failed()->set_error(error);
-      hub_->Publish(e);
-    }
+    EndFailed(id, absl::StrCat("gave up after ", eval->attempts,
+                               " attempts: every worker it ran on was lost"));
     return JobEnd::kFinished;
   }
   int attempt = 0;
   absl::StatusOr<bool> started = store_->MarkRunning(id, worker_id, NowMs(), &attempt);
   if (!started.ok()) {
-    Log("%s", started.status().message());
-    return JobEnd::kStopped;
+    Log("evaluation %s cannot start: %s", id, started.status().message());
+    return JobEnd::kRetryLater;
   }
   if (!*started) return JobEnd::kFinished;
 
@@ -496,13 +620,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   job.set_evaluation_id(id);
   job.set_attempt(attempt);
   if (!job.mutable_request()->ParseFromString(eval->request)) {
-    std::string error = "the stored request does not parse";
-    if (store_->FinishFailed(id, error, NowMs()).value_or(false)) {
-      v1::EvaluationEvent e;
-      e.set_evaluation_id(id);
-      e.mutable_failed()->set_error(error);
-      hub_->Publish(e);
-    }
+    EndFailed(id, "the stored request does not parse");
     return JobEnd::kFinished;
   }
   Log("evaluation %s attempt %d on worker %s", id, attempt, worker_id);
@@ -539,18 +657,23 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
         if (event.has_verdict()) {
           std::string bytes;
           event.verdict().SerializeToString(&bytes);
-          changed = store_->FinishDone(id, bytes, NowMs());
+          changed = WithRetries(absl::StrCat("storing the verdict of ", id),
+                                [&] { return store_->FinishDone(id, bytes, NowMs()); });
         } else {
-          changed = store_->FinishFailed(id, event.failed().error(), NowMs());
+          changed = WithRetries(absl::StrCat("storing the failure of ", id), [&] {
+            return store_->FinishFailed(id, event.failed().error(), NowMs());
+          });
         }
+        finished = true;
         if (!changed.ok()) {
-          Log("%s", changed.status().message());
-          call->TryCancel();
-          reader->Finish();
-          return JobEnd::kStopped;
+          // What the worker found is lost to the store; the evaluation
+          // still ends, and says why.
+          EndFailed(id, absl::StrCat(event.has_verdict() ? "the verdict" : "the worker's failure (" +
+                                                                 event.failed().error() + ")",
+                                     " could not be stored: ", changed.status().message()));
+          break;
         }
         if (*changed) hub_->Publish(event);
-        finished = true;
         break;
       }
       default:
@@ -572,15 +695,15 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     auto w = workers_.find(worker_id);
     if (w != workers_.end() && w->second.call.get() == call) cancel_reason = w->second.cancel_reason;
   }
+  std::string cancelled = CancelReason(id);
+  if (!cancelled.empty()) {
+    EndFailed(id, cancelled);
+    Log("evaluation %s cancelled on worker %s", id, worker_id);
+    return JobEnd::kFinished;
+  }
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
-    std::string error = absl::StrCat("worker ", worker_id, " rejected the request: ",
-                                     status.error_message());
-    if (store_->FinishFailed(id, error, NowMs()).value_or(false)) {
-      v1::EvaluationEvent e;
-      e.set_evaluation_id(id);
-      e.mutable_failed()->set_error(error);
-      hub_->Publish(e);
-    }
+    EndFailed(id, absl::StrCat("worker ", worker_id, " rejected the request: ",
+                               status.error_message()));
     return JobEnd::kFinished;
   }
   *worker_busy = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
@@ -596,11 +719,13 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     *lost_reason = absl::StrCat("stream broke: ", status.error_message());
   }
   // A worker that refused the job never ran it: that attempt does not count.
-  absl::StatusOr<bool> requeued =
-      store_->Requeue(id, /*refund_attempt=*/*worker_busy || *worker_refused);
+  absl::StatusOr<bool> requeued = WithRetries(absl::StrCat("re-queueing ", id), [&] {
+    return store_->Requeue(id, /*refund_attempt=*/*worker_busy || *worker_refused);
+  });
   if (!requeued.ok()) {
-    Log("%s", requeued.status().message());
-    return JobEnd::kStopped;
+    EndFailed(id, absl::StrCat("its worker was lost (", *lost_reason,
+                               ") and it could not be re-queued: ", requeued.status().message()));
+    return JobEnd::kFinished;
   }
   if (!*requeued) return JobEnd::kFinished;
   std::string text = *worker_busy

@@ -20,7 +20,16 @@
 // queue, to be run again (the next attempt), up to a limit.
 //
 // WithdrawSession ends a finished session's queued evaluations as failed
-// (they never run); its running one, if any, is left to finish.
+// (they never run); its running one, if any, is left to finish. Cancel ends
+// one evaluation as failed, stopping its job if it runs.
+//
+// Nothing accepted is dropped on a store error: Submit first asks the store
+// for room (RESOURCE_EXHAUSTED on a nearly full disk); an outcome the store
+// cannot take is retried, and then the evaluation ends failed with the
+// reason, stored (the store's reserve is given up for it if need be) and
+// published. Only when even that cannot be written is the failure published
+// without being stored: the store still holds the evaluation as pending, and
+// the next start runs it again.
 //
 // Start() rebuilds the queues from the store: evaluations that were running
 // when the previous process died are queued again. Thread-safe.
@@ -29,6 +38,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -54,6 +64,10 @@ struct DispatcherOptions {
   int max_attempts = 5;  // then the evaluation fails
   // For dialling workers; insecure when null.
   std::shared_ptr<grpc::ChannelCredentials> worker_credentials;
+  // A store write of an outcome that fails is tried this many more times,
+  // waiting `store_retry_delay`, doubled each time, in between.
+  int store_retries = 3;
+  absl::Duration store_retry_delay = absl::Milliseconds(250);
 };
 
 class Dispatcher {
@@ -80,6 +94,11 @@ class Dispatcher {
   // those of no session, are untouched.
   std::vector<std::string> WithdrawSession(const std::string& session_id,
                                            const std::string& reason);
+  // Ends evaluation `id` as failed with `reason`: a queued one leaves its
+  // queue at once; a running one has its job's stream cancelled, and ends
+  // when that stream does (a verdict that arrives first is kept).
+  // FAILED_PRECONDITION when it is not pending here (it has finished).
+  absl::Status Cancel(const std::string& id, const std::string& reason);
   // 1-based position of a queued evaluation in its target's queue; 0 when
   // it is not queued.
   int QueuePosition(const std::string& id);
@@ -113,14 +132,17 @@ class Dispatcher {
     bool running = false;
     int published_position = -1;  // of the last Queued event published
     int published_matching = -1;
+    std::string cancel_reason = {};  // set by Cancel while it runs
   };
   struct TargetQueue {
     std::deque<std::string> retries;  // re-queued: served first
     std::map<std::string, std::deque<std::string>> by_user;
     std::deque<std::string> users;    // with queued work, in serving order
   };
-  // How a job ended, for the bookkeeping after it.
-  enum class JobEnd { kFinished, kRequeue, kStopped };
+  // How a job ended, for the bookkeeping after it. kRetryLater: the store
+  // could not be read or written to start it; it is queued again in memory
+  // (the store still has it queued) and dispatching pauses a moment.
+  enum class JobEnd { kFinished, kRequeue, kRetryLater, kStopped };
 
   void Loop();
   void CheckHeartbeatsLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -148,6 +170,14 @@ class Dispatcher {
   // Whether `w` can take a job of `target` now.
   static bool IdleFor(const Worker& w, const std::string& target);
   void Notice(const std::string& id, const std::string& text);
+  // `write` again after store errors, per store_retries; the last result.
+  absl::StatusOr<bool> WithRetries(const std::string& what,
+                                   const std::function<absl::StatusOr<bool>()>& write);
+  // Ends `id` as failed with `error`: stored (giving up the store's reserve
+  // on a full disk) and published; published even when it cannot be stored.
+  void EndFailed(const std::string& id, const std::string& error);
+  // The reason Cancel gave for running evaluation `id`, or "".
+  std::string CancelReason(const std::string& id);
 
   Store* const store_;
   EventHub* const hub_;
@@ -157,6 +187,8 @@ class Dispatcher {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;  // something changed: dispatch again
   int running_jobs_ ABSL_GUARDED_BY(mu_) = 0;
+  // No dispatch before this (after a store error on starting a job).
+  int64_t hold_until_ms_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, TargetQueue> queues_ ABSL_GUARDED_BY(mu_);

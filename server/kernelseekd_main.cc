@@ -27,6 +27,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -43,7 +44,10 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "malformed_request.h"
+#include "reflection_v1.h"
 #include "store.h"
+#include "task_catalog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450", "address to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, state_dir, ".kernelseek",
@@ -52,11 +56,15 @@ ABSL_FLAG(int, heartbeat_interval_ms, 1000, "how often workers are told to heart
 ABSL_FLAG(int, heartbeat_timeout_ms, 5000,
           "a worker silent for longer is unhealthy and its job is re-queued");
 ABSL_FLAG(int, max_attempts, 5, "attempts before an evaluation whose workers keep being lost fails");
+ABSL_FLAG(int, min_free_mb, 64,
+          "new work is refused (RESOURCE_EXHAUSTED) while the state folder's disk has less free");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain for serving TLS (with --tls-key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for serving TLS (with --tls-cert)");
 ABSL_FLAG(std::string, tls_ca, "", "PEM root certificates for dialling workers over TLS");
 ABSL_FLAG(std::string, bank, "",
           "the question bank file (default: the source tree's question_bank/bank.json)");
+ABSL_FLAG(std::string, tasks, "",
+          "folder of task folders served by name (default: the source tree's kernels/, if present)");
 ABSL_FLAG(std::string, workspaces, "",
           "folder of the sessions' workspaces (default: STATE_DIR/workspaces)");
 ABSL_FLAG(std::string, agents, "",
@@ -92,6 +100,35 @@ std::string KseekDir() {
   if (ec) return "";
   std::filesystem::path beside = self.parent_path() / "kseek";
   return std::filesystem::exists(beside, ec) ? self.parent_path().string() : "";
+}
+
+// Refuses a state folder that was in use (its token files exist) but whose
+// store is missing or empty: starting afresh there would silently drop
+// every user, evaluation and session.
+absl::Status CheckStoreNotLost(const std::string& state_dir, const std::string& db) {
+  std::error_code ec;
+  bool in_use = false;
+  std::string witness;
+  for (const char* file : {kAdminTokenFile, kWorkerTokenFile}) {
+    std::string path = absl::StrCat(state_dir, "/", file);
+    if (std::filesystem::exists(path, ec)) {
+      in_use = true;
+      witness = path;
+      break;
+    }
+  }
+  if (!in_use) return absl::OkStatus();
+  if (!std::filesystem::exists(db, ec)) {
+    return absl::DataLossError(absl::StrCat(db, " is missing, but ", witness,
+                                            " shows that this state folder was in use; ",
+                                            RestoreAdvice(db)));
+  }
+  if (std::filesystem::file_size(db, ec) == 0 && !ec) {
+    return absl::DataLossError(absl::StrCat(db, " is empty (0 bytes), but ", witness,
+                                            " shows that this state folder was in use; ",
+                                            RestoreAdvice(db)));
+  }
+  return absl::OkStatus();
 }
 
 int Fail(const absl::Status& status) {
@@ -138,8 +175,18 @@ int Run() {
 
   absl::Status st = PrepareStateDir(state_dir);
   if (!st.ok()) return Fail(st);
-  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(state_dir + "/kernelseek.db");
+  if (absl::GetFlag(FLAGS_min_free_mb) < 0) {
+    return Fail(absl::InvalidArgumentError("--min-free-mb must not be negative"));
+  }
+  const std::string db = state_dir + "/kernelseek.db";
+  st = CheckStoreNotLost(state_dir, db);
+  if (!st.ok()) return Fail(st);
+  StoreOptions store_options;
+  store_options.min_free_bytes = int64_t{absl::GetFlag(FLAGS_min_free_mb)} << 20;
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, store_options);
   if (!store.ok()) return Fail(store.status());
+  st = (*store)->CheckIntegrity();
+  if (!st.ok()) return Fail(st);
   st = Bootstrap(store->get(), state_dir);
   if (!st.ok()) return Fail(st);
 
@@ -237,10 +284,26 @@ int Run() {
   Authenticator auth(store->get());
   const std::string session_options_socket = session_options.agent_socket;
   SessionManager sessions(store->get(), &dispatcher, std::move(session_options));
-  ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions};
+  // Only a folder named by the flag must load; without the default one
+  // the catalog is empty.
+  TaskCatalog tasks;
+  {
+    std::string tasks_dir = absl::GetFlag(FLAGS_tasks);
+    absl::StatusOr<TaskCatalog> loaded = TaskCatalog::Load(tasks_dir.empty() ? KSEEK_DEFAULT_TASKS : tasks_dir);
+    if (loaded.ok()) {
+      tasks = *std::move(loaded);
+    } else if (!tasks_dir.empty()) {
+      dispatcher.Stop();
+      return Fail(absl::Status(loaded.status().code(), absl::StrCat("--tasks: ", loaded.status().message())));
+    } else {
+      absl::FPrintF(stderr, "kernelseekd: no task catalog (%s)\n", loaded.status().message());
+    }
+  }
+  ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions, &tasks};
   CoordinatorService coordinator(services);
   AdminService admin(services);
 
+  CaptureProtobufErrors();
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -253,6 +316,14 @@ int Run() {
     builder.AddListeningPort(agent_socket, grpc::InsecureServerCredentials());
   }
   builder.SetMaxReceiveMessageSize(64 << 20);
+  // Reflection v1 beside gRPC's v1alpha plugin.
+  ReflectionV1 reflection_v1({kernelseek::v1::Coordinator::service_full_name(),
+                              kernelseek::v1::Admin::service_full_name(), "grpc.health.v1.Health",
+                              "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"});
+  builder.RegisterService(&reflection_v1);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MalformedRequestInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(&coordinator);
   builder.RegisterService(&admin);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -307,6 +378,9 @@ int Run() {
 }  // namespace kseek::server
 
 int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("kernelseekd " KSEEK_VERSION " (protocol kernelseek.v1)\n"); };
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "the KernelSeek coordinator\n"
       "usage: kernelseekd [--listen HOST:PORT] [--state-dir DIR] [--tls-cert F --tls-key F]\n"

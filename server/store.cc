@@ -1,18 +1,47 @@
 // The SQLite store of kernelseekd (see store.h).
 #include "store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
 namespace kseek::server {
 
 namespace {
+
+// The status for SQLite result code `rc` with `message`: the disk being
+// full and a damaged file get codes of their own.
+absl::Status SqliteStatus(int rc, const std::string& message) {
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(message);
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+std::string Folder(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
+}
+
+std::string Mib(int64_t bytes) { return absl::StrFormat("%.1f MiB", bytes / 1048576.0); }
 
 // The columns every read of the evaluations table starts with, in the order
 // ReadEvaluationRow expects.
@@ -173,7 +202,14 @@ class Store::Statement {
   int bound_ = 0;
 };
 
-absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
+std::string RestoreAdvice(const std::string& path) {
+  return absl::StrCat("stop kernelseekd and restore the store: copy a backup made by `kseek admin "
+                      "backup FILE` to ", path, " (and delete ", path, "-wal and ", path,
+                      "-shm), or move the state folder aside to start afresh");
+}
+
+absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path,
+                                                   StoreOptions options) {
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -183,32 +219,187 @@ absl::StatusOr<std::unique_ptr<Store>> Store::Open(const std::string& path) {
     sqlite3_close(db);
     return absl::UnavailableError(absl::StrCat(path, ": cannot open database: ", msg));
   }
-  std::unique_ptr<Store> store(new Store(path, db));
-  absl::MutexLock lock(&store->mu_);
-  sqlite3_busy_timeout(db, 5000);
-  absl::Status st = store->Exec("PRAGMA journal_mode=WAL");
-  if (st.ok()) st = store->Exec("PRAGMA synchronous=FULL");
-  if (st.ok()) st = store->Exec("PRAGMA foreign_keys=ON");
-  if (st.ok()) st = store->Migrate();
-  if (!st.ok()) return st;
+  std::unique_ptr<Store> store(new Store(path, db, options));
+  {
+    absl::MutexLock lock(&store->mu_);
+    sqlite3_busy_timeout(db, 5000);
+    absl::Status st = store->Exec("PRAGMA journal_mode=WAL");
+    if (st.ok()) st = store->Exec("PRAGMA synchronous=FULL");
+    if (st.ok()) st = store->Exec("PRAGMA foreign_keys=ON");
+    if (st.ok()) st = store->Migrate();
+    if (absl::IsDataLoss(st)) {
+      return absl::DataLossError(absl::StrCat(path, " is damaged (", st.message(), "); ",
+                                              RestoreAdvice(path)));
+    }
+    if (!st.ok()) return st;
+  }
+  {
+    // Reads go through a connection of their own: in WAL mode they see
+    // every committed write and never wait for one being synced.
+    absl::MutexLock lock(&store->reader_mu_);
+    int rc = sqlite3_open_v2(path.c_str(), &store->reader_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc != SQLITE_OK) {
+      return absl::UnavailableError(absl::StrCat(path, ": cannot open a reading connection: ",
+                                                 store->reader_ != nullptr ? sqlite3_errmsg(store->reader_)
+                                                                           : sqlite3_errstr(rc)));
+    }
+    sqlite3_busy_timeout(store->reader_, 5000);
+  }
+  absl::MutexLock lock(&store->reserve_mu_);
+  store->EnsureReserveLocked();
   return store;
 }
 
+absl::Status Store::CheckIntegrity() {
+  absl::MutexLock lock(&mu_);
+  Statement q(db_, "PRAGMA quick_check");
+  std::vector<std::string> problems;
+  while (q.Step() == SQLITE_ROW) {
+    std::string line = q.Text(0);
+    if (line != "ok" && problems.size() < 3) problems.push_back(line);
+  }
+  if (q.Failed()) {
+    absl::Status st = Error("quick_check");
+    return absl::DataLossError(
+        absl::StrCat(path_, " is damaged (", st.message(), "); ", RestoreAdvice(path_)));
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(path_, " is damaged (quick_check: ",
+                                          absl::StrJoin(problems, "; "), "); ",
+                                          RestoreAdvice(path_)));
+}
+
+absl::Status Store::Backup(const std::string& dest) {
+  std::remove(dest.c_str());
+  sqlite3* out = nullptr;
+  int rc = sqlite3_open_v2(dest.c_str(), &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                           nullptr);
+  auto fail = [&](const std::string& what) {
+    std::string msg = out != nullptr ? sqlite3_errmsg(out) : sqlite3_errstr(rc);
+    int code = out != nullptr ? sqlite3_errcode(out) : rc;
+    sqlite3_close(out);
+    std::remove(dest.c_str());
+    return SqliteStatus(code, absl::StrCat("backup to ", dest, ": ", what, ": ", msg));
+  };
+  if (rc != SQLITE_OK) return fail("cannot open");
+  sqlite3_backup* backup = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    backup = sqlite3_backup_init(out, "main", db_, "main");
+  }
+  if (backup == nullptr) return fail("cannot start");
+  // A few hundred pages at a time, letting other calls in between; writes
+  // made through this connection meanwhile reach the copy too.
+  do {
+    absl::MutexLock lock(&mu_);
+    rc = sqlite3_backup_step(backup, 256);
+  } while (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED);
+  {
+    absl::MutexLock lock(&mu_);
+    sqlite3_backup_finish(backup);
+  }
+  if (rc != SQLITE_DONE) return fail("copying");
+  std::string check;
+  rc = sqlite3_exec(
+      out, "PRAGMA quick_check",
+      +[](void* result, int, char** values, char**) {
+        *static_cast<std::string*>(result) += values[0] != nullptr ? values[0] : "";
+        return 0;
+      },
+      &check, nullptr);
+  if (rc != SQLITE_OK) return fail("checking the copy");
+  if (check != "ok") {
+    sqlite3_close(out);
+    std::remove(dest.c_str());
+    return absl::DataLossError(absl::StrCat("backup to ", dest, ": the copy fails quick_check: ",
+                                            check));
+  }
+  if (sqlite3_close(out) != SQLITE_OK) {
+    std::remove(dest.c_str());
+    return absl::InternalError(absl::StrCat("backup to ", dest, ": closing failed"));
+  }
+  return absl::OkStatus();
+}
+
+void Store::EnsureReserveLocked() {
+  if (reserve_present_ || options_.reserve_bytes <= 0) return;
+  const std::string reserve = path_ + ".reserve";
+  int fd = ::open(reserve.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  int err = ::posix_fallocate(fd, 0, options_.reserve_bytes);
+  if (err == 0) err = ::fsync(fd) == 0 ? 0 : errno;
+  ::close(fd);
+  if (err != 0) {
+    ::unlink(reserve.c_str());
+    return;
+  }
+  reserve_present_ = true;
+}
+
+bool Store::ReleaseReserve() {
+  absl::MutexLock lock(&reserve_mu_);
+  if (!reserve_present_) return false;
+  ::unlink((path_ + ".reserve").c_str());
+  reserve_present_ = false;
+  return true;
+}
+
+absl::Status Store::CheckRoomForNewWork() {
+  const std::string folder = Folder(path_);
+  struct statvfs fs;
+  if (::statvfs(folder.c_str(), &fs) != 0) {
+    return absl::InternalError(
+        absl::StrCat(folder, ": cannot read the free space: ", std::strerror(errno)));
+  }
+  int64_t free_bytes = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+  absl::MutexLock lock(&reserve_mu_);
+  if (!reserve_present_ && free_bytes >= options_.min_free_bytes + options_.reserve_bytes) {
+    EnsureReserveLocked();
+    if (reserve_present_) free_bytes -= options_.reserve_bytes;
+  }
+  if (free_bytes < options_.min_free_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator's disk is nearly full: ", Mib(free_bytes), " free in ", folder,
+        ", below the ", Mib(options_.min_free_bytes),
+        " (--min-free-mb) kept for work already accepted; new work is refused until space is "
+        "freed"));
+  }
+  if (!reserve_present_ && options_.reserve_bytes > 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the coordinator's disk filled up (", Mib(free_bytes), " free in ", folder,
+        "); new work is refused until there is room for its ", Mib(options_.reserve_bytes),
+        " reserve again"));
+  }
+  return absl::OkStatus();
+}
+
 Store::~Store() {
+  {
+    absl::MutexLock lock(&reader_mu_);
+    sqlite3_close(reader_);
+  }
   absl::MutexLock lock(&mu_);
   sqlite3_close(db_);
 }
 
+absl::Status Store::ReadError(const std::string& what) {
+  return SqliteStatus(sqlite3_extended_errcode(reader_),
+                      absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(reader_)));
+}
+
 absl::Status Store::Error(const std::string& what) {
-  return absl::InternalError(absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(db_)));
+  return SqliteStatus(sqlite3_extended_errcode(db_),
+                      absl::StrCat(path_, ": ", what, ": ", sqlite3_errmsg(db_)));
 }
 
 absl::Status Store::Exec(const char* sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
     std::string msg = err != nullptr ? err : "unknown error";
     sqlite3_free(err);
-    return absl::InternalError(absl::StrCat(path_, ": ", sql, ": ", msg));
+    return SqliteStatus(rc, absl::StrCat(path_, ": ", sql, ": ", msg));
   }
   return absl::OkStatus();
 }
@@ -267,12 +458,12 @@ constexpr char kUserSelect[] =
 }  // namespace
 
 absl::StatusOr<UserRecord> Store::GetUser(const std::string& name) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat(kUserSelect, " WHERE u.name = ?").c_str());
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat(kUserSelect, " WHERE u.name = ?").c_str());
   q.Bind(name);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no user named ", name));
-  if (rc != SQLITE_ROW) return Error("reading user " + name);
+  if (rc != SQLITE_ROW) return ReadError("reading user " + name);
   return UserRecord{q.Text(0), q.Text(1), q.Int(2) != 0, q.Int(3), static_cast<int>(q.Int(4))};
 }
 
@@ -334,14 +525,14 @@ absl::Status Store::AddToken(const std::string& user, const std::string& token_h
 }
 
 absl::StatusOr<UserRecord> Store::LookupToken(const std::string& token_hash) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_,
               "SELECT u.name, u.role, u.created_ms FROM tokens t JOIN users u ON t.user = u.name "
               "WHERE t.hash = ? AND t.revoked = 0 AND u.revoked = 0");
   q.Bind(token_hash);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError("unknown or revoked token");
-  if (rc != SQLITE_ROW) return Error("looking up a token");
+  if (rc != SQLITE_ROW) return ReadError("looking up a token");
   UserRecord user;
   user.name = q.Text(0);
   user.role = q.Text(1);
@@ -437,14 +628,14 @@ EvaluationRecord ReadEvaluationRow(const Stmt& q) {
 }  // namespace
 
 absl::StatusOr<EvaluationRecord> Store::GetEvaluation(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kEvaluationColumns,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kEvaluationColumns,
                                 ", request, verdict FROM evaluations WHERE id = ?")
                        .c_str());
   q.Bind(id);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no evaluation ", id));
-  if (rc != SQLITE_ROW) return Error("reading evaluation " + id);
+  if (rc != SQLITE_ROW) return ReadError("reading evaluation " + id);
   EvaluationRecord e = ReadEvaluationRow(q);
   e.request = q.Text(kEvaluationExtra);
   e.verdict = q.Text(kEvaluationExtra + 1);
@@ -455,18 +646,18 @@ absl::StatusOr<std::vector<EvaluationRecord>> Store::ListEvaluations(const std::
                                                                      const std::string& state,
                                                                      int limit,
                                                                      bool with_verdict) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
   std::string sql = absl::StrCat("SELECT ", kEvaluationColumns, ", verdict FROM evaluations ",
                                  "WHERE (? = '' OR user = ?) AND (? = '' OR state = ?) ",
                                  "ORDER BY created_ms DESC, id DESC LIMIT ?");
-  Statement q(db_, sql.c_str());
+  Statement q(reader_, sql.c_str());
   q.Bind(user).Bind(user).Bind(state).Bind(state).Bind(int64_t{limit});
   std::vector<EvaluationRecord> out;
   while (q.Step() == SQLITE_ROW) {
     out.push_back(ReadEvaluationRow(q));
     if (with_verdict) out.back().verdict = q.Text(kEvaluationExtra);
   }
-  if (q.Failed()) return Error("listing evaluations");
+  if (q.Failed()) return ReadError("listing evaluations");
   return out;
 }
 
@@ -618,27 +809,27 @@ absl::Status Store::InsertSession(const SessionRecord& r, std::vector<nlohmann::
 }
 
 absl::StatusOr<SessionRecord> Store::GetSession(const std::string& id) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns, " FROM sessions WHERE id = ?").c_str());
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kSessionColumns, " FROM sessions WHERE id = ?").c_str());
   q.Bind(id);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no session ", id));
-  if (rc != SQLITE_ROW) return Error("reading session " + id);
+  if (rc != SQLITE_ROW) return ReadError("reading session " + id);
   return ReadSessionRow(q);
 }
 
 absl::StatusOr<std::vector<SessionRecord>> Store::ListSessions(const std::string& user,
                                                                const std::string& state,
                                                                int limit) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_, absl::StrCat("SELECT ", kSessionColumns,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_, absl::StrCat("SELECT ", kSessionColumns,
                                 " FROM sessions WHERE (? = '' OR user = ?) AND (? = '' OR state = ?) "
                                 "ORDER BY created_ms DESC, id DESC LIMIT ?")
                        .c_str());
   q.Bind(user).Bind(user).Bind(state).Bind(state).Bind(int64_t{limit});
   std::vector<SessionRecord> out;
   while (q.Step() == SQLITE_ROW) out.push_back(ReadSessionRow(q));
-  if (q.Failed()) return Error("listing sessions");
+  if (q.Failed()) return ReadError("listing sessions");
   return out;
 }
 
@@ -760,8 +951,8 @@ absl::StatusOr<std::vector<StoredEvent>> Store::AppendSessionEvents(
 
 absl::StatusOr<std::vector<StoredEvent>> Store::ReadSessionEvents(const std::string& session_id,
                                                                   int64_t from, int limit) {
-  absl::MutexLock lock(&mu_);
-  Statement q(db_,
+  absl::MutexLock lock(&reader_mu_);
+  Statement q(reader_,
               "SELECT idx, time_ms, kind, body FROM session_events WHERE session_id = ? AND "
               "idx >= ? ORDER BY idx LIMIT ?");
   q.Bind(session_id).Bind(from).Bind(int64_t{limit});
@@ -769,7 +960,7 @@ absl::StatusOr<std::vector<StoredEvent>> Store::ReadSessionEvents(const std::str
   while (q.Step() == SQLITE_ROW) {
     out.push_back({session_id, q.Int(0), q.Int(1), q.Text(2), q.Text(3)});
   }
-  if (q.Failed()) return Error("reading the events of " + session_id);
+  if (q.Failed()) return ReadError("reading the events of " + session_id);
   return out;
 }
 
@@ -817,12 +1008,12 @@ absl::Status Store::AddSessionToken(const std::string& token_hash, const std::st
 }
 
 absl::StatusOr<SessionRecord> Store::LookupSessionToken(const std::string& token_hash) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&reader_mu_);
   std::string columns;
   for (absl::string_view c : absl::StrSplit(kSessionColumns, ", ")) {
     absl::StrAppend(&columns, columns.empty() ? "" : ", ", "s.", c);
   }
-  Statement q(db_, absl::StrCat("SELECT ", columns,
+  Statement q(reader_, absl::StrCat("SELECT ", columns,
                                 " FROM session_tokens t JOIN sessions s ON t.session_id = s.id "
                                 "JOIN users u ON s.user = u.name WHERE t.hash = ? AND u.revoked = 0 "
                                 "AND s.state IN ('created', 'running', 'verifying')")
@@ -830,7 +1021,7 @@ absl::StatusOr<SessionRecord> Store::LookupSessionToken(const std::string& token
   q.Bind(token_hash);
   int rc = q.Step();
   if (rc == SQLITE_DONE) return absl::NotFoundError("unknown token, or its session has ended");
-  if (rc != SQLITE_ROW) return Error("looking up a session token");
+  if (rc != SQLITE_ROW) return ReadError("looking up a session token");
   return ReadSessionRow(q);
 }
 

@@ -5,8 +5,18 @@
 //
 // The schema is versioned with `PRAGMA user_version`; Open creates it in an
 // empty file and refuses a file written by a newer schema. Every method is
-// thread-safe (one connection, serialised by a mutex) and reports failures
-// as absl::Status whose message names the database file.
+// thread-safe (a writing connection and a reading one, each serialised by a
+// mutex of its own, so that lookups never wait behind a commit's fsync) and
+// reports failures
+// as absl::Status whose message names the database file: RESOURCE_EXHAUSTED
+// when the disk is full, DATA_LOSS when the file is damaged, INTERNAL
+// otherwise.
+//
+// Room on disk: new work is admitted only while the file system holding the
+// database has `min_free_bytes` free (CheckRoomForNewWork), and a reserve
+// file (PATH.reserve) holds `reserve_bytes` that ReleaseReserve gives back
+// when the disk has filled anyway, so that work already accepted can still
+// be ended as failed with its reason.
 #ifndef KERNELSEEK_SERVER_STORE_H_
 #define KERNELSEEK_SERVER_STORE_H_
 
@@ -31,6 +41,16 @@ inline constexpr char kStateQueued[] = "queued";
 inline constexpr char kStateRunning[] = "running";
 inline constexpr char kStateDone[] = "done";
 inline constexpr char kStateFailed[] = "failed";
+
+struct StoreOptions {
+  // CheckRoomForNewWork refuses below this much free space.
+  int64_t min_free_bytes = int64_t{64} << 20;
+  // The size of PATH.reserve (0: no reserve).
+  int64_t reserve_bytes = int64_t{1} << 20;
+};
+
+// What to tell an operator whose store at `path` is lost or damaged.
+std::string RestoreAdvice(const std::string& path);
 
 struct UserRecord {
   std::string name;
@@ -132,13 +152,31 @@ class Store {
   // session columns of evaluations; a version 1 file is upgraded in place.
   static constexpr int kSchemaVersion = 2;
 
-  // Opens (creating when absent) the database at `path`.
-  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path);
+  // Opens (creating when absent) the database at `path`. DATA_LOSS, with
+  // RestoreAdvice, for a file that is not a database.
+  static absl::StatusOr<std::unique_ptr<Store>> Open(const std::string& path,
+                                                     StoreOptions options = {});
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
   const std::string& path() const { return path_; }
+
+  // SQLite's `PRAGMA quick_check`: DATA_LOSS naming the file, with what the
+  // check found and RestoreAdvice, unless the file is sound.
+  absl::Status CheckIntegrity();
+  // A consistent copy of the database at `dest` (replaced if present), made
+  // with SQLite's online backup while the store stays in use, and checked
+  // with quick_check before this returns.
+  absl::Status Backup(const std::string& dest);
+
+  // OK while the database's file system has at least min_free_bytes free
+  // and the reserve is in place (re-created here once there is room again);
+  // RESOURCE_EXHAUSTED saying how much is free otherwise.
+  absl::Status CheckRoomForNewWork();
+  // Deletes the reserve file to make room on a full disk; false when it
+  // was already gone (or there is none).
+  bool ReleaseReserve();
 
   // Users and tokens. Tokens are only ever seen here as hashes.
   // Adds a user and its first token in one transaction; ALREADY_EXISTS when
@@ -234,7 +272,10 @@ class Store {
  private:
   class Statement;
 
-  Store(std::string path, sqlite3* db) : path_(std::move(path)), db_(db) {}
+  Store(std::string path, sqlite3* db, StoreOptions options)
+      : path_(std::move(path)), options_(options), db_(db) {}
+  // Writes PATH.reserve when it is absent and there is room for it.
+  void EnsureReserveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(reserve_mu_);
   absl::Status Migrate() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Inside a transaction: stores `events` after the session's last one and
   // updates its counters (and `change`).
@@ -243,10 +284,16 @@ class Store {
       const SessionChange& change) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Exec(const char* sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status Error(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReadError(const std::string& what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(reader_mu_);
 
   const std::string path_;
+  const StoreOptions options_;
+  absl::Mutex reserve_mu_;
+  bool reserve_present_ ABSL_GUARDED_BY(reserve_mu_) = false;
   absl::Mutex mu_;
   sqlite3* const db_ ABSL_GUARDED_BY(mu_);
+  absl::Mutex reader_mu_;
+  sqlite3* reader_ ABSL_GUARDED_BY(reader_mu_) = nullptr;
 };
 
 }  // namespace kseek::server

@@ -51,6 +51,14 @@ TEST(Cli, UsageErrorsExitTwo) {
 
 // In a folder holding task.json and a config naming a target (as a session
 // workspace does), plain `kseek eval KERNEL` uses both; explicit flags win.
+TEST(Cli, EveryBinaryPrintsItsVersion) {
+  for (const char* binary : {"kseek", "kernelseekd", "kseek-worker"}) {
+    auto version = RunProcess({testing::BinDir() + "/" + binary, "--version"});
+    EXPECT_EQ(version.exit_code, 0) << binary << ": " << version.err;
+    EXPECT_EQ(version.out, std::string(binary) + " " + KSEEK_VERSION + " (protocol kernelseek.v1)\n");
+  }
+}
+
 TEST(Cli, EvalDefaultsToTheFoldersTaskAndTheConfigsTarget) {
   std::string dir = testing::TempDir("cli-defaults");
   std::filesystem::copy(Softmax(), dir, std::filesystem::copy_options::recursive |

@@ -2,10 +2,13 @@
 // loopback, in this process) and a real store: fair queue order between
 // users, visible waiting when no worker matches, a lost worker's job re-run
 // on another with the verdict stored once, targets respected, a session's
-// queued evaluations withdrawn, and the queues rebuilt after a restart.
+// queued evaluations withdrawn, the queues rebuilt after a restart,
+// cancelled evaluations, and verdicts that a full disk (a small tmpfs)
+// cannot take.
 #include "dispatcher.h"
 
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,7 +30,10 @@ namespace {
 namespace v1 = ::kernelseek::v1;
 
 // A worker that streams Started, two scenarios and a verdict, or (when
-// `lose_jobs`) dies after Started as far as the coordinator can tell.
+// `lose_jobs`) dies after Started as far as the coordinator can tell. With
+// hold_verdicts(), it waits after Started until release() or until the
+// coordinator cancels the job; set_log_bytes() makes its verdicts carry a
+// compiler log that large.
 class FakeWorker final : public v1::Worker::Service {
  public:
   FakeWorker(std::string target, bool lose_jobs) : target_(std::move(target)), lose_(lose_jobs) {
@@ -54,6 +60,16 @@ class FakeWorker final : public v1::Worker::Service {
     e.mutable_started()->set_scenarios(2);
     out->Write(e);
     if (lose_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker process died");
+    {
+      absl::MutexLock lock(&mu_);
+      ++started_;
+    }
+    while (held() && !context->IsCancelled()) absl::SleepFor(absl::Milliseconds(10));
+    if (context->IsCancelled()) {
+      absl::MutexLock lock(&mu_);
+      ++cancelled_;
+      return grpc::Status(grpc::StatusCode::CANCELLED, "the coordinator cancelled the job");
+    }
     for (int i = 0; i < 2; ++i) {
       e.mutable_scenario()->set_index(i);
       e.mutable_scenario()->set_status("ok");
@@ -62,8 +78,38 @@ class FakeWorker final : public v1::Worker::Service {
     e.mutable_verdict()->set_task("fake");
     e.mutable_verdict()->set_all_correct(true);
     e.mutable_verdict()->set_seed(static_cast<uint64_t>(job->attempt()));
+    e.mutable_verdict()->mutable_compile()->set_log(std::string(log_bytes_.load(), 'l'));
     out->Write(e);
     return grpc::Status::OK;
+  }
+
+  void hold_verdicts() {
+    absl::MutexLock lock(&mu_);
+    hold_ = true;
+  }
+  void release() {
+    absl::MutexLock lock(&mu_);
+    hold_ = false;
+  }
+  void set_log_bytes(size_t n) { log_bytes_ = n; }
+  // Waits (bounded) until `n` jobs have got past Started.
+  bool AwaitStarted(int n) {
+    for (int i = 0; i < 3000; ++i) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (started_ >= n) return true;
+      }
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+    return false;
+  }
+  int cancelled() {
+    absl::MutexLock lock(&mu_);
+    return cancelled_;
+  }
+  bool held() {
+    absl::MutexLock lock(&mu_);
+    return hold_;
   }
 
   v1::WorkerInfo Info(const std::string& id) const {
@@ -94,6 +140,11 @@ class FakeWorker final : public v1::Worker::Service {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> calls_{0};
+  std::atomic<size_t> log_bytes_{0};
+  absl::Mutex mu_;
+  bool hold_ ABSL_GUARDED_BY(mu_) = false;
+  int started_ ABSL_GUARDED_BY(mu_) = 0;
+  int cancelled_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Collects the events of one evaluation.
@@ -324,6 +375,35 @@ TEST_F(DispatcherTest, RegistrationRejectsBadWorkers) {
   EXPECT_TRUE(absl::IsInvalidArgument(r.status()));
   EXPECT_EQ(r.status().message().substr(0, 8), "address:");
 
+  auto refused = [&](const v1::WorkerInfo& bad) {
+    absl::StatusOr<v1::RegisterWorkerResponse> r = dispatcher_->RegisterWorker(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(r.status())) << r.status();
+    return std::string(r.status().message());
+  };
+  v1::WorkerInfo good;
+  good.set_target("host");
+  good.set_address("127.0.0.1:7451");
+  for (const char* address : {"no-port", "host:", ":7451", "host:0", "host:65536", "host:12ab", "a b:1",
+                              "[zz]:1", "http://host:1"}) {
+    v1::WorkerInfo bad = good;
+    bad.set_address(address);
+    EXPECT_EQ(refused(bad).substr(0, 9), "address: ") << address;
+  }
+  v1::WorkerInfo bad = good;
+  bad.set_device_name(std::string(1 << 20, 'd'));
+  EXPECT_EQ(refused(bad), "device_name: 1048576 bytes, more than the limit of 256");
+  bad = good;
+  bad.set_worker_id("wk/../x");
+  EXPECT_EQ(refused(bad).substr(0, 11), "worker_id: ");
+  bad = good;
+  bad.set_gpu(-2);
+  EXPECT_EQ(refused(bad), "gpu: -1 (none: a host worker) or a device ordinal");
+  for (const char* address : {"localhost:7451", "10.0.0.2:1", "[::1]:7451", "gpu-box.lab:65535"}) {
+    v1::WorkerInfo ok = good;
+    ok.set_address(address);
+    EXPECT_TRUE(dispatcher_->RegisterWorker(ok).ok()) << address;
+  }
+
   v1::HeartbeatRequest beat;
   beat.set_worker_id("wk_unknown");
   EXPECT_FALSE(dispatcher_->Heartbeat(beat));
@@ -362,6 +442,123 @@ TEST_F(DispatcherTest, RestartQueuesRunningWorkAgain) {
   EXPECT_EQ(new_r.state, kStateDone);
   EXPECT_EQ(new_r.attempts, 1);
   EXPECT_EQ(store_->GetEvaluation("ev_done").value().verdict, "kept");
+}
+
+TEST_F(DispatcherTest, CancelledQueuedEvaluationEndsFailedAndNeverRuns) {
+  Submit("ev_1", "alice", "host");
+  Submit("ev_2", "alice", "host");
+  Recorder watch;
+  ASSERT_NE(hub_.Subscribe("ev_1", watch.Sink()), 0u);
+  ASSERT_TRUE(dispatcher_->Cancel("ev_1", "cancelled by alice").ok());
+  ASSERT_TRUE(watch.AwaitTerminal());
+  EXPECT_EQ(watch.events().back().failed().error(), "cancelled by alice");
+  absl::StatusOr<EvaluationRecord> r = store_->GetEvaluation("ev_1");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state, kStateFailed);
+  EXPECT_EQ(r->error, "cancelled by alice");
+  EXPECT_EQ(dispatcher_->QueuePosition("ev_2"), 1);
+  EXPECT_TRUE(absl::IsFailedPrecondition(dispatcher_->Cancel("ev_1", "again")));
+
+  FakeWorker host("host", false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_host")).ok());
+  EXPECT_EQ(AwaitFinished("ev_2").state, kStateDone);
+  EXPECT_EQ(host.calls(), 1);
+}
+
+TEST_F(DispatcherTest, CancelledRunningEvaluationStopsItsJobAndTheWorkerStaysHealthy) {
+  FakeWorker host("host", false);
+  host.hold_verdicts();
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_host")).ok());
+  Recorder watch;
+  hub_.Open("ev_1");
+  ASSERT_NE(hub_.Subscribe("ev_1", watch.Sink()), 0u);
+  Submit("ev_1", "alice", "host");
+  ASSERT_TRUE(host.AwaitStarted(1));
+  ASSERT_TRUE(dispatcher_->Cancel("ev_1", "cancelled by alice").ok());
+  EvaluationRecord r = AwaitFinished("ev_1");
+  EXPECT_EQ(r.state, kStateFailed);
+  EXPECT_EQ(r.error, "cancelled by alice");
+  ASSERT_TRUE(watch.AwaitTerminal());
+  EXPECT_EQ(watch.events().back().failed().error(), "cancelled by alice");
+  for (int i = 0; i < 500 && host.cancelled() == 0; ++i) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_EQ(host.cancelled(), 1);
+  for (const v1::WorkerStatus& w : dispatcher_->ListWorkers()) EXPECT_TRUE(w.healthy());
+
+  // The worker takes the next job.
+  host.release();
+  Submit("ev_2", "alice", "host");
+  EXPECT_EQ(AwaitFinished("ev_2").state, kStateDone);
+}
+
+// On a real, small tmpfs: a verdict the full disk cannot take is retried,
+// then the evaluation ends failed with the reason, stored and published;
+// new work is refused with RESOURCE_EXHAUSTED until space is freed.
+TEST(DispatcherDiskTest, VerdictTheDiskCannotTakeEndsFailedWithTheReason) {
+  kseek::testing::SmallTmpfs fs(6 << 20);
+  KSEEK_REQUIRE_TMPFS(fs);
+  StoreOptions store_options;
+  store_options.min_free_bytes = 1 << 20;
+  store_options.reserve_bytes = 512 << 10;
+  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(fs.path() + "/kernelseek.db", store_options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EventHub hub;
+  DispatcherOptions options;
+  options.heartbeat_timeout = absl::Hours(1);
+  options.store_retries = 2;
+  options.store_retry_delay = absl::Milliseconds(20);
+  Dispatcher dispatcher(store->get(), &hub, options);
+  ASSERT_TRUE(dispatcher.Start().ok());
+  FakeWorker host("host", false);
+  host.hold_verdicts();
+  host.set_log_bytes(3 << 20);
+  ASSERT_TRUE(dispatcher.RegisterWorker(host.Info("wk_host")).ok());
+
+  auto eval = [](const std::string& id) {
+    EvaluationRecord e;
+    e.id = id;
+    e.user = "alice";
+    e.target = "host";
+    e.task = "fake";
+    e.kernel_name = "kernel.cc";
+    v1::EvaluationRequest request;
+    request.set_target("host");
+    request.SerializeToString(&e.request);
+    e.created_ms = absl::ToUnixMillis(absl::Now());
+    return e;
+  };
+  Recorder watch;
+  hub.Open("ev_full");
+  ASSERT_NE(hub.Subscribe("ev_full", watch.Sink()), 0u);
+  ASSERT_TRUE(dispatcher.Submit(eval("ev_full")).ok());
+  ASSERT_TRUE(host.AwaitStarted(1));
+  EXPECT_GT(fs.Fill("filler"), 0);
+  host.release();
+
+  ASSERT_TRUE(watch.AwaitTerminal());
+  const v1::EvaluationEvent last = watch.events().back();
+  ASSERT_TRUE(last.has_failed()) << last.DebugString();
+  EXPECT_NE(last.failed().error().find("the verdict could not be stored"), std::string::npos)
+      << last.failed().error();
+  EXPECT_NE(last.failed().error().find("full"), std::string::npos) << last.failed().error();
+  absl::StatusOr<EvaluationRecord> r = (*store)->GetEvaluation("ev_full");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->state, kStateFailed);
+  EXPECT_EQ(r->error, last.failed().error());
+
+  absl::Status refused = dispatcher.Submit(eval("ev_refused"));
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  EXPECT_TRUE(absl::IsNotFound((*store)->GetEvaluation("ev_refused").status()));
+
+  std::filesystem::remove(fs.path() + "/filler");
+  host.set_log_bytes(0);
+  ASSERT_TRUE(dispatcher.Submit(eval("ev_after")).ok());
+  for (int i = 0; i < 3000; ++i) {
+    r = (*store)->GetEvaluation("ev_after");
+    if (r.ok() && r->state == kStateDone) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(r->state, kStateDone);
+  dispatcher.Stop();
 }
 
 }  // namespace

@@ -17,10 +17,16 @@ class KseekRemoteTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(TempDir("kseek_remote"));
-    ProcessResult up = Kseek(*dir_, {}, {"up", "--detach", "--gpus", "none"});
+    ProcessResult up = Kseek(*dir_, {}, {"up", "--detach", "--gpus", "none", "--json"});
     ASSERT_EQ(up.exit_code, 0) << up.out << up.err;
     nlohmann::json config = nlohmann::json::parse(ReadFile(*dir_ + "/.kernelseek/client.json"));
     coordinator_ = new std::string(config.at("coordinator").get<std::string>());
+    // --json: where everything listens, as one object.
+    nlohmann::json listed = nlohmann::json::parse(up.out);
+    EXPECT_EQ(listed.at("coordinator"), *coordinator_);
+    EXPECT_EQ(listed.at("detached"), true);
+    ASSERT_EQ(listed.at("workers").size(), 1u) << up.out;
+    EXPECT_EQ(listed["workers"][0].at("name"), "worker host");
   }
   static void TearDownTestSuite() {
     ProcessResult down = Kseek(*dir_, {}, {"down"});

@@ -2,6 +2,9 @@
 // that name the field, and the verdict's protocol round trip.
 #include "request.h"
 
+#include <cmath>
+#include <limits>
+
 #include "convert.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -69,7 +72,9 @@ TEST(Request, UnpacksAValidRequest) {
 TEST(Request, MalformedRequestsNameTheField) {
   v1::EvaluationRequest r = ValidRequest();
   r.clear_task();
-  EXPECT_EQ(Error(r), "task: missing");
+  EXPECT_EQ(Error(r), "task: missing (give task files, or task_name)");
+  r.set_task_name("softmax");
+  EXPECT_EQ(Error(r), "task_name: only a coordinator resolves task names; send the task's files");
 
   r = ValidRequest();
   r.set_target("sm_80");
@@ -114,6 +119,60 @@ TEST(Request, MalformedRequestsNameTheField) {
   EXPECT_NE(Error(r).find("task.files[task.json]: task.json: sources.host.baseline: file not found"),
             std::string::npos)
       << Error(r);
+}
+
+TEST(Request, RepeatedOrTooManyScenariosAreRefused) {
+  v1::EvaluationRequest r = ValidRequest();
+  r.add_scenario_names("r64_c33_f32_host");
+  r.add_scenario_names("r1_c1_f32_host");
+  r.add_scenario_names("r64_c33_f32_host");
+  EXPECT_EQ(Error(r),
+            "scenario_names[2]: 'r64_c33_f32_host' is scenario_names[0] already; name each scenario once");
+
+  r = ValidRequest();
+  for (int i = 0; i < 100000; ++i) r.add_scenario_names("r64_c33_f32_host");
+  EXPECT_EQ(Error(r), "scenario_names: 100000 names, more than the limit of 1024");
+
+  r = ValidRequest();
+  r.set_scenarios_json(R"([{"name": "a", "params": {"rows": 1, "cols": 1, "dtype": "f32"}},
+                           {"name": "a", "params": {"rows": 2, "cols": 2, "dtype": "f32"}}])");
+  EXPECT_EQ(Error(r), "scenarios_json: [1].name: duplicate scenario name 'a'");
+}
+
+TEST(Request, NumbersMustBeFiniteAndInRange) {
+  const double nan = std::nan("");
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double bad : {nan, inf, -inf, 1e-300, 0.0, -1.0, 1e9}) {
+    v1::EvaluationRequest r = ValidRequest();
+    r.set_scenario_timeout_s(bad);
+    EXPECT_EQ(Error(r).substr(0, 20), "scenario_timeout_s: ") << bad;
+  }
+  for (double bad : {nan, inf, -1.0, 1e6}) {
+    v1::EvaluationRequest r = ValidRequest();
+    r.mutable_timing()->set_max_seconds(bad);
+    EXPECT_EQ(Error(r).substr(0, 20), "timing.max_seconds: ") << bad;
+  }
+  v1::EvaluationRequest r = ValidRequest();
+  r.mutable_timing()->set_max_samples(1 << 30);
+  EXPECT_EQ(Error(r), "timing.max_samples: 1073741824 is outside 0 (the default) to 100000");
+  // The edges are accepted.
+  r = ValidRequest();
+  r.set_scenario_timeout_s(kMinScenarioTimeoutS);
+  r.mutable_timing()->set_max_seconds(kMaxTimingSeconds);
+  r.mutable_timing()->set_max_samples(kMaxTimingSamples);
+  EXPECT_TRUE(UnpackedRequest::Create(r).ok());
+}
+
+TEST(Request, LongNamesAndTooManyFilesAreRefused) {
+  v1::EvaluationRequest r = ValidRequest();
+  r.set_kernel_name(std::string(300, 'k') + ".cc");
+  EXPECT_EQ(Error(r), "kernel_name: 303 bytes, more than the limit of 255");
+  r = ValidRequest();
+  (*r.mutable_task()->mutable_files())[std::string(300, 'p')] = "x";
+  EXPECT_EQ(Error(r), "task.files: a path of 300 bytes, more than the limit of 255");
+  r = ValidRequest();
+  for (int i = 0; i < 300; ++i) (*r.mutable_task()->mutable_files())["extra" + std::to_string(i) + ".h"] = "";
+  EXPECT_EQ(Error(r), "task.files: 307 files, more than the limit of 256");
 }
 
 TEST(Convert, VerdictRoundTrip) {

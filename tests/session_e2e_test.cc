@@ -126,6 +126,12 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
     trace.push_back(nlohmann::json::parse(line));
   }
   ExpectDense(trace);
+  // --json: the same events as one array.
+  testing::ProcessResult trace_json = c.Kseek({"session", "trace", "--json", id});
+  ASSERT_EQ(trace_json.exit_code, 0) << trace_json.err;
+  nlohmann::json array = nlohmann::json::parse(trace_json.out);
+  ASSERT_TRUE(array.is_array());
+  EXPECT_EQ(std::vector<nlohmann::json>(array.begin(), array.end()), trace);
   // The agent's own evaluation landed in the trace, then the coordinator's
   // verification; success comes only after it.
   std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");

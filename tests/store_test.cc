@@ -1,12 +1,21 @@
 // The coordinator's SQLite store: users, tokens, workers and evaluations
 // round-trip through a real database file, survive closing and reopening,
-// and evaluation state transitions apply at most once.
+// and evaluation state transitions apply at most once. On a small tmpfs:
+// a full disk is RESOURCE_EXHAUSTED, new work is refused before the disk
+// is full, and the reserve makes room to record a failure. Damaged files
+// are DATA_LOSS naming the file; an online backup taken during writes is a
+// sound, consistent copy.
 #include "store.h"
 
 #include <sqlite3.h>
 
+#include <atomic>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <random>
 #include <string>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "test_util.h"
@@ -210,6 +219,150 @@ TEST_F(StoreTest, RefusesANewerSchema) {
   absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path_);
   EXPECT_TRUE(absl::IsFailedPrecondition(s.status())) << s.status();
   EXPECT_NE(s.status().message().find("newer"), std::string::npos);
+}
+
+EvaluationRecord SmallEval(const std::string& id, int64_t created, size_t request_bytes = 16) {
+  EvaluationRecord e;
+  e.id = id;
+  e.user = "alice";
+  e.target = "host";
+  e.task = "softmax";
+  e.kernel_name = "kernel.cc";
+  e.request = std::string(request_bytes, 'r');
+  e.created_ms = created;
+  return e;
+}
+
+TEST(StoreDiskTest, FullDiskIsResourceExhaustedAndTheReserveMakesRoomForTheFailure) {
+  kseek::testing::SmallTmpfs fs(4 << 20);
+  KSEEK_REQUIRE_TMPFS(fs);
+  const std::string path = fs.path() + "/kernelseek.db";
+  StoreOptions options;
+  options.min_free_bytes = 1 << 20;
+  options.reserve_bytes = 512 << 10;
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path, options);
+  ASSERT_TRUE(s.ok()) << s.status();
+  Store& store = **s;
+  EXPECT_TRUE(std::filesystem::exists(path + ".reserve"));
+  ASSERT_TRUE(store.CheckRoomForNewWork().ok());
+  ASSERT_TRUE(store.InsertEvaluation(SmallEval("ev_1", 1)).ok());
+  int attempt = 0;
+  ASSERT_TRUE(store.MarkRunning("ev_1", "wk", 2, &attempt).value());
+
+  EXPECT_GT(fs.Fill("filler"), 0);
+  absl::Status room = store.CheckRoomForNewWork();
+  EXPECT_TRUE(absl::IsResourceExhausted(room)) << room;
+  EXPECT_NE(room.message().find("new work is refused"), std::string::npos) << room;
+
+  absl::StatusOr<bool> done = store.FinishDone("ev_1", std::string(2 << 20, 'v'), 3);
+  EXPECT_TRUE(absl::IsResourceExhausted(done.status())) << done.status();
+  EXPECT_NE(done.status().message().find(path), std::string::npos) << done.status();
+
+  // Without the reserve's room the failure may not fit either; with it, it does.
+  ASSERT_TRUE(store.ReleaseReserve());
+  EXPECT_FALSE(store.ReleaseReserve());
+  absl::StatusOr<bool> failed = store.FinishFailed("ev_1", "the verdict could not be stored", 4);
+  ASSERT_TRUE(failed.ok()) << failed.status();
+  EXPECT_TRUE(*failed);
+  absl::StatusOr<EvaluationRecord> r = store.GetEvaluation("ev_1");
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->state, kStateFailed);
+  EXPECT_EQ(r->error, "the verdict could not be stored");
+
+  // Still refused while the disk is full; admitted again, with a fresh
+  // reserve, once space is freed.
+  EXPECT_TRUE(absl::IsResourceExhausted(store.CheckRoomForNewWork()));
+  std::filesystem::remove(fs.path() + "/filler");
+  EXPECT_TRUE(store.CheckRoomForNewWork().ok());
+  EXPECT_TRUE(std::filesystem::exists(path + ".reserve"));
+  EXPECT_TRUE(store.InsertEvaluation(SmallEval("ev_2", 5)).ok());
+}
+
+// A store of `n` evaluations at `path`, closed (its WAL folded in).
+void WriteStore(const std::string& path, int n) {
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  for (int i = 0; i < n; ++i) {
+    ASSERT_TRUE((*s)->InsertEvaluation(SmallEval("ev_" + std::to_string(i), i, 1000)).ok());
+  }
+}
+
+void Scribble(const std::string& path, long offset, size_t bytes) {
+  std::mt19937 rng(17);
+  std::string junk(bytes, '\0');
+  for (char& c : junk) c = static_cast<char>(rng());
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(offset);
+  f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+}
+
+TEST(StoreDamageTest, SoundFilePassesQuickCheck) {
+  const std::string path = kseek::testing::TempDir("store_damage") + "/kernelseek.db";
+  WriteStore(path, 200);
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->CheckIntegrity().ok());
+}
+
+TEST(StoreDamageTest, GarbageInTheMiddleIsDataLossNamingTheFileAndTheWayBack) {
+  const std::string path = kseek::testing::TempDir("store_damage") + "/kernelseek.db";
+  WriteStore(path, 200);
+  long size = static_cast<long>(std::filesystem::file_size(path));
+  ASSERT_GT(size, 64 << 10);
+  Scribble(path, size / 2, 8192);
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path);
+  absl::Status st = s.ok() ? (*s)->CheckIntegrity() : s.status();
+  EXPECT_TRUE(absl::IsDataLoss(st)) << st;
+  EXPECT_NE(st.message().find(path + " is damaged"), std::string::npos) << st;
+  EXPECT_NE(st.message().find("kseek admin backup"), std::string::npos) << st;
+}
+
+TEST(StoreDamageTest, AFileThatIsNoDatabaseIsDataLoss) {
+  const std::string path = kseek::testing::TempDir("store_damage") + "/kernelseek.db";
+  kseek::testing::WriteFile(path, "");
+  Scribble(path, 0, 8192);
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(path);
+  EXPECT_TRUE(absl::IsDataLoss(s.status())) << s.status();
+  EXPECT_NE(s.status().message().find(path), std::string::npos) << s.status();
+}
+
+TEST(StoreBackupTest, OnlineBackupDuringWritesIsASoundConsistentCopy) {
+  const std::string dir = kseek::testing::TempDir("store_backup");
+  absl::StatusOr<std::unique_ptr<Store>> s = Store::Open(dir + "/kernelseek.db");
+  ASSERT_TRUE(s.ok()) << s.status();
+  Store& store = **s;
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(store.InsertEvaluation(SmallEval("ev_old" + std::to_string(i), i, 2000)).ok());
+  }
+  ASSERT_TRUE(store.FinishDone("ev_old7", "the verdict", 9).value());
+  std::atomic<bool> stop{false};
+  std::atomic<int> written{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop; ++i) {
+      if (store.InsertEvaluation(SmallEval("ev_new" + std::to_string(i), 100000 + i, 2000)).ok()) ++written;
+    }
+  });
+  while (written < 5) std::this_thread::yield();
+  absl::Status st = store.Backup(dir + "/copy.db");
+  stop = true;
+  writer.join();
+  ASSERT_TRUE(st.ok()) << st;
+
+  StoreOptions no_reserve;
+  no_reserve.reserve_bytes = 0;
+  absl::StatusOr<std::unique_ptr<Store>> copy = Store::Open(dir + "/copy.db", no_reserve);
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_TRUE((*copy)->CheckIntegrity().ok());
+  absl::StatusOr<std::vector<EvaluationRecord>> all = (*copy)->ListEvaluations("", "", 100000, false);
+  ASSERT_TRUE(all.ok()) << all.status();
+  // Everything from before the backup began, and no more than was written
+  // by its end.
+  EXPECT_GE(all->size(), 2005u);
+  EXPECT_LE(all->size(), 2000u + static_cast<size_t>(written.load()));
+  absl::StatusOr<EvaluationRecord> kept = (*copy)->GetEvaluation("ev_old7");
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->state, kStateDone);
+  EXPECT_EQ(kept->verdict, "the verdict");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -326,6 +327,37 @@ void WriteFile(const std::string& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+SmallTmpfs::SmallTmpfs(long bytes) : path_(TempDir("tmpfs")) {
+  if (geteuid() != 0) {
+    why_ = "mounting a small tmpfs needs root";
+    return;
+  }
+  std::string options = "size=" + std::to_string(bytes) + ",mode=0700";
+  if (::mount("tmpfs", path_.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) != 0) {
+    why_ = std::string("cannot mount a tmpfs on ") + path_ + ": " + std::strerror(errno);
+    return;
+  }
+  mounted_ = true;
+}
+
+SmallTmpfs::~SmallTmpfs() {
+  if (mounted_) ::umount2(path_.c_str(), MNT_DETACH);
+}
+
+long SmallTmpfs::Fill(const std::string& name) {
+  int fd = ::open((path_ + "/" + name).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  std::string block(4096, 'x');
+  long total = 0;
+  while (true) {
+    ssize_t n = ::write(fd, block.data(), block.size());
+    if (n <= 0) break;
+    total += n;
+  }
+  ::close(fd);
+  return total;
 }
 
 }  // namespace kseek::testing

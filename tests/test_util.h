@@ -63,6 +63,29 @@ class Daemon {
   int status_ = -1;
 };
 
+// A tmpfs of `bytes` mounted on a fresh folder for the life of this object
+// (needs root; mounted() is false otherwise, and why() says so, for
+// GTEST_SKIP). A disk that fills up, for the tests of what happens then.
+class SmallTmpfs {
+ public:
+  explicit SmallTmpfs(long bytes);
+  ~SmallTmpfs();
+  SmallTmpfs(const SmallTmpfs&) = delete;
+  SmallTmpfs& operator=(const SmallTmpfs&) = delete;
+
+  bool mounted() const { return mounted_; }
+  const std::string& why() const { return why_; }
+  const std::string& path() const { return path_; }
+  // Writes `name` in the tmpfs until the disk is full; returns the bytes
+  // written.
+  long Fill(const std::string& name);
+
+ private:
+  std::string path_;
+  std::string why_;
+  bool mounted_ = false;
+};
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 int FreePort();
 
@@ -76,6 +99,12 @@ std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 
 }  // namespace kseek::testing
+
+// Skips the test unless `fs` (a SmallTmpfs) is mounted.
+#define KSEEK_REQUIRE_TMPFS(fs)                                          \
+  do {                                                                   \
+    if (!(fs).mounted()) GTEST_SKIP() << "skipped: " << (fs).why();      \
+  } while (0)
 
 // Skips the test with "skipped: no CUDA device (...)".
 #define KSEEK_REQUIRE_CUDA_DEVICE()                                    \

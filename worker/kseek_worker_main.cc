@@ -27,6 +27,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "device_check.h"
@@ -116,6 +117,9 @@ int Fail(const absl::Status& status) {
 }
 
 int Main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return std::string("kseek-worker " KSEEK_VERSION " (protocol kernelseek.v1)\n"); };
+  absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "kseek-worker --target sm_90a|sm_100a|host [--gpu N] [--listen ADDR] "
       "[--coordinator ADDR --token-file FILE]");

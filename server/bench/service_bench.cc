@@ -13,12 +13,19 @@
 //   --phase throughput  M evaluations submitted at once to the coordinator
 //                       from --threads threads; evaluations per second to
 //                       the last verdict.
+//   --phase latency     cheap RPCs (ListWorkers, GetEvaluation) one after
+//                       another for --idle-seconds, then again during a
+//                       burst of --burst submissions from --threads threads
+//                       (each read to Accepted); p50/p99/max of each, idle
+//                       and under load, and the burst's rate. The burst's
+//                       evaluations are cancelled afterwards.
 //
 // Each phase starts with one unmeasured evaluation per path so that the
 // worker's compile cache holds the kernel. Prints a table, or one JSON
 // object with --json.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -63,6 +70,8 @@ ABSL_FLAG(int, n, 20, "evaluations per path (overhead phase)");
 ABSL_FLAG(int, m, 20, "evaluations submitted at once (throughput phase)");
 ABSL_FLAG(int, threads, 0, "submitting threads (throughput phase; 0: one per evaluation)");
 ABSL_FLAG(int, wait_workers, 1, "healthy host workers to wait for before measuring");
+ABSL_FLAG(int, burst, 1000, "submissions in the burst (latency phase)");
+ABSL_FLAG(double, idle_seconds, 5, "how long cheap RPCs are timed before the burst (latency phase)");
 ABSL_FLAG(bool, json, false, "print one JSON object instead of a table");
 
 namespace {
@@ -154,6 +163,53 @@ class Paths {
     absl::Status status = ReadToVerdict(reader.get(), "Coordinator.SubmitEvaluation");
     if (!status.ok()) return status;
     return Millis(start);
+  }
+
+  // Submits and reads to Accepted; the new evaluation's id.
+  absl::StatusOr<std::string> SubmitOnly() {
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(60));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+    auto reader = coordinator_->SubmitEvaluation(&context, request_);
+    v1::EvaluationEvent event;
+    bool accepted = reader->Read(&event) && event.has_accepted();
+    context.TryCancel();
+    grpc::Status status = reader->Finish();
+    if (!accepted) return FromGrpc(status, "Coordinator.SubmitEvaluation");
+    return event.evaluation_id();
+  }
+
+  // One cheap call, by name; its wall time.
+  absl::StatusOr<double> Cheap(const std::string& rpc, const std::string& evaluation_id) {
+    const Clock::time_point start = Clock::now();
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(30));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+    grpc::Status status;
+    if (rpc == "ListWorkers") {
+      v1::ListWorkersResponse response;
+      status = coordinator_->ListWorkers(&context, v1::ListWorkersRequest(), &response);
+    } else {
+      v1::EvaluationRef ref;
+      ref.set_evaluation_id(evaluation_id);
+      v1::Evaluation response;
+      status = coordinator_->GetEvaluation(&context, ref, &response);
+    }
+    if (!status.ok()) return FromGrpc(status, "Coordinator." + rpc);
+    return Millis(start);
+  }
+
+  absl::Status Cancel(const std::string& evaluation_id) {
+    grpc::ClientContext context;
+    SetDeadline(&context, absl::Seconds(30));
+    context.AddMetadata("authorization", absl::StrCat("Bearer ", token_));
+    v1::EvaluationRef ref;
+    ref.set_evaluation_id(evaluation_id);
+    v1::CancelEvaluationResponse response;
+    grpc::Status status = coordinator_->CancelEvaluation(&context, ref, &response);
+    // One that finished meanwhile has nothing to cancel.
+    if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) return absl::OkStatus();
+    return status.ok() ? absl::OkStatus() : FromGrpc(status, "Coordinator.CancelEvaluation");
   }
 
   // Waits until the coordinator knows `count` healthy host workers.
@@ -299,6 +355,110 @@ absl::Status RunThroughput(Paths& paths, int m, int threads, int workers, bool j
   return absl::OkStatus();
 }
 
+double Percentile(std::vector<double> ms, double p) {
+  std::sort(ms.begin(), ms.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * ms.size()));
+  return ms[std::min(ms.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+absl::Status RunLatency(Paths& paths, int burst, int threads, double idle_seconds, bool json) {
+  if (burst < 1) return absl::InvalidArgumentError("--burst: must be at least 1");
+  if (threads <= 0) threads = 8;
+  absl::StatusOr<std::string> known = paths.SubmitOnly();
+  if (!known.ok()) return known.status();
+  const std::vector<std::string> rpcs = {"ListWorkers", "GetEvaluation"};
+  // Probes the cheap RPCs in turn until `stop`; latencies by RPC.
+  auto probe = [&](const std::atomic<bool>& stop, std::vector<std::vector<double>>* out,
+                   absl::Status* error) {
+    for (size_t i = 0; !stop; ++i) {
+      absl::StatusOr<double> ms = paths.Cheap(rpcs[i % rpcs.size()], *known);
+      if (!ms.ok()) {
+        *error = ms.status();
+        return;
+      }
+      (*out)[i % rpcs.size()].push_back(*ms);
+    }
+  };
+  std::vector<std::vector<double>> idle(rpcs.size()), loaded(rpcs.size());
+  absl::Status probe_error;
+  {
+    std::atomic<bool> stop{false};
+    std::thread prober(probe, std::cref(stop), &idle, &probe_error);
+    absl::SleepFor(absl::Seconds(idle_seconds));
+    stop = true;
+    prober.join();
+  }
+  if (!probe_error.ok()) return probe_error;
+
+  std::vector<std::string> ids(burst);
+  std::vector<absl::Status> statuses(burst);
+  std::atomic<int> next{0};
+  std::atomic<bool> stop{false};
+  std::thread prober(probe, std::cref(stop), &loaded, &probe_error);
+  const Clock::time_point start = Clock::now();
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (int i = next.fetch_add(1); i < burst; i = next.fetch_add(1)) {
+        absl::StatusOr<std::string> id = paths.SubmitOnly();
+        statuses[i] = id.status();
+        if (id.ok()) ids[i] = *id;
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  stop = true;
+  prober.join();
+  int accepted = 0;
+  absl::Status first_error;
+  for (const absl::Status& st : statuses) {
+    if (st.ok()) {
+      ++accepted;
+    } else if (first_error.ok()) {
+      first_error = st;
+    }
+  }
+  for (const std::string& id : ids) {
+    if (!id.empty()) paths.Cancel(id).IgnoreError();
+  }
+  paths.Cancel(*known).IgnoreError();
+  if (!probe_error.ok()) return probe_error;
+  for (const auto& samples : loaded) {
+    if (samples.empty()) return absl::InternalError("no cheap call completed during the burst");
+  }
+
+  if (json) {
+    nlohmann::json out = {{"phase", "latency"},   {"burst", burst},        {"threads", threads},
+                          {"accepted", accepted}, {"burst_seconds", seconds},
+                          {"submissions_per_s", burst / seconds}};
+    if (!first_error.ok()) out["first_error"] = first_error.ToString();
+    for (size_t r = 0; r < rpcs.size(); ++r) {
+      for (const auto& [when, samples] : {std::pair<const char*, const std::vector<double>*>{"idle", &idle[r]},
+                                          {"under_load", &loaded[r]}}) {
+        out[rpcs[r]][when] = {{"n", samples->size()},
+                              {"p50_ms", Percentile(*samples, 50)},
+                              {"p99_ms", Percentile(*samples, 99)},
+                              {"max_ms", Percentile(*samples, 100)}};
+      }
+    }
+    std::printf("%s\n", out.dump().c_str());
+    return absl::OkStatus();
+  }
+  std::printf("latency: burst of %d submissions from %d threads: %d accepted in %.2f s (%.0f/s)%s\n", burst,
+              threads, accepted, seconds, burst / seconds,
+              first_error.ok() ? "" : absl::StrCat("; first refusal: ", first_error.ToString()).c_str());
+  std::printf("  %-14s %-11s %6s %9s %9s %9s\n", "rpc", "when", "n", "p50 ms", "p99 ms", "max ms");
+  for (size_t r = 0; r < rpcs.size(); ++r) {
+    for (const auto& [when, samples] :
+         {std::pair<const char*, const std::vector<double>*>{"idle", &idle[r]}, {"under load", &loaded[r]}}) {
+      std::printf("  %-14s %-11s %6zu %9.2f %9.2f %9.2f\n", rpcs[r].c_str(), when, samples->size(),
+                  Percentile(*samples, 50), Percentile(*samples, 99), Percentile(*samples, 100));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::EvaluationRequest> BuildRequest() {
   v1::EvaluationRequest request;
   absl::StatusOr<v1::TaskFiles> files = kseek::PackTask(absl::GetFlag(FLAGS_task), kseek::Target::kHost);
@@ -318,8 +478,8 @@ absl::StatusOr<v1::EvaluationRequest> BuildRequest() {
 
 absl::Status Run() {
   const std::string phase = absl::GetFlag(FLAGS_phase);
-  if (phase != "overhead" && phase != "throughput") {
-    return absl::InvalidArgumentError("--phase: overhead or throughput");
+  if (phase != "overhead" && phase != "throughput" && phase != "latency") {
+    return absl::InvalidArgumentError("--phase: overhead, throughput or latency");
   }
   for (const auto& [name, value] :
        {std::pair<const char*, std::string>{"--coordinator", absl::GetFlag(FLAGS_coordinator)},
@@ -352,6 +512,10 @@ absl::Status Run() {
                         std::string(absl::StripAsciiWhitespace(*credential)));
     return RunOverhead(paths, absl::GetFlag(FLAGS_n), absl::GetFlag(FLAGS_json));
   }
+  if (phase == "latency") {
+    return RunLatency(paths, absl::GetFlag(FLAGS_burst), absl::GetFlag(FLAGS_threads),
+                      absl::GetFlag(FLAGS_idle_seconds), absl::GetFlag(FLAGS_json));
+  }
   return RunThroughput(paths, absl::GetFlag(FLAGS_m), absl::GetFlag(FLAGS_threads), workers,
                        absl::GetFlag(FLAGS_json));
 }
@@ -360,8 +524,8 @@ absl::Status Run() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "kseek-service-bench --phase overhead|throughput --coordinator ADDR --token-file FILE "
-      "[--worker ADDR] --task DIR --kernel FILE --scenario NAME [--n 20] [--m 20] [--threads 0] [--wait-workers 1] [--json]");
+      "kseek-service-bench --phase overhead|throughput|latency --coordinator ADDR --token-file FILE "
+      "[--worker ADDR] --task DIR --kernel FILE --scenario NAME [--n 20] [--m 20] [--threads 0] [--burst 1000] [--idle-seconds 5] [--wait-workers 1] [--json]");
   // Flags are documented with dashes (--token-file), as for the servers;
   // Abseil names them with underscores.
   std::vector<std::string> args(argv, argv + argc);
