@@ -141,7 +141,6 @@ class FakeWorker final : public v1::Worker::Service {
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> calls_{0};
   std::atomic<size_t> log_bytes_{0};
-  absl::Mutex mu_;
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
   int started_ ABSL_GUARDED_BY(mu_) = 0;
   int cancelled_ ABSL_GUARDED_BY(mu_) = 0;
