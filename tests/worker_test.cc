@@ -688,6 +688,16 @@ TEST_F(WorkerTest, RunnerKilledFromOutsideWhileDrainingInterruptsTheJobWithoutAC
   ASSERT_TRUE(event.has_started()) << event.DebugString();
   const std::vector<pid_t> runners = WaitForRunners(worker.pid());
   ASSERT_FALSE(runners.empty()) << worker.Log();
+  // The scenario is under way once the runner has started the candidate's
+  // kernel host beside the baseline's (it does so inside the scenario).
+  bool in_scenario = false;
+  for (int i = 0; i < 1200 && !in_scenario; ++i) {
+    size_t hosts = 0;
+    for (pid_t runner : runners) hosts += ChildrenNamed(runner, "kseek-runner").size();
+    in_scenario = hosts >= 2;
+    if (!in_scenario) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(in_scenario) << worker.Log();
 
   ASSERT_EQ(kill(worker.pid(), SIGTERM), 0);
   bool draining = false;

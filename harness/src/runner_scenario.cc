@@ -694,7 +694,10 @@ StepResult ScenarioRun::CrossCheckTimes(const std::vector<double> reported[2],
   const double floor_ms = device_->has_device_clock() ? kMinExcessGpuMs : kMinExcessHostMs;
   const double allowed = std::max(floor_ms, kExcessFraction * reported_ms) +
                          (baseline ? 0.0 : kNoBaselineExcessMs);
-  const double over = excess(0) - (baseline ? excess(1) : 0.0);
+  // A process preempted during its call reports more than its CPU time
+  // (host target): a negative excess is no cost of the call, and is not
+  // taken off the candidate's.
+  const double over = excess(0) - (baseline ? std::max(0.0, excess(1)) : 0.0);
   if (over <= allowed) return std::nullopt;
   if (device_->has_device_clock()) {
     return Incorrect(absl::StrFormat(
