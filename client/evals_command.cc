@@ -290,6 +290,7 @@ int WorkersCommand(const std::vector<std::string>& args) {
                      {"target", i.target()},
                      {"device_name", i.device_name()},
                      {"gpu", i.gpu()},
+                     {"confinement", i.confinement()},
                      {"sm_count", i.sm_count()},
                      {"memory_bytes", i.memory_bytes()},
                      {"compiler_version", i.compiler_version()},
@@ -308,17 +309,18 @@ int WorkersCommand(const std::vector<std::string>& args) {
     std::cout << "no workers registered\n";
     return kExitOk;
   }
-  std::cout << absl::StrFormat("%-16s %-8s %-28s %-22s %-10s %-16s %s\n", "worker", "target", "device", "address",
-                               "health", "job", "last heartbeat");
+  std::cout << absl::StrFormat("%-16s %-8s %-28s %-22s %-10s %-16s %-20s %s\n", "worker", "target", "device",
+                               "address", "health", "job", "last heartbeat", "kernels");
   for (const auto& w : response.workers()) {
     const v1::WorkerInfo& i = w.info();
     std::string health = !w.healthy() ? "lost" : i.draining() ? "draining" : "healthy";
     std::string device = i.device_name().empty() ? "-" : i.device_name();
     if (i.target() != "host") device = absl::StrCat(device, " (gpu ", i.gpu(), ")");
-    std::cout << absl::StrFormat("%-16s %-8s %-28s %-22s %-10s %-16s %s\n", Elide(i.worker_id(), 16), i.target(),
-                                 Elide(device, 28), i.address(), health,
+    std::cout << absl::StrFormat("%-16s %-8s %-28s %-22s %-10s %-16s %-20s %s\n", Elide(i.worker_id(), 16),
+                                 i.target(), Elide(device, 28), i.address(), health,
                                  w.current_evaluation().empty() ? "idle" : w.current_evaluation(),
-                                 FormatTimeMs(w.last_heartbeat_ms()));
+                                 FormatTimeMs(w.last_heartbeat_ms()),
+                                 i.confinement().empty() ? "-" : i.confinement());
   }
   return kExitOk;
 }

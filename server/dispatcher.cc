@@ -366,7 +366,8 @@ absl::Status ValidateWorkerInfo(const v1::WorkerInfo& info) {
                                                    " letters, digits, '.', '_' or '-'"));
   }
   for (const auto& [field, value] : {std::pair<const char*, const std::string&>{"device_name", info.device_name()},
-                                     {"compiler_version", info.compiler_version()}}) {
+                                     {"compiler_version", info.compiler_version()},
+                                     {"confinement", info.confinement()}}) {
     if (value.size() > kMaxDescriptionBytes) {
       return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.size(),
                                                      " bytes, more than the limit of ", kMaxDescriptionBytes));

@@ -365,6 +365,10 @@ TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheJob) {
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
     ASSERT_TRUE(stub->Info(&context, v1::WorkerInfoRequest(), &info).ok());
     EXPECT_EQ(info.queue_length(), 0);
+    // It says how it confines kernels: this machine has seccomp filters
+    // (the worker would have refused to start otherwise).
+    EXPECT_EQ(info.confinement().rfind("seccomp filter, ", 0), 0u) << info.confinement();
+    EXPECT_NE(worker.Log().find("kernels: seccomp filter"), std::string::npos) << worker.Log();
   }
 
   // The worker's own credential runs the same job.

@@ -30,6 +30,8 @@
 #include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/child_process.h"
 #include "device_check.h"
 #include "evaluate.h"
 #include "log.h"
@@ -109,6 +111,34 @@ std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
     std::replace(a.begin() + 2, a.begin() + end, '-', '_');
   }
   return args;
+}
+
+// WorkerInfo.confinement: what confines the kernels this worker runs, or
+// what is missing. Whether the kernel hosts can run as nobody is tried as
+// the judge tries it (only where this worker runs as root).
+std::string Confinement(const WorkerOptions& options, const std::string& seccomp_why) {
+  std::vector<std::string> parts;
+  if (!options.sandbox.seccomp_kernels) {
+    parts.push_back(absl::StrCat("UNCONFINED: no seccomp filter (", seccomp_why, ")"));
+  } else {
+    parts.push_back("seccomp filter");
+  }
+  parts.push_back(options.sandbox.isolate_network ? "network namespace" : "host network");
+  std::string user = "kernel hosts as this worker's user";
+  if (geteuid() == 0) {
+    kseek::ChildSpec probe;
+    probe.path = options.runner_path;
+    probe.argv = {options.runner_path, "--kernel-host", "--probe"};
+    probe.uid = 65534;
+    probe.gid = 65534;
+    absl::StatusOr<kseek::FinishedChild> run = kseek::RunToEnd(probe, absl::Seconds(30));
+    user = run.ok() && run->exit_code == 0 ? "kernel hosts as nobody"
+                                           : "kernel hosts as root without capabilities";
+  }
+  parts.push_back(user);
+  std::string text = absl::StrJoin(parts, ", ");
+  if (text.size() > 256) text.resize(256);
+  return text;
 }
 
 int Fail(const absl::Status& status) {
@@ -193,6 +223,8 @@ int Main(int argc, char** argv) {
     WorkerLog(absl::StrCat("runner children keep network access: no network namespace (", why,
                            ")"));
   }
+  options.confinement = Confinement(options, seccomp_why);
+  WorkerLog(absl::StrCat("kernels: ", options.confinement));
 
   std::shared_ptr<grpc::ServerCredentials> server_credentials;
   const std::string tls_cert = absl::GetFlag(FLAGS_tls_cert);

@@ -141,6 +141,7 @@ v1::WorkerInfo WorkerService::CurrentInfo() const {
   info.set_memory_bytes(options_.device.memory_bytes);
   info.set_compiler_version(options_.compiler_version);
   info.set_gpu(options_.target == Target::kHost ? -1 : options_.gpu);
+  info.set_confinement(options_.confinement);
   absl::MutexLock lock(&mu_);
   info.set_worker_id(worker_id_);
   info.set_address(address_);

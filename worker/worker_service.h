@@ -45,6 +45,7 @@ struct WorkerOptions {
   std::string runner_path;      // kseek-runner; empty: beside this executable
   int compile_jobs = 2;         // compiles of a job run this many at once
   SandboxOptions sandbox;       // for the runner children
+  std::string confinement;      // WorkerInfo.confinement: how kernels are confined, in words
   // A job credential accepted besides the registration's (a worker listed
   // in the coordinator's configuration); empty: none.
   std::string static_job_credential;
