@@ -19,8 +19,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
+#include "runner_protocol.h"
 #include "runner_scenario.h"
 #include "sandbox.h"
 
@@ -221,24 +221,7 @@ std::string KernelHost::Died(const std::string& what) {
   return text;
 }
 
-std::string KernelHost::LogTail() const {
-  FILE* f = fopen(options_.log_path.c_str(), "r");
-  if (f == nullptr) return "";
-  std::string text;
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-    text.append(buf, n);
-    if (text.size() > (size_t{1} << 20)) text.erase(0, text.size() - (size_t{1} << 16));
-  }
-  fclose(f);
-  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
-  const size_t first = lines.size() > 12 ? lines.size() - 12 : 0;
-  std::string out;
-  for (size_t i = first; i < lines.size(); ++i) absl::StrAppend(&out, lines[i], "\n");
-  if (out.size() > 3000) out = "..." + out.substr(out.size() - 3000);
-  return out;
-}
+std::string KernelHost::LogTail() const { return LastLinesOfFile(options_.log_path); }
 
 absl::Status KernelHost::Send(const std::string& text, int fd) {
   if (dead_) return absl::AbortedError(Died(""));

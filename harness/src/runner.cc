@@ -5,7 +5,6 @@
 #include "runner.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -333,6 +332,10 @@ absl::StatusOr<RunnerChild> StartChild(const std::string& runner, const std::str
 }
 
 }  // namespace
+
+std::string LastLinesOfFile(const std::string& path) {
+  return LastLines(ReadTail(path, size_t{1} << 16), kTailLines);
+}
 
 std::vector<std::string> SandboxEnvironment(const SandboxOptions& sandbox,
                                             const char* const* parent_env,

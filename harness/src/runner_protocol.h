@@ -58,6 +58,10 @@ absl::StatusOr<JobFile> JobFileFromJson(const nlohmann::json& j,
 nlohmann::json DeviceInfoToJson(const DeviceInfo& d);
 absl::StatusOr<DeviceInfo> DeviceInfoFromJson(const nlohmann::json& j);
 
+// The last lines of a child's log file (at most 12, 3000 bytes), quoted in
+// crash messages of runner children and kernel hosts alike.
+std::string LastLinesOfFile(const std::string& path);
+
 // Exit codes of kseek-runner.
 inline constexpr int kRunnerExitDone = 0;         // every scenario reported
 inline constexpr int kRunnerExitFatal = 2;        // could not start (see `fatal`)
