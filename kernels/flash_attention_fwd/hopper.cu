@@ -289,6 +289,20 @@
 //                               per block, up to 16 splits
 //   KSEEK_FA_GQA_DECODE_MAX_Q   with packing, GQA shapes of at most this many
 //                               queries always take the mma.sync kernel
+//   KSEEK_FA_DECODE_KERNEL      1: shapes bound for the mma.sync kernel whose
+//                               row groups have at most
+//                               KSEEK_FA_DECODE_MAX_ROWS rows take the decode
+//                               kernel (keys split between its 4 warps, up
+//                               to KSEEK_FA_DECODE_MAX_SPLITS key splits);
+//                               2 (default): also shapes of at most 16
+//                               queries without GQA that would take the
+//                               WGMMA kernel (at head_dim 256 only with at
+//                               least 64 keys); 0: off
+//   KSEEK_FA_DECODE_MAX_SPLITS  key splits of the decode kernel, at most 128
+//   KSEEK_FA_DECODE_MAX_ROWS    rows per row group (queries x pack) up to
+//                               which the decode kernel runs (16 rows per
+//                               block: more rows, more blocks reading the
+//                               same K/V)
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
 #endif
@@ -334,6 +348,15 @@
 #ifndef KSEEK_FA_GQA_DECODE_MAX_Q
 #define KSEEK_FA_GQA_DECODE_MAX_Q 16
 #endif
+#ifndef KSEEK_FA_DECODE_KERNEL
+#define KSEEK_FA_DECODE_KERNEL 2
+#endif
+#ifndef KSEEK_FA_DECODE_MAX_SPLITS
+#define KSEEK_FA_DECODE_MAX_SPLITS 128
+#endif
+#ifndef KSEEK_FA_DECODE_MAX_ROWS
+#define KSEEK_FA_DECODE_MAX_ROWS 32
+#endif
 
 namespace {
 
@@ -346,7 +369,12 @@ constexpr int kRowsPerWarp = 16;                 // one m16 MMA tile
 constexpr int kBlockM = kRowsPerWarp * kWarps;   // query rows per block
 constexpr int kBlockN = 64;                      // keys per tile
 constexpr int kMaxSplits = 16;          // of the WGMMA kernel
-constexpr int kMaxCombineSplits = 32;   // one per lane of CombineSplits
+constexpr int kMaxMmaSplits = 32;       // of the mma.sync kernel
+constexpr int kMaxCombineSplits = 128;  // of the decode kernel (ChooseSplits)
+constexpr int kDecodeWarps = 4;         // the decode kernel's warps
+constexpr int kDecodeThreads = 32 * kDecodeWarps;
+constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
+constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
 constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
@@ -397,6 +425,7 @@ struct Problem {
   int q_tiles;          // ceil(seqlen_q / kBlockM)
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
+  int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 };
@@ -630,14 +659,14 @@ struct WarpState {
   float row_sum[2];     // this thread's partial sums
 };
 
-// S = Q K^T for the warp's 16 rows and the tile's 64 keys.
-template <typename T, int D>
+// S = Q K^T for the warp's 16 rows and the tile's kN keys.
+template <typename T, int D, int kN = kBlockN>
 __device__ __forceinline__ void ComputeScores(
     const uint32_t (&q_frag)[Config<D>::kQInRegisters ? D / 16 : 1][4],
     uint32_t q_rows, uint32_t k_tile, const LaneOffsets<D>& a_off,
-    const LaneOffsets<D>& k_off, float (&s)[kBlockN / 8][4]) {
+    const LaneOffsets<D>& k_off, float (&s)[kN / 8][4]) {
 #pragma unroll
-  for (int n = 0; n < kBlockN / 8; ++n)
+  for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) s[n][e] = 0.f;
 #pragma unroll
@@ -650,7 +679,7 @@ __device__ __forceinline__ void ComputeScores(
       LdMatrixX4(a, q_rows + a_off.At(0, kk));
     }
 #pragma unroll
-    for (int np = 0; np < kBlockN / 16; ++np) {
+    for (int np = 0; np < kN / 16; ++np) {
       uint32_t b[4];
       LdMatrixX4(b, k_tile + k_off.At(16 * np, kk));
       Mma(s[2 * np], a, b[0], b[1], T());
@@ -742,14 +771,14 @@ __device__ __forceinline__ void UpdateSoftmax(float (&s)[kN / 8][4],
   RescaleRows<D>(st, alpha);
 }
 
-// O += P V, P taken from the score registers.
-template <typename T, int D>
-__device__ __forceinline__ void AccumulatePV(const float (&s)[kBlockN / 8][4],
+// O += P V, P taken from the score registers (kN keys).
+template <typename T, int D, int kN = kBlockN>
+__device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
                                              uint32_t v_tile,
                                              const LaneOffsets<D>& v_off,
                                              float (&acc)[D / 8][4]) {
 #pragma unroll
-  for (int kk = 0; kk < kBlockN / 16; ++kk) {
+  for (int kk = 0; kk < kN / 16; ++kk) {
     const uint32_t a[4] = {Pack2(s[2 * kk][0], s[2 * kk][1], T()),
                            Pack2(s[2 * kk][2], s[2 * kk][3], T()),
                            Pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T()),
@@ -1039,6 +1068,258 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
                       smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
   else
     StorePartial<D, true>(p, w, st, total[0], total[1], warp, lane, blockIdx.y);
+}
+
+// ---------------------------------------------------------------------------
+// The decode kernel: few rows per row group, the keys split between warps.
+
+// Its shared memory: Q (16 rows), then per warp a ring of K/V chunks; after
+// the key loop the same bytes hold the warps' partial O, maxima and sums
+// for the merge.
+template <int D>
+struct DecodeConfig {
+  static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
+  static constexpr int kStages = D == 64 ? 4 : 3;
+  static constexpr int kMinBlocksPerSm = D == 64 ? 3 : D == 128 ? 2 : 1;
+  static constexpr int kRowBytes = D * 2;
+  static constexpr int kQBytes = kDecodeRows * kRowBytes;
+  static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
+  static constexpr int kStageBytes = 2 * kChunkBytes;
+  static constexpr int kWarpBytes = kStages * kStageBytes;
+  static constexpr int kMergeBytes = kDecodeWarps * kDecodeRows * (D + 2) * 4;
+  static constexpr int kRingBytes = kDecodeWarps * kWarpBytes;
+  static constexpr int kSmemBytes =
+      kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
+};
+
+// Copies a chunk of kDecodeKeys rows of a row-strided global tile into
+// shared memory with the 32 lanes of one warp; rows at or past
+// `valid_rows` and chunks at or past `valid_chunks` are zero-filled.
+template <typename T, int D>
+__device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
+                                              int64_t row_stride,
+                                              int valid_rows, int valid_chunks,
+                                              int lane) {
+  constexpr int kChunks = Config<D>::kChunks;
+  static_assert(32 % kChunks == 0, "a lane's chunk is the same in every row");
+  const int chunk = lane % kChunks;
+  const bool chunk_valid = chunk < valid_chunks;
+#pragma unroll
+  for (int it = 0; it < kDecodeKeys * kChunks / 32; ++it) {
+    const int row = (it * 32 + lane) / kChunks;
+    const bool valid = chunk_valid && row < valid_rows;
+    const T* from = valid ? src + row * row_stride + chunk * 8 : src;
+    CpAsync16(dst + Swizzled<D>(row, chunk), from, valid);
+  }
+}
+
+// The block's Q: rows w.q0 .. w.q0 + kDecodeRows - 1 of row group w.hq
+// (Problem::pack); rows past the group's and chunks past head_dim `hd`
+// zero-filled.
+template <typename T, int D>
+__device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
+                                            const Problem& p,
+                                            const BlockWork& w, int hd) {
+  constexpr int kChunks = Config<D>::kChunks;
+  const int rows_total = p.seqlen_q * p.pack;
+  for (int i = threadIdx.x; i < kDecodeRows * kChunks; i += kDecodeThreads) {
+    const int row = i / kChunks, chunk = i % kChunks;
+    const int m = w.q0 + row;
+    const bool valid = chunk < hd / 8 && m < rows_total;
+    const PackedRow at = RowAt(p, w.hq, valid ? m : 0);
+    const T* from =
+        q + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q + at.head) * hd +
+        chunk * 8;
+    CpAsync16(dst + Swizzled<D>(row, chunk), valid ? from : q, valid);
+  }
+}
+
+// One block of kDecodeWarps warps per 16 rows of a row group (and key
+// split); every warp holds all 16 rows and takes every kDecodeWarps-th
+// chunk of kDecodeKeys keys of the block's range, with its own cp.async
+// ring and online softmax; at the end the warps' partial results are
+// merged through shared memory (and, with split keys, written as the
+// split's partial for CombineSplits).
+template <typename T, int D>
+__global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPerSm)
+    AttentionDecode(Problem p, const T* __restrict__ q,
+                    const T* __restrict__ k, const T* __restrict__ v,
+                    T* __restrict__ o, float* __restrict__ lse) {
+  using C = DecodeConfig<D>;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const BlockWork w =
+      LocateBlock<kBlockN, kDecodeRows, true>(p, blockIdx.x, blockIdx.y);
+  const int rows_total = p.seqlen_q * p.pack;  // of the row group
+  const int last_row = min(w.q0 + kDecodeRows, rows_total) - 1;
+  const int key_end = max(0, KeyLimit(p, last_row / p.pack));
+  const int chunk_begin = w.tile_begin * (kBlockN / kDecodeKeys);
+  const int chunk_end =
+      min(w.tile_end * (kBlockN / kDecodeKeys),
+          (key_end + kDecodeKeys - 1) / kDecodeKeys);
+  // This warp's chunks: chunk_begin + warp + kDecodeWarps * i, i < chunks.
+  const int first_chunk = chunk_begin + warp;
+  const int chunks =
+      first_chunk < chunk_end
+          ? (chunk_end - first_chunk + kDecodeWarps - 1) / kDecodeWarps
+          : 0;
+
+  const int hd = RowElements<D>(p);  // in memory; columns hd .. D are zero
+  const int64_t kv_stride = int64_t(p.heads_kv) * hd;  // between keys
+  const int hkv = w.hq * p.pack / (p.heads_q / p.heads_kv);
+  const T* k_head = k + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
+  const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
+
+  const uint32_t q_smem = SharedAddress(smem);
+  const uint32_t ring = q_smem + C::kQBytes + warp * C::kWarpBytes;
+  auto load_chunk = [&](int i) {
+    const uint32_t stage = ring + (i % C::kStages) * C::kStageBytes;
+    const int key0 = (first_chunk + kDecodeWarps * i) * kDecodeKeys;
+    const int64_t first = int64_t(key0) * kv_stride;
+    const int valid = p.seqlen_k - key0;
+    LoadChunkRows<T, D>(stage, k_head + first, kv_stride, valid, hd / 8, lane);
+    LoadChunkRows<T, D>(stage + C::kChunkBytes, v_head + first, kv_stride,
+                        valid, hd / 8, lane);
+  };
+
+  LoadDecodeQ<T, D>(q_smem, q, p, w, hd);
+  CpAsyncCommit();
+#pragma unroll
+  for (int s = 0; s < C::kStages - 1; ++s) {
+    if (s < chunks) load_chunk(s);
+    CpAsyncCommit();
+  }
+  CpAsyncWait<C::kStages - 1>();  // Q has landed
+  __syncthreads();
+
+  const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
+  const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
+  uint32_t q_frag[Config<D>::kQInRegisters ? D / 16 : 1][4];
+  if constexpr (Config<D>::kQInRegisters) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      LdMatrixX4(q_frag[kk], q_smem + a_off.At(0, kk));
+  }
+
+  WarpState<D> st;
+#pragma unroll
+  for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
+  st.row_max[0] = st.row_max[1] = -INFINITY;
+  st.row_sum[0] = st.row_sum[1] = 0.f;
+
+  // Keys of the block's first row: [0, mask_from); chunks reaching past it
+  // are masked per row.
+  const int mask_from = KeyLimit(p, w.q0 / p.pack);
+  const int limit0 = KeyLimit(p, (w.q0 + lane / 4) / p.pack);
+  const int limit1 = KeyLimit(p, (w.q0 + lane / 4 + 8) / p.pack);
+
+  for (int i = 0; i < chunks; ++i) {
+    CpAsyncWait<C::kStages - 2>();  // chunk i has landed
+    __syncwarp();                   // ... for the warp; chunk i - 1 is read
+    if (i + C::kStages - 1 < chunks) load_chunk(i + C::kStages - 1);
+    CpAsyncCommit();
+    const int key0 = (first_chunk + kDecodeWarps * i) * kDecodeKeys;
+    const uint32_t k_tile = ring + (i % C::kStages) * C::kStageBytes;
+    float s[kDecodeKeys / 8][4];
+    ComputeScores<T, D, kDecodeKeys>(q_frag, q_smem, k_tile, a_off, k_off, s);
+    if (key0 + kDecodeKeys > mask_from)
+      MaskScores<kDecodeKeys>(s, key0, lane, limit0, limit1);
+    UpdateSoftmax<D, kDecodeKeys>(s, st, p.scale_log2);
+    AccumulatePV<T, D, kDecodeKeys>(s, k_tile + C::kChunkBytes, a_off, st.acc);
+  }
+
+  // Merge: each warp's unnormalised O, maxima and sums into shared memory
+  // (over its ring, once every warp is done with it) ...
+  float total[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    total[i] = st.row_sum[i];
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
+    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
+  }
+  CpAsyncWait<0>();
+  __syncthreads();
+  float* const part_o = reinterpret_cast<float*>(smem + C::kQBytes);
+  float* const part_max = part_o + kDecodeWarps * kDecodeRows * D;
+  float* const part_sum = part_max + kDecodeWarps * kDecodeRows;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int r = warp * kDecodeRows + lane / 4 + 8 * i;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+      *reinterpret_cast<float2*>(part_o + r * D + 8 * n + 2 * (lane % 4)) =
+          make_float2(st.acc[n][2 * i], st.acc[n][2 * i + 1]);
+    if (lane % 4 == 0) {
+      part_max[r] = st.row_max[i];
+      part_sum[r] = total[i];
+    }
+  }
+  __syncthreads();
+  // ... then each thread combines 8 columns of one row per step: row
+  // threadIdx.x / 8, columns 8 (threadIdx.x % 8 + 8 step).
+  constexpr int kThreadsPerRow = kDecodeThreads / kDecodeRows;
+  const int r = threadIdx.x / kThreadsPerRow;
+  const int m = w.q0 + r;
+  if (m >= rows_total) return;
+  float mx = -INFINITY;
+#pragma unroll
+  for (int u = 0; u < kDecodeWarps; ++u)
+    mx = fmaxf(mx, part_max[u * kDecodeRows + r]);
+  float factor[kDecodeWarps];
+  float sum = 0.f;
+#pragma unroll
+  for (int u = 0; u < kDecodeWarps; ++u) {
+    const float wm = part_max[u * kDecodeRows + r];
+    factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
+    sum += part_sum[u * kDecodeRows + r] * factor[u];
+  }
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  const PackedRow at = RowAt(p, w.hq, m);
+  const int64_t row_index =
+      (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
+  const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+#pragma unroll
+  for (int step = 0; step < D / (8 * kThreadsPerRow); ++step) {
+    const int col = 8 * (threadIdx.x % kThreadsPerRow + kThreadsPerRow * step);
+    float x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = 0.f;
+#pragma unroll
+    for (int u = 0; u < kDecodeWarps; ++u) {
+      const float* src = part_o + (u * kDecodeRows + r) * D + col;
+#pragma unroll
+      for (int c = 0; c < 8; c += 2) {
+        const float2 y = *reinterpret_cast<const float2*>(src + c);
+        x[c] += factor[u] * y.x;
+        x[c + 1] += factor[u] * y.y;
+      }
+    }
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] *= inv;
+    if (p.splits == 1) {
+      if (col < hd) {  // not a padding column
+        T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q +
+                      at.head) * hd + col;
+        *reinterpret_cast<uint4*>(out) =
+            make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()),
+                       Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
+      }
+    } else {
+      float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
+#pragma unroll
+      for (int c = 0; c < 8; c += 2)
+        *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
+    }
+  }
+  if (threadIdx.x % kThreadsPerRow == 0) {
+    const float row_lse = RowLse(mx, sum, p.scale_log2);
+    if (p.splits == 1)
+      lse[row_index] = row_lse;
+    else
+      g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1792,39 +2073,84 @@ __device__ __forceinline__ float WarpSum(float x) {
   return x;
 }
 
+// Rows of kCombineWarps warps each (Problem::combine_warps 1), or with many
+// splits and few rows one row per block (combine_warps kCombineWarps), warp
+// w taking splits w, w + 8, ... and warp 0 adding the others' sums from
+// shared memory. Each warp's lanes hold D / 32 columns and load four
+// splits before using them.
 template <typename T, int D>
 __global__ void __launch_bounds__(32 * kCombineWarps)
     CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
   constexpr int kPerLane = D / 32;  // 2, 4 or 8 columns
-  const int lane = threadIdx.x % 32;
+  constexpr int kInFlight = 4;      // splits loaded before use
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int per_row = p.combine_warps;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int64_t row = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-  if (row >= rows_total) return;
-  const int i = int(row % p.seqlen_q);
-  const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
-  const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
+  const int64_t row =
+      int64_t(blockIdx.x) * (kCombineWarps / per_row) + warp / per_row;
+  const int first_split = warp % per_row;
+  const bool active = row < rows_total;
+  if (!active && per_row == 1) return;
 
-  const float part = lane < p.splits ? g_split_lse[lane * rows_total + row]
-                                     : -INFINITY;
-  const float mx = WarpMax(part);
   float vals[kPerLane];
 #pragma unroll
   for (int c = 0; c < kPerLane; ++c) vals[c] = 0.f;
-  float total = 0.f;
-  if (mx != -INFINITY) {
-    const float weight = lane < p.splits ? expf(part - mx) : 0.f;
-    total = WarpSum(weight);
-    for (int s = 0; s < p.splits; ++s) {
-      const float ws = __shfl_sync(0xffffffffu, weight, s) / total;
-      const float* src = g_split_o + (s * rows_total + row) * D + lane * kPerLane;
+  float mx = -INFINITY, total = 0.f;
+  if (active) {
+    // The splits' LSEs, lane l taking splits l, l + 32, ...; then each
+    // split's weight exp(lse_s - lse) (the same for every lane).
+    const float* const part = g_split_lse + row;
+    float part_max = -INFINITY;
+    for (int s = lane; s < p.splits; s += 32)
+      part_max = fmaxf(part_max, part[s * rows_total]);
+    mx = WarpMax(part_max);
+    if (mx != -INFINITY) {
+      float lane_total = 0.f;
+      for (int s = lane; s < p.splits; s += 32)
+        lane_total += expf(part[s * rows_total] - mx);
+      total = WarpSum(lane_total);
+      for (int s0 = first_split; s0 < p.splits; s0 += kInFlight * per_row) {
+        float ws[kInFlight];
+        float2 x[kInFlight][kPerLane / 2];
 #pragma unroll
-      for (int c = 0; c < kPerLane; c += 2) {
-        const float2 x = *reinterpret_cast<const float2*>(src + c);
-        vals[c] += ws * x.x;
-        vals[c + 1] += ws * x.y;
+        for (int u = 0; u < kInFlight; ++u) {
+          const int s = s0 + u * per_row;
+          const int at = s < p.splits ? s : s0;  // weight 0 past the last
+          ws[u] = s < p.splits ? expf(part[at * rows_total] - mx) / total : 0.f;
+          const float* src =
+              g_split_o + (at * rows_total + row) * D + lane * kPerLane;
+#pragma unroll
+          for (int c = 0; c < kPerLane / 2; ++c)
+            x[u][c] = *reinterpret_cast<const float2*>(src + 2 * c);
+        }
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u)
+#pragma unroll
+          for (int c = 0; c < kPerLane / 2; ++c) {
+            vals[2 * c] += ws[u] * x[u][c].x;
+            vals[2 * c + 1] += ws[u] * x[u][c].y;
+          }
       }
     }
   }
+  if (per_row > 1) {
+    float* const sums = reinterpret_cast<float*>(smem);  // [warp][D]
+    if (first_split != 0) {
+#pragma unroll
+      for (int c = 0; c < kPerLane; ++c) sums[warp * D + lane * kPerLane + c] = vals[c];
+    }
+    __syncthreads();
+    if (first_split != 0 || !active) return;
+    for (int u = 1; u < per_row; ++u)
+#pragma unroll
+      for (int c = 0; c < kPerLane; ++c)
+        vals[c] += sums[(warp + u) * D + lane * kPerLane + c];
+  }
+
+  const int i = int(row % p.seqlen_q);
+  const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
+  const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
   uint32_t packed[kPerLane / 2];
 #pragma unroll
   for (int c = 0; c < kPerLane / 2; ++c)
@@ -1871,13 +2197,18 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
-// The combine kernel over the split partials of p (one warp per row).
+// The combine kernel over the split partials of p: one warp per row, or
+// (warps_per_row kCombineWarps) a block per row.
 template <typename T, int D>
-void LaunchCombine(const Problem& p, T* o, float* lse, cudaStream_t stream) {
+void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
+                   int warps_per_row = 1) {
+  p.combine_warps = warps_per_row;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
-                                 kCombineWarps),
-                        32 * kCombineWarps, 0, stream>>>(p, o, lse);
+  const int rows_per_block = kCombineWarps / warps_per_row;
+  const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
+  CombineSplits<T, D><<<unsigned((rows_total + rows_per_block - 1) /
+                                 rows_per_block),
+                        32 * kCombineWarps, smem, stream>>>(p, o, lse);
 }
 
 // (batch, head) pairs per L2 section: as many as have K/V within
@@ -1893,52 +2224,74 @@ int SectionPairs(const Problem& p) {
   return int(section < 1 ? 1 : section > pairs ? pairs : section);
 }
 
+// Blocks of the mma.sync kernel (kDecode: the decode kernel) per SM, with
+// its shared memory limit raised; 0 when it does not fit.
+template <typename T, int D, bool kDecode>
+int MmaBlocksPerSm() {
+  static const int n = [] {
+    auto kernel = kDecode ? AttentionDecode<T, D> : AttentionForward<T, D>;
+    const int threads = kDecode ? kDecodeThreads : kThreads;
+    const int smem = kDecode ? DecodeConfig<D>::kSmemBytes : Config<D>::kSmemBytes;
+    int blocks = 0;
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             smem) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads,
+                                                      smem) != cudaSuccess)
+      return 0;
+    return blocks;
+  }();
+  return n;
+}
+
 // The mma.sync kernel, with split keys when its blocks fill less than 80%
-// of a wave.
+// of a wave; the decode kernel instead when a row group has at most
+// KSEEK_FA_DECODE_MAX_ROWS rows.
 template <typename T, int D>
 int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
-  using C = Config<D>;
-  auto kernel = AttentionForward<T, D>;
-  static const cudaError_t attribute = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
-  static const int blocks_per_sm = [&] {
-    int n = 0;
-    if (attribute != cudaSuccess ||
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, kThreads,
-                                                      C::kSmemBytes) !=
-            cudaSuccess)
-      return 0;
-    return n;
-  }();
-  if (blocks_per_sm == 0) {
-    g_error = "the attention kernel does not fit on this device's SMs";
-    return 1;
-  }
   // The query heads that share a K/V head in one row group (pack), so a
   // warp's 16 rows cover GQA heads of few queries and K/V is read once per
   // K/V head; then more key splits (up to one per lane of the combine).
   p.pack = KSEEK_FA_MMA_PACK_GQA ? p.heads_q / p.heads_kv : 1;
-  p.q_tiles = int((int64_t(p.seqlen_q) * p.pack + kBlockM - 1) / kBlockM);
+  const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
+  const bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
+                      group_rows <= KSEEK_FA_DECODE_MAX_ROWS;
+  const int rows_per_block = decode ? kDecodeRows : kBlockM;
+  const int blocks_per_sm =
+      decode ? MmaBlocksPerSm<T, D, true>() : MmaBlocksPerSm<T, D, false>();
+  if (blocks_per_sm == 0) {
+    g_error = "the attention kernel does not fit on this device's SMs";
+    return 1;
+  }
+  p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
   const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
   const int64_t blocks = pairs * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
   const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  static_assert(KSEEK_FA_DECODE_MAX_SPLITS <= kMaxCombineSplits, "decode splits");
+  const int cap = decode ? KSEEK_FA_DECODE_MAX_SPLITS
+                         : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
   const int wanted = ChooseSplits(blocks, int64_t(sms) * blocks_per_sm,
-                                  key_tiles, rows_total, D,
-                                  KSEEK_FA_MMA_PACK_GQA ? kMaxCombineSplits
-                                                        : kMaxSplits);
+                                  key_tiles, rows_total, D, cap);
   p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
 
+  using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
+  const KernelFn kernel = decode ? AttentionDecode<T, D> : AttentionForward<T, D>;
+  const int threads = decode ? kDecodeThreads : kThreads;
+  const int smem = decode ? DecodeConfig<D>::kSmemBytes : Config<D>::kSmemBytes;
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
-  kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), kThreads, C::kSmemBytes,
+  kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), threads, smem,
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
-  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
+  // Many splits of few rows (batch-1 decode: ~100 splits of 16 rows): a
+  // block per row, so that the combine is not a chain of ~100 loads.
+  if (p.splits > 1)
+    LaunchCombine<T, D>(p, o, lse, stream,
+                        decode && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;
@@ -2110,8 +2463,11 @@ int Launch(Problem p, const kseek_launch_args* args) {
   // kernel with the heads packed into its rows reads each K/V head once
   // and splits the keys; the WGMMA kernel's 128-row items would hold at
   // most 16 rows of one query head each and read K/V once per query head.
-  const bool gqa_decode = KSEEK_FA_MMA_PACK_GQA && p.heads_q > p.heads_kv &&
-                          p.seqlen_q <= KSEEK_FA_GQA_DECODE_MAX_Q;
+  const bool gqa_decode = (KSEEK_FA_MMA_PACK_GQA && p.heads_q > p.heads_kv &&
+                           p.seqlen_q <= KSEEK_FA_GQA_DECODE_MAX_Q) ||
+                          (KSEEK_FA_DECODE_KERNEL == 2 &&
+                           p.seqlen_q <= kDecodeRows &&
+                           (D < 256 || p.seqlen_k >= kDecodeWarps * kDecodeKeys));
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM && !gqa_decode) {
     if (blocks * 5 >= int64_t(sms) * 4) {
       if constexpr (D == 64) {
