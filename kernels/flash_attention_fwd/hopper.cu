@@ -1,22 +1,27 @@
-// Hopper attention forward (flash_attention_fwd), version 3e: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3f: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
-// for the shapes that fill the GPU, and version 1's mma.sync kernel (split
-// keys) for the rest. Both are in this file; which one runs depends on the
-// shape only.
+// for the shapes that fill the GPU, version 1's mma.sync kernel (split
+// keys) for the rest, and a decode kernel (mma.sync, keys split between
+// its warps) for row groups of at most 32 rows. All are in this file;
+// which one runs depends on the shape only.
 //
-// Dispatch. GQA decode (heads_q > heads_kv, at most 16 queries) takes the
-// mma.sync kernel with the query heads that share a K/V head packed into
-// its rows (below). Otherwise, on a compute capability 9 device, when
-// batch * heads_q *
+// Dispatch. GQA decode (heads_q > heads_kv, at most 16 queries) and shapes
+// of at most 16 queries without GQA (at head_dim 256 only with at least 64
+// keys) take the mma.sync kernels with the query heads that share a K/V
+// head packed into the rows (below). Otherwise, on a compute capability 9
+// device, when batch * heads_q *
 // ceil(seqlen_q / 128) query tiles fill at least 80% of one wave of one
 // block per SM, the WGMMA kernel runs; with fewer query tiles but
 // seqlen_q >= 128 (prefill-like shapes), the WGMMA kernel splits the keys
 // (query tiles x key splits, each split writing fp32 partials that a
 // second kernel combines) when the splits fill 80% of a wave; otherwise
-// (decode-like and short shapes) the mma.sync kernel, which splits keys
+// (decode-like and short shapes) the mma.sync kernels, which split keys
 // the same way, and on other architectures (the WGMMA kernel is empty
-// there).
+// there). Among the mma.sync kernels, the decode kernel takes row groups
+// (queries x pack) of at most 32 rows, except GQA shapes at head_dim <= 128
+// whose key range it would split (LaunchMma: measured slower there), and
+// version 1 the others.
 //
 // head_dim: any multiple of 8 from 64 to 256. Both kernels are compiled for
 // D = 64, 128 and 256 columns, and a head_dim runs on the next D up: TMA
@@ -142,7 +147,12 @@
 //   shapes, v3e with the GQA decode rule on 14 decode scenarios (its other
 //   34 decode outputs agree with FA3's, cuDNN's and FA2's within 3.1e-3
 //   rel L2 in the anchor run), and 27/27 of extra_scenarios.json (head
-//   dims 72 ... 248) in each of the three calls.
+//   dims 72 ... 248) in each of the three calls. v3f: kseek eval of all 48
+//   decode scenarios correct and extra 27/27 with the decode kernel on every
+//   decode shape that reached the mma.sync kernels (35 of the 48); the final
+//   routing (decode kernel also without GQA; GQA shapes that split keys at
+//   head_dim <= 128 back on version 1) only by the CPU emulation and by
+//   O against cuDNN's in the timing run: its kseek eval is still to run.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -204,8 +214,8 @@
 //
 //   Split keys (flash-decoding). When the blocks would fill less than 80%
 //   of one wave (few query tiles: decode-like and short shapes), the key
-//   tiles are split over `splits` blocks per query tile (up to 32, one per
-//   lane of the combine kernel; at least 4 key tiles each; the split
+//   tiles are split over `splits` blocks per query tile (up to 32; 128 in
+//   the decode kernel; at least 4 key tiles each; the split
 //   count picked for the best wave
 //   efficiency). Each split writes its normalised partial O (fp32) and its
 //   LSE to a static device scratch buffer; a second kernel, one warp per
@@ -221,6 +231,39 @@
 // TFLOP/s at head_dim 128, seqlen 16384, bf16, non-causal (cuDNN 688, FA2
 // 345 in the same run); geomean 0.51x cuDNN / 0.93x FA2 over the FA3 grid,
 // 0.73x cuDNN / 0.98x FA2 over all scenarios.
+
+// The decode kernel (version 3f)
+//   Work. One block of 4 warps per 16 rows of a row group (as in version 1:
+//   the pack query heads of one K/V head times the queries; 32 rows take
+//   two blocks, which read the same K/V) and key split. Every warp holds
+//   all 16 rows (one m16 tile, Q in registers at head_dim 64/128, in
+//   shared memory at 256) and takes every fourth chunk of 16 keys of the
+//   block's range, so the four warps stream K/V at once where version 1
+//   has one busy warp of eight.
+//
+//     head_dim | stages per warp | shared memory | blocks/SM (ptxas registers)
+//     ---------+-----------------+---------------+----------------------------
+//        64    |        4        |    66 KB      |   3 (102)
+//       128    |        3        |   100 KB      |   2 (190)
+//       256    |        3        |   200 KB      |   1 (239)
+//
+//   Pipeline. Each warp has its own cp.async ring of 16-key K/V chunks and
+//   waits with cp.async.wait_group and __syncwarp only: no block barrier in
+//   the key loop. Per chunk: S = Q K^T (m16n8k16), masking where the
+//   chunk crosses a row's limit, online softmax, O += P V, as version 1.
+//   Merge. The warps' unnormalised O, maxima and sums go to shared memory
+//   (over the rings); each thread then combines 8 columns of one row over
+//   the four warps and stores O (16-byte stores) and LSE, or, with split
+//   keys, the split's normalised fp32 partial and LSE for CombineSplits
+//   (up to 128 splits; lane l of its warp reads the LSEs of splits l,
+//   l + 32, ...).
+//
+//   Measured (one NVIDIA H200, 2026-12-01; NOTES.md v3f,
+//   bench/results/hopper_v3f_decode_variants_h200.txt), side by side with
+//   version 3e in one run: 1.14x v3e over the 48 decode scenarios (1.26x
+//   cuDNN; v3e 1.10x), batch-1024 128-key GQA decode 1.74-1.88x, head_dim
+//   256 decode 1.32x; slower (0.70-0.96x) on GQA shapes at head_dim <= 128
+//   that split keys, which therefore stay on version 1.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -293,12 +336,12 @@
 //                               row groups have at most
 //                               KSEEK_FA_DECODE_MAX_ROWS rows take the decode
 //                               kernel (keys split between its 4 warps, up
-//                               to KSEEK_FA_DECODE_MAX_SPLITS key splits);
+//                               to 128 key splits; at head_dim <= 128 not
+//                               GQA shapes that split keys, see LaunchMma);
 //                               2 (default): also shapes of at most 16
 //                               queries without GQA that would take the
 //                               WGMMA kernel (at head_dim 256 only with at
 //                               least 64 keys); 0: off
-//   KSEEK_FA_DECODE_MAX_SPLITS  key splits of the decode kernel, at most 128
 //   KSEEK_FA_DECODE_MAX_ROWS    rows per row group (queries x pack) up to
 //                               which the decode kernel runs (16 rows per
 //                               block: more rows, more blocks reading the
@@ -351,9 +394,7 @@
 #ifndef KSEEK_FA_DECODE_KERNEL
 #define KSEEK_FA_DECODE_KERNEL 2
 #endif
-#ifndef KSEEK_FA_DECODE_MAX_SPLITS
-#define KSEEK_FA_DECODE_MAX_SPLITS 128
-#endif
+
 #ifndef KSEEK_FA_DECODE_MAX_ROWS
 #define KSEEK_FA_DECODE_MAX_ROWS 32
 #endif
@@ -370,11 +411,12 @@ constexpr int kBlockM = kRowsPerWarp * kWarps;   // query rows per block
 constexpr int kBlockN = 64;                      // keys per tile
 constexpr int kMaxSplits = 16;          // of the WGMMA kernel
 constexpr int kMaxMmaSplits = 32;       // of the mma.sync kernel
-constexpr int kMaxCombineSplits = 128;  // of the decode kernel (ChooseSplits)
+constexpr int kMaxCombineSplits = 128;  // of the decode kernel
 constexpr int kDecodeWarps = 4;         // the decode kernel's warps
 constexpr int kDecodeThreads = 32 * kDecodeWarps;
 constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
 constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
+constexpr int kDecodeMaxSplitsNoGqa = 16;  // at head_dim <= 128 (LaunchMma)
 constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
@@ -425,7 +467,6 @@ struct Problem {
   int q_tiles;          // ceil(seqlen_q / kBlockM)
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
-  int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 };
@@ -2073,84 +2114,46 @@ __device__ __forceinline__ float WarpSum(float x) {
   return x;
 }
 
-// Rows of kCombineWarps warps each (Problem::combine_warps 1), or with many
-// splits and few rows one row per block (combine_warps kCombineWarps), warp
-// w taking splits w, w + 8, ... and warp 0 adding the others' sums from
-// shared memory. Each warp's lanes hold D / 32 columns and load four
-// splits before using them.
 template <typename T, int D>
 __global__ void __launch_bounds__(32 * kCombineWarps)
     CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
   constexpr int kPerLane = D / 32;  // 2, 4 or 8 columns
-  constexpr int kInFlight = 4;      // splits loaded before use
-  extern __shared__ __align__(128) unsigned char smem[];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int per_row = p.combine_warps;
+  const int lane = threadIdx.x % 32;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int64_t row =
-      int64_t(blockIdx.x) * (kCombineWarps / per_row) + warp / per_row;
-  const int first_split = warp % per_row;
-  const bool active = row < rows_total;
-  if (!active && per_row == 1) return;
-
-  float vals[kPerLane];
-#pragma unroll
-  for (int c = 0; c < kPerLane; ++c) vals[c] = 0.f;
-  float mx = -INFINITY, total = 0.f;
-  if (active) {
-    // The splits' LSEs, lane l taking splits l, l + 32, ...; then each
-    // split's weight exp(lse_s - lse) (the same for every lane).
-    const float* const part = g_split_lse + row;
-    float part_max = -INFINITY;
-    for (int s = lane; s < p.splits; s += 32)
-      part_max = fmaxf(part_max, part[s * rows_total]);
-    mx = WarpMax(part_max);
-    if (mx != -INFINITY) {
-      float lane_total = 0.f;
-      for (int s = lane; s < p.splits; s += 32)
-        lane_total += expf(part[s * rows_total] - mx);
-      total = WarpSum(lane_total);
-      for (int s0 = first_split; s0 < p.splits; s0 += kInFlight * per_row) {
-        float ws[kInFlight];
-        float2 x[kInFlight][kPerLane / 2];
-#pragma unroll
-        for (int u = 0; u < kInFlight; ++u) {
-          const int s = s0 + u * per_row;
-          const int at = s < p.splits ? s : s0;  // weight 0 past the last
-          ws[u] = s < p.splits ? expf(part[at * rows_total] - mx) / total : 0.f;
-          const float* src =
-              g_split_o + (at * rows_total + row) * D + lane * kPerLane;
-#pragma unroll
-          for (int c = 0; c < kPerLane / 2; ++c)
-            x[u][c] = *reinterpret_cast<const float2*>(src + 2 * c);
-        }
-#pragma unroll
-        for (int u = 0; u < kInFlight; ++u)
-#pragma unroll
-          for (int c = 0; c < kPerLane / 2; ++c) {
-            vals[2 * c] += ws[u] * x[u][c].x;
-            vals[2 * c + 1] += ws[u] * x[u][c].y;
-          }
-      }
-    }
-  }
-  if (per_row > 1) {
-    float* const sums = reinterpret_cast<float*>(smem);  // [warp][D]
-    if (first_split != 0) {
-#pragma unroll
-      for (int c = 0; c < kPerLane; ++c) sums[warp * D + lane * kPerLane + c] = vals[c];
-    }
-    __syncthreads();
-    if (first_split != 0 || !active) return;
-    for (int u = 1; u < per_row; ++u)
-#pragma unroll
-      for (int c = 0; c < kPerLane; ++c)
-        vals[c] += sums[(warp + u) * D + lane * kPerLane + c];
-  }
-
+  const int64_t row = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+  if (row >= rows_total) return;
   const int i = int(row % p.seqlen_q);
   const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
   const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
+
+  // The splits' LSEs, lane l taking splits l, l + 32, ... (up to
+  // kMaxCombineSplits); then each split's weight exp(lse_s - lse), the same
+  // for every lane.
+  const float* const part = g_split_lse + row;
+  float part_max = -INFINITY;
+  for (int s = lane; s < p.splits; s += 32)
+    part_max = fmaxf(part_max, part[s * rows_total]);
+  const float mx = WarpMax(part_max);
+  float vals[kPerLane];
+#pragma unroll
+  for (int c = 0; c < kPerLane; ++c) vals[c] = 0.f;
+  float total = 0.f;
+  if (mx != -INFINITY) {
+    float lane_total = 0.f;
+    for (int s = lane; s < p.splits; s += 32)
+      lane_total += expf(part[s * rows_total] - mx);
+    total = WarpSum(lane_total);
+    for (int s = 0; s < p.splits; ++s) {
+      const float ws = expf(part[s * rows_total] - mx) / total;
+      const float* src = g_split_o + (s * rows_total + row) * D + lane * kPerLane;
+#pragma unroll
+      for (int c = 0; c < kPerLane; c += 2) {
+        const float2 x = *reinterpret_cast<const float2*>(src + c);
+        vals[c] += ws * x.x;
+        vals[c + 1] += ws * x.y;
+      }
+    }
+  }
   uint32_t packed[kPerLane / 2];
 #pragma unroll
   for (int c = 0; c < kPerLane / 2; ++c)
@@ -2197,18 +2200,13 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
-// The combine kernel over the split partials of p: one warp per row, or
-// (warps_per_row kCombineWarps) a block per row.
+// The combine kernel over the split partials of p (one warp per row).
 template <typename T, int D>
-void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
-                   int warps_per_row = 1) {
-  p.combine_warps = warps_per_row;
+void LaunchCombine(const Problem& p, T* o, float* lse, cudaStream_t stream) {
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int rows_per_block = kCombineWarps / warps_per_row;
-  const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
-  CombineSplits<T, D><<<unsigned((rows_total + rows_per_block - 1) /
-                                 rows_per_block),
-                        32 * kCombineWarps, smem, stream>>>(p, o, lse);
+  CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
+                                 kCombineWarps),
+                        32 * kCombineWarps, 0, stream>>>(p, o, lse);
 }
 
 // (batch, head) pairs per L2 section: as many as have K/V within
@@ -2246,35 +2244,56 @@ int MmaBlocksPerSm() {
 // The mma.sync kernel, with split keys when its blocks fill less than 80%
 // of a wave; the decode kernel instead when a row group has at most
 // KSEEK_FA_DECODE_MAX_ROWS rows.
+// Rows per block, key splits and blocks of the mma.sync kernel (kDecode:
+// the decode kernel) on p, which has p.pack set.
+template <typename T, int D, bool kDecode>
+int64_t PlanMma(Problem& p, int sms) {
+  const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
+  const int rows_per_block = kDecode ? kDecodeRows : kBlockM;
+  p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
+  const int64_t blocks = int64_t(p.batch) * (p.heads_q / p.pack) * p.q_tiles;
+  p.section_pairs = SectionPairs<T, D>(p);
+  const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  const int cap = kDecode ? kMaxCombineSplits
+                          : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
+  const int wanted =
+      ChooseSplits(blocks, int64_t(sms) * MmaBlocksPerSm<T, D, kDecode>(),
+                   key_tiles, rows_total, D, cap);
+  p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
+  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+  return blocks;
+}
+
+// The mma.sync kernel, with split keys when its blocks fill less than 80%
+// of a wave; the decode kernel instead when a row group has at most
+// KSEEK_FA_DECODE_MAX_ROWS rows, except for GQA shapes at head_dim <= 128
+// that split keys: on those (7-103 splits) the decode kernel measured 4-30%
+// slower than the mma.sync kernel (NOTES.md v3f; suspected: CombineSplits,
+// one dependent load per split per row), while it won at head_dim 256, without
+// splits, and without GQA with 2-15 splits (up to 16 are taken).
 template <typename T, int D>
 int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // The query heads that share a K/V head in one row group (pack), so a
   // warp's 16 rows cover GQA heads of few queries and K/V is read once per
-  // K/V head; then more key splits (up to one per lane of the combine).
+  // K/V head; then more key splits (kMaxMmaSplits).
   p.pack = KSEEK_FA_MMA_PACK_GQA ? p.heads_q / p.heads_kv : 1;
-  const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
-  const bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
-                      group_rows <= KSEEK_FA_DECODE_MAX_ROWS;
-  const int rows_per_block = decode ? kDecodeRows : kBlockM;
-  const int blocks_per_sm =
-      decode ? MmaBlocksPerSm<T, D, true>() : MmaBlocksPerSm<T, D, false>();
-  if (blocks_per_sm == 0) {
-    g_error = "the attention kernel does not fit on this device's SMs";
-    return 1;
+  bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
+                int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
+                MmaBlocksPerSm<T, D, true>() > 0;
+  int64_t blocks = 0;
+  if (decode) {
+    blocks = PlanMma<T, D, true>(p, sms);
+    decode = D == 256 || p.splits == 1 ||
+             (p.pack == 1 && p.splits <= kDecodeMaxSplitsNoGqa);
   }
-  p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
-  const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
-  const int64_t blocks = pairs * p.q_tiles;
-  p.section_pairs = SectionPairs<T, D>(p);
-  const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
-  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  static_assert(KSEEK_FA_DECODE_MAX_SPLITS <= kMaxCombineSplits, "decode splits");
-  const int cap = decode ? KSEEK_FA_DECODE_MAX_SPLITS
-                         : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
-  const int wanted = ChooseSplits(blocks, int64_t(sms) * blocks_per_sm,
-                                  key_tiles, rows_total, D, cap);
-  p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
-  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+  if (!decode) {
+    if (MmaBlocksPerSm<T, D, false>() == 0) {
+      g_error = "the attention kernel does not fit on this device's SMs";
+      return 1;
+    }
+    blocks = PlanMma<T, D, false>(p, sms);
+  }
 
   using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
   const KernelFn kernel = decode ? AttentionDecode<T, D> : AttentionForward<T, D>;
@@ -2287,11 +2306,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
-  // Many splits of few rows (batch-1 decode: ~100 splits of 16 rows): a
-  // block per row, so that the combine is not a chain of ~100 loads.
-  if (p.splits > 1)
-    LaunchCombine<T, D>(p, o, lse, stream,
-                        decode && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1);
+  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;
