@@ -21,6 +21,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "runner_data.h"
 #include "runner_protocol.h"
 #include "runner_scenario.h"
 #include "sandbox.h"
@@ -468,24 +469,16 @@ int ServeKernel(int argc, char** argv) {
         bool bad = false;
         for (size_t t = 0; t < ts.size(); ++t) {
           kseek_tensor& x = armed.tensors[t];
-          memset(&x, 0, sizeof(x));
           auto it = mapped.find(ts[t].at("id").get<int>());
           const size_t offset = ts[t].at("offset").get<size_t>();
           if (it == mapped.end() || offset > it->second.bytes) {
             bad = true;
             break;
           }
-          x.name = armed.tensor_names[t].c_str();
-          x.data = static_cast<unsigned char*>(it->second.base) + offset;
-          x.dtype = ts[t].at("dtype").get<int32_t>();
-          const std::vector<int64_t> shape = ts[t].at("shape").get<std::vector<int64_t>>();
-          x.ndim = static_cast<int32_t>(std::min<size_t>(shape.size(), KSEEK_MAX_DIMS));
-          int64_t stride = 1;
-          for (int d = x.ndim - 1; d >= 0; --d) {
-            x.shape[d] = shape[d];
-            x.strides[d] = stride;
-            stride *= shape[d];
-          }
+          x = ContiguousTensor(armed.tensor_names[t].c_str(),
+                               static_cast<unsigned char*>(it->second.base) + offset,
+                               ts[t].at("dtype").get<int32_t>(),
+                               ts[t].at("shape").get<std::vector<int64_t>>());
         }
         armed.timed = m.at("timed").get<bool>();
         armed.ready = !bad;

@@ -351,6 +351,23 @@ void FillAll(const Distribution& dist, uint64_t seed, size_t count, void* out,
 
 }  // namespace
 
+kseek_tensor ContiguousTensor(const char* name, void* data, int32_t dtype,
+                              const std::vector<int64_t>& shape) {
+  kseek_tensor x;
+  std::memset(&x, 0, sizeof(x));
+  x.name = name;
+  x.data = data;
+  x.dtype = dtype;
+  x.ndim = static_cast<int32_t>(std::min<size_t>(shape.size(), KSEEK_MAX_DIMS));
+  int64_t stride = 1;
+  for (int d = x.ndim - 1; d >= 0; --d) {
+    x.shape[d] = shape[d];
+    x.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return x;
+}
+
 uint64_t MixSeed(uint64_t a, uint64_t b) {
   return SplitMix64(a ^ SplitMix64(b ^ 0x6a09e667f3bcc909ULL));
 }

@@ -43,6 +43,12 @@ class Rng {
   uint64_t s_[4];
 };
 
+// The ABI's view of a row-major, contiguous tensor at `data` (at most
+// KSEEK_MAX_DIMS dimensions are kept): what the judge gives the reference
+// and a kernel host gives its kernel.
+kseek_tensor ContiguousTensor(const char* name, void* data, int32_t dtype,
+                              const std::vector<int64_t>& shape);
+
 // IEEE binary16 and bfloat16 from float, rounding to nearest even, and back.
 uint16_t FloatToHalf(float f);
 float HalfToFloat(uint16_t h);

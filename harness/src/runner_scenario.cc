@@ -421,18 +421,8 @@ int ScenarioRun::CallReference() {
   std::vector<kseek_tensor> tensors(plans_.size());
   for (size_t t = 0; t < plans_.size(); ++t) {
     const TensorPlan& plan = plans_[t];
-    kseek_tensor& x = tensors[t];
-    std::memset(&x, 0, sizeof(x));
-    x.name = plan.spec->name.c_str();
-    x.data = reference_set_[t].data();
-    x.dtype = plan.dtype;
-    x.ndim = static_cast<int32_t>(plan.shape.size());
-    int64_t stride = 1;
-    for (int d = x.ndim - 1; d >= 0; --d) {
-      x.shape[d] = plan.shape[d];
-      x.strides[d] = stride;
-      stride *= plan.shape[d];
-    }
+    tensors[t] = ContiguousTensor(plan.spec->name.c_str(), reference_set_[t].data(), plan.dtype,
+                                  plan.shape);
   }
   std::vector<kseek_param> params = params_;
   kseek_launch_args args{};
