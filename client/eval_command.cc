@@ -1,10 +1,12 @@
 // Evaluation commands, local or through a coordinator (eval_command.h).
 #include "eval_command.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -273,6 +276,26 @@ std::string FormatVerdict(const Verdict& v) {
   absl::StrAppendFormat(&out, "%d/%d correct; geomean speedup %s; goal %.2fx %s\n", ok, v.scenarios.size(),
                         v.geomean_speedup ? absl::StrFormat("%.3fx", *v.geomean_speedup) : "n/a",
                         v.goal_speedup, v.goal_met ? "met" : "not met");
+  // Where the judge's time went, summed over the scenarios, largest first.
+  std::map<std::string, double> phases;
+  double judged_s = 0;
+  for (const auto& s : v.scenarios) {
+    for (const auto& [name, seconds] : s.phase_seconds) {
+      phases[name] += seconds;
+      judged_s += seconds;
+    }
+  }
+  if (judged_s > 0) {
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [name, seconds] : phases) order.emplace_back(-seconds, name);
+    std::sort(order.begin(), order.end());
+    std::vector<std::string> parts;
+    for (const auto& [neg, name] : order) {
+      parts.push_back(absl::StrFormat("%s %.1f s", name, -neg));
+    }
+    absl::StrAppendFormat(&out, "judge: %.1f s in scenarios (%s)\n", judged_s,
+                          absl::StrJoin(parts, ", "));
+  }
   if (!v.error.empty() && v.scenarios.size() > 0 && v.scenarios[0].error == v.error)
     absl::StrAppend(&out, v.error, "\n");
   if (!v.compile.ok && !v.compile.log.empty()) absl::StrAppend(&out, "compile log:\n", v.compile.log);

@@ -77,6 +77,36 @@ __global__ void Spin(long long cycles) {
 
 __global__ void Poke(int* p) { *p = 1; }
 
+__global__ void SetY(void* y, int dtype, long i, float v) { StoreY(y, dtype, i, v); }
+
+// moments[0] += sum of x, moments[1] += sum of x^2.
+__global__ void Moments(const void* x, int dtype, long n, double* moments) {
+  double s = 0, s2 = 0;
+  for (long i = static_cast<long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<long>(gridDim.x) * blockDim.x) {
+    const double v = LoadX(x, dtype, i);
+    s += v;
+    s2 += v * v;
+  }
+  atomicAdd(&moments[0], s);
+  atomicAdd(&moments[1], s2);
+}
+
+// Returns 3 unless x looks drawn from the standard normal (mean within six
+// standard errors of 0, variance within [0.8, 1.2]).
+int CheckStandardNormal(const kseek_tensor& x, long n, cudaStream_t stream) {
+  static double* moments = nullptr;
+  if (moments == nullptr && cudaMalloc(&moments, 2 * sizeof(double)) != cudaSuccess) return 4;
+  double host[2] = {0, 0};
+  cudaMemcpyAsync(moments, host, sizeof(host), cudaMemcpyHostToDevice, stream);
+  Moments<<<64, 256, 0, stream>>>(x.data, x.dtype, n, moments);
+  cudaMemcpyAsync(host, moments, sizeof(host), cudaMemcpyDeviceToHost, stream);
+  cudaStreamSynchronize(stream);
+  const double mean = host[0] / n, var = host[1] / n - mean * mean;
+  const double bound = 6.0 / __builtin_sqrt(static_cast<double>(n));
+  return mean > -bound && mean < bound && var > 0.8 && var < 1.2 ? 0 : 3;
+}
+
 extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
   const kseek_tensor& x = a->tensors[0];
   const kseek_tensor& y = a->tensors[1];
@@ -242,6 +272,68 @@ TEST_F(RunnerGpuTest, IllegalAddressCrashesOnlyItsScenario) {
   EXPECT_NE(r.scenarios[1].error.find("CUDA_ERROR_ILLEGAL_ADDRESS"), std::string::npos)
       << r.scenarios[1].error;
   EXPECT_EQ(r.scenarios[2].status, ScenarioStatus::kOk) << Describe(r);
+}
+
+// The judge draws every input on the device (scenario, probes, pools of the
+// timed calls, re-check): each call's x must look standard normal.
+TEST_F(RunnerGpuTest, EveryCallGetsStandardNormalInputs) {
+  ASSERT_TRUE(Build("moments", R"(
+    if (int rc = CheckStandardNormal(x, n, stream)) return rc;
+    Scale<<<blocks, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);)"));
+  RunResult r = Run("moments");
+  for (const ScenarioResult& s : r.scenarios) {
+    EXPECT_EQ(s.status, ScenarioStatus::kOk) << Describe(r);
+    EXPECT_TRUE(s.time.has_value());
+  }
+}
+
+// The comparison on the device finds the first NaN of several blocks (the
+// kernel compares 65536 elements per block), counts them, and measures a
+// single wrong element.
+TEST_F(RunnerGpuTest, DeviceComparisonNamesTheFirstBadElement) {
+  ASSERT_TRUE(Build("nan2", R"(
+    Scale<<<blocks, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);
+    SetY<<<1, 1, 0, stream>>>(y.data, y.dtype, n - 1, __builtin_nanf(""));
+    SetY<<<1, 1, 0, stream>>>(y.data, y.dtype, n / 3, __builtin_nanf(""));)"));
+  RunResult r = Run("nan2");
+  ASSERT_EQ(r.scenarios.size(), 3u) << Describe(r);
+  const long n[3] = {1000000, 4096, 777777};
+  for (int i = 0; i < 3; ++i) {
+    const ScenarioResult& s = r.scenarios[i];
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_NE(s.error.find("NaN at element " + std::to_string(n[i] / 3) + " (2 of " +
+                           std::to_string(n[i]) + " elements are NaN)"),
+              std::string::npos)
+        << s.error;
+  }
+  ASSERT_TRUE(Build("one_wrong", R"(
+    Scale<<<blocks, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);
+    SetY<<<1, 1, 0, stream>>>(y.data, y.dtype, n / 2, 1000.0f);)"));
+  r = Run("one_wrong");
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_NE(s.error.find("max_abs"), std::string::npos) << s.error;
+    EXPECT_GT(s.max_abs, 990) << s.error;
+    EXPECT_LT(s.max_abs, 1010) << s.error;
+  }
+}
+
+// The input check on the device names the first changed element.
+TEST_F(RunnerGpuTest, DeviceInputCheckNamesTheFirstChangedElement) {
+  ASSERT_TRUE(Build("write_x", R"(
+    Scale<<<blocks, 256, 0, stream>>>(x.data, y.data, x.dtype, n, 2.0f);
+    SetY<<<1, 1, 0, stream>>>(x.data, x.dtype, n - 2, 77.0f);
+    SetY<<<1, 1, 0, stream>>>(x.data, x.dtype, n / 2 + 1, 77.0f);)"));
+  RunResult r = Run("write_x");
+  const long n[3] = {1000000, 4096, 777777};
+  for (int i = 0; i < 3; ++i) {
+    const ScenarioResult& s = r.scenarios[i];
+    ASSERT_EQ(s.status, ScenarioStatus::kIncorrect) << Describe(r);
+    EXPECT_NE(s.error.find("input tensor x was modified (first at element " +
+                           std::to_string(n[i] / 2 + 1) + ")"),
+              std::string::npos)
+        << s.error;
+  }
 }
 
 TEST_F(RunnerGpuTest, PartlyUnwrittenOutputIsIncorrect) {

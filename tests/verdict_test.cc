@@ -63,8 +63,13 @@ TEST(Verdict, JsonRoundTrip) {
   v.device.cc_major = 9;
   v.compile.registers = 40;
   v.compile.log = "ptxas info";
+  v.scenarios[0].phase_seconds = {{"reference", 0.25}, {"timing", 0.5}};
+  v.scenarios[0].cross_check = ScenarioResult::CrossCheck{0.21, 0.2, 0.1, 2};
   v.Finalize();
   nlohmann::json j = ToJson(v);
+  EXPECT_EQ(j["scenarios"][0]["phase_seconds"]["timing"], 0.5);
+  EXPECT_EQ(j["scenarios"][0]["cross_check"]["measurements"], 2);
+  EXPECT_FALSE(j["scenarios"][1].contains("cross_check"));
   EXPECT_EQ(j["scenarios"][0]["status"], "ok");
   EXPECT_EQ(j["goal"]["met"], true);
   EXPECT_EQ(j["device"], "NVIDIA H200");
@@ -72,6 +77,12 @@ TEST(Verdict, JsonRoundTrip) {
   auto back = VerdictFromJson(j);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(ToJson(*back), j);
+  nlohmann::json bad = j;
+  bad["scenarios"][0]["cross_check"].erase("allowed_ms");
+  EXPECT_FALSE(VerdictFromJson(bad).ok());
+  bad = j;
+  bad["scenarios"][0]["phase_seconds"]["timing"] = "slow";
+  EXPECT_FALSE(VerdictFromJson(bad).ok());
   j["scenarios"][0]["status"] = "great";
   EXPECT_FALSE(VerdictFromJson(j).ok());
   EXPECT_FALSE(VerdictFromJson(nlohmann::json::object()).ok());

@@ -119,7 +119,8 @@ class KernelHost {
  private:
   KernelHost() = default;
   absl::Status Send(const std::string& text, int fd = -1);
-  absl::StatusOr<std::string> Receive();
+  // `spin`: poll before blocking (kernel_host.cc, kSpinWait).
+  absl::StatusOr<std::string> Receive(bool spin = false);
   // Marks the host dead and says how it ended, for an error message.
   std::string Died(const std::string& what);
 

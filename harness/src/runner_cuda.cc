@@ -19,8 +19,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
+
+#if KSEEK_HAVE_JUDGE_KERNELS
+// The fat binary of judge_kernels.cu (judge_kernels_image.cc, generated).
+extern "C" const unsigned char kJudgeKernelsImage[];
+#endif
 
 namespace kseek {
 
@@ -56,6 +63,11 @@ struct CudaApi {
   CUresult (*IpcGetMemHandle)(CUipcMemHandle*, CUdeviceptr) = nullptr;
   CUresult (*IpcOpenMemHandle)(CUdeviceptr*, CUipcMemHandle, unsigned int) = nullptr;
   CUresult (*IpcCloseMemHandle)(CUdeviceptr) = nullptr;
+  CUresult (*ModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*LaunchKernel)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+                           unsigned int, unsigned int, unsigned int, CUstream, void**,
+                           void**) = nullptr;
 };
 
 // Resolves `name` (or, when absent, `fallback`) from `lib` into `*fn`.
@@ -100,6 +112,9 @@ absl::Status ResolveAll(void* lib, CudaApi* api) {
       Resolve(lib, "cuIpcGetMemHandle", nullptr, &api->IpcGetMemHandle),
       Resolve(lib, "cuIpcOpenMemHandle_v2", "cuIpcOpenMemHandle", &api->IpcOpenMemHandle),
       Resolve(lib, "cuIpcCloseMemHandle", nullptr, &api->IpcCloseMemHandle),
+      Resolve(lib, "cuModuleLoadData", nullptr, &api->ModuleLoadData),
+      Resolve(lib, "cuModuleGetFunction", nullptr, &api->ModuleGetFunction),
+      Resolve(lib, "cuLaunchKernel", nullptr, &api->LaunchKernel),
   };
   for (const absl::Status& s : results) {
     if (!s.ok()) return s;
@@ -111,12 +126,19 @@ CUdeviceptr DevicePtr(const void* p) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p));
 }
 
+// The judge's kernels (judge_kernels.cu): threads per block, elements per
+// block of a comparison, and the most blocks of a grid-stride kernel.
+constexpr unsigned kJudgeThreads = 256;
+constexpr uint64_t kCompareChunk = 65536;
+constexpr uint64_t kMaxStrideBlocks = 4096;
+
 class CudaDevice : public Device {
  public:
   explicit CudaDevice(const CudaApi& api) : api_(api) {}
   ~CudaDevice() override {
     if (broken_) return;  // a broken context cannot free; the process ends
     if (flush_ != 0) api_.MemFree(flush_);
+    if (scratch_ != 0) api_.MemFree(scratch_);
     if (start_ != nullptr) api_.EventDestroy(start_);
     if (end_ != nullptr) api_.EventDestroy(end_);
   }
@@ -195,6 +217,57 @@ class CudaDevice : public Device {
     s.host_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     return s;
   }
+  absl::Status RandomFill(void* dst, kseek_dtype dtype, const Distribution& dist, uint64_t seed,
+                          size_t count) override {
+    if (fill_ == nullptr) return Device::RandomFill(dst, dtype, dist, seed, count);
+    if (count == 0) return absl::OkStatus();
+    CUdeviceptr out = DevicePtr(dst);
+    unsigned long long n = count, s = seed;
+    int type = static_cast<int>(dtype), kind = dist.kind == Distribution::kUniform ? 1 : 0;
+    double a = dist.a, b = dist.b;
+    void* args[] = {&out, &n, &s, &type, &kind, &a, &b};
+    return Launch(fill_, StrideBlocks(count), args, "the judge's random fill");
+  }
+  absl::StatusOr<size_t> FirstDifference(const void* a, const void* b, size_t bytes) override {
+    if (first_difference_ == nullptr) return Device::FirstDifference(a, b, bytes);
+    if (bytes == 0) return size_t{0};
+    absl::Status st = Scratch(sizeof(uint64_t));
+    if (st.ok()) {
+      st = Check(api_.MemsetD8Async(scratch_, 0xFF, sizeof(uint64_t), CU_STREAM_LEGACY),
+                 "cuMemsetD8Async");
+    }
+    CUdeviceptr x = DevicePtr(a), y = DevicePtr(b), first = scratch_;
+    unsigned long long n = bytes;
+    void* args[] = {&x, &y, &n, &first};
+    if (st.ok()) st = Launch(first_difference_, StrideBlocks(bytes), args, "the judge's input check");
+    uint64_t found = 0;
+    if (st.ok()) st = Check(api_.MemcpyDtoH(&found, scratch_, sizeof(found)), "cuMemcpyDtoH");
+    if (!st.ok()) return st;
+    return static_cast<size_t>(std::min<uint64_t>(found, bytes));
+  }
+  absl::StatusOr<Comparison> CompareTensors(const std::string& name, kseek_dtype dtype,
+                                            const void* candidate, const void* reference,
+                                            size_t count, const Tolerance& tol) override {
+    if (compare_ == nullptr) {
+      return Device::CompareTensors(name, dtype, candidate, reference, count, tol);
+    }
+    const uint64_t blocks = (count + kCompareChunk - 1) / kCompareChunk;
+    std::vector<ComparePartial> parts(blocks);
+    if (blocks > 0) {
+      absl::Status st = Scratch(blocks * sizeof(ComparePartial));
+      CUdeviceptr c = DevicePtr(candidate), r = DevicePtr(reference), out = scratch_;
+      unsigned long long n = count, chunk = kCompareChunk;
+      int type = static_cast<int>(dtype);
+      void* args[] = {&c, &r, &n, &type, &chunk, &out};
+      if (st.ok()) st = Launch(compare_, blocks, args, "the judge's comparison");
+      if (st.ok()) {
+        st = Check(api_.MemcpyDtoH(parts.data(), scratch_, blocks * sizeof(ComparePartial)),
+                   "cuMemcpyDtoH");
+      }
+      if (!st.ok()) return st;
+    }
+    return FinishComparison(name, count, tol, parts);
+  }
   absl::StatusOr<SharedAllocation> Share(void* base, size_t bytes) override {
     CUipcMemHandle h;
     absl::Status st = Check(api_.IpcGetMemHandle(&h, DevicePtr(base)), "cuIpcGetMemHandle");
@@ -240,6 +313,33 @@ class CudaDevice : public Device {
     return absl::FailedPreconditionError(
         absl::StrCat("runner could not initialise CUDA: ", what, " failed: ", ErrorText(r)));
   }
+  uint64_t StrideBlocks(uint64_t elements) const {
+    return std::max<uint64_t>(1, std::min(kMaxStrideBlocks,
+                                          (elements + kJudgeThreads - 1) / kJudgeThreads));
+  }
+  // Queues `f` with `blocks` x kJudgeThreads threads on the legacy stream,
+  // and waits for it.
+  absl::Status Launch(CUfunction f, uint64_t blocks, void** args, const std::string& what) {
+    absl::Status st = Check(api_.LaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kJudgeThreads,
+                                              1, 1, 0, CU_STREAM_LEGACY, args, nullptr),
+                            absl::StrCat("launching ", what));
+    if (st.ok()) st = Check(api_.CtxSynchronize(), absl::StrCat("cuCtxSynchronize after ", what));
+    return st;
+  }
+  // At least `bytes` of device scratch at scratch_.
+  absl::Status Scratch(size_t bytes) {
+    if (bytes <= scratch_bytes_) return absl::OkStatus();
+    if (scratch_ != 0) api_.MemFree(scratch_);
+    scratch_ = 0;
+    scratch_bytes_ = 0;
+    absl::Status st = Check(api_.MemAlloc(&scratch_, bytes), "cuMemAlloc (the judge's scratch)");
+    if (st.ok()) scratch_bytes_ = bytes;
+    return st;
+  }
+  // Loads the judge's kernels; without them (a build without nvcc, or a
+  // device the fat binary has no code for) the tensor work goes through
+  // host copies (Device's defaults).
+  void LoadJudgeKernels();
   int Attribute(CUdevice_attribute a) const {
     int v = 0;
     api_.DeviceGetAttribute(&v, a, device_);
@@ -253,6 +353,12 @@ class CudaDevice : public Device {
   CUevent end_ = nullptr;
   CUdeviceptr flush_ = 0;
   size_t flush_bytes_ = 0;
+  CUmodule module_ = nullptr;
+  CUfunction fill_ = nullptr;
+  CUfunction first_difference_ = nullptr;
+  CUfunction compare_ = nullptr;
+  CUdeviceptr scratch_ = 0;
+  size_t scratch_bytes_ = 0;
   unsigned char flush_value_ = 0;
   bool can_reset_persisting_ = true;
   bool broken_ = false;
@@ -305,7 +411,32 @@ absl::Status CudaDevice::Open(Target target, int ordinal) {
   r = api_.MemsetD8Async(flush_, 0, flush_bytes_, CU_STREAM_LEGACY);
   if (r == CUDA_SUCCESS) r = api_.CtxSynchronize();
   if (r != CUDA_SUCCESS) return Fail(r, "clearing the L2 flush buffer");
+  LoadJudgeKernels();
   return absl::OkStatus();
+}
+
+void CudaDevice::LoadJudgeKernels() {
+#if KSEEK_HAVE_JUDGE_KERNELS
+  CUmodule module = nullptr;
+  CUfunction fill = nullptr, first_difference = nullptr, compare = nullptr;
+  CUresult r = api_.ModuleLoadData(&module, kJudgeKernelsImage);
+  if (r == CUDA_SUCCESS) r = api_.ModuleGetFunction(&fill, module, "kseek_fill_random");
+  if (r == CUDA_SUCCESS) {
+    r = api_.ModuleGetFunction(&first_difference, module, "kseek_first_difference");
+  }
+  if (r == CUDA_SUCCESS) r = api_.ModuleGetFunction(&compare, module, "kseek_compare");
+  if (r != CUDA_SUCCESS) {
+    std::fprintf(stderr,
+                 "kseek-runner: the judge's CUDA kernels did not load (%s); inputs and "
+                 "outputs go through host memory\n",
+                 ErrorText(r).c_str());
+    return;
+  }
+  module_ = module;
+  fill_ = fill;
+  first_difference_ = first_difference;
+  compare_ = compare;
+#endif
 }
 
 }  // namespace

@@ -118,14 +118,7 @@ struct LoadU8 {
 
 std::string Num(double v) { return absl::StrFormat("%.4g", v); }
 
-// What one chunk of a comparison found.
-struct Partial {
-  double diff2 = 0, ref2 = 0, max_abs = 0;
-  size_t nan_count = 0, first_nan = 0;
-  size_t ref_nan_count = 0, first_ref_nan = 0;
-  size_t inf_count = 0, first_inf = 0;
-  double inf_cand = 0, inf_ref = 0;
-};
+using Partial = ComparePartial;
 
 template <typename Load>
 Partial CompareRange(const void* cand, const void* ref, size_t begin, size_t end,
@@ -166,14 +159,21 @@ Partial CompareRange(const void* cand, const void* ref, size_t begin, size_t end
 template <typename Load>
 Comparison Compare(const std::string& name, const void* cand, const void* ref,
                    size_t count, const Tolerance& tol, Load load) {
-  Comparison c;
-  c.result.tensor = name;
   std::vector<Partial> parts((count + kDataChunk - 1) / kDataChunk);
   ForEachChunk(parts.size(), [&](size_t k) {
     parts[k] = CompareRange(cand, ref, k * kDataChunk,
                             std::min(count, (k + 1) * kDataChunk), load);
   });
-  // In chunk order: the sums, and the first offending element, are the same
+  return FinishComparison(name, count, tol, parts);
+}
+
+}  // namespace
+
+Comparison FinishComparison(const std::string& name, size_t count, const Tolerance& tol,
+                            const std::vector<ComparePartial>& parts) {
+  Comparison c;
+  c.result.tensor = name;
+  // In order: the sums, and the first offending element, are the same
   // for any number of threads.
   double diff2 = 0, ref2 = 0, max_abs = 0;
   size_t nan_count = 0, first_nan = 0;
@@ -228,6 +228,8 @@ Comparison Compare(const std::string& name, const void* cand, const void* ref,
   }
   return c;
 }
+
+namespace {
 
 // The ziggurat of Marsaglia and Tsang for the standard normal, with the
 // layer index and the abscissa taken from separate bits of one draw
@@ -348,6 +350,23 @@ void FillAll(const Distribution& dist, uint64_t seed, size_t count, void* out,
 }
 
 }  // namespace
+
+kseek_tensor ContiguousTensor(const char* name, void* data, int32_t dtype,
+                              const std::vector<int64_t>& shape) {
+  kseek_tensor x;
+  std::memset(&x, 0, sizeof(x));
+  x.name = name;
+  x.data = data;
+  x.dtype = dtype;
+  x.ndim = static_cast<int32_t>(std::min<size_t>(shape.size(), KSEEK_MAX_DIMS));
+  int64_t stride = 1;
+  for (int d = x.ndim - 1; d >= 0; --d) {
+    x.shape[d] = shape[d];
+    x.strides[d] = stride;
+    stride *= shape[d];
+  }
+  return x;
+}
 
 uint64_t MixSeed(uint64_t a, uint64_t b) {
   return SplitMix64(a ^ SplitMix64(b ^ 0x6a09e667f3bcc909ULL));

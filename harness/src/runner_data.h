@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernelseek/abi.h"
 #include "task.h"
@@ -42,6 +43,12 @@ class Rng {
   uint64_t s_[4];
 };
 
+// The ABI's view of a row-major, contiguous tensor at `data` (at most
+// KSEEK_MAX_DIMS dimensions are kept): what the judge gives the reference
+// and a kernel host gives its kernel.
+kseek_tensor ContiguousTensor(const char* name, void* data, int32_t dtype,
+                              const std::vector<int64_t>& shape);
+
 // IEEE binary16 and bfloat16 from float, rounding to nearest even, and back.
 uint16_t FloatToHalf(float f);
 float HalfToFloat(uint16_t h);
@@ -69,6 +76,24 @@ struct Comparison {
 Comparison CompareOutput(const std::string& name, kseek_dtype dtype,
                          const void* candidate, const void* reference,
                          size_t count, const Tolerance& tol);
+
+// What a comparison found in one range of elements: CompareOutput's sums,
+// counts and first offending elements (indices into the whole tensor).
+// Plain doubles and 64-bit integers: the CUDA comparison kernel
+// (judge_kernels.cu) writes this layout.
+struct ComparePartial {
+  double diff2 = 0, ref2 = 0, max_abs = 0;
+  uint64_t nan_count = 0, first_nan = 0;
+  uint64_t ref_nan_count = 0, first_ref_nan = 0;
+  uint64_t inf_count = 0, first_inf = 0;
+  double inf_cand = 0, inf_ref = 0;
+};
+static_assert(sizeof(ComparePartial) == 88, "the layout judge_kernels.cu writes");
+
+// CompareOutput's verdict from the partials of consecutive ranges, in
+// order, that together cover `count` elements.
+Comparison FinishComparison(const std::string& name, size_t count, const Tolerance& tol,
+                            const std::vector<ComparePartial>& parts);
 
 }  // namespace kseek
 

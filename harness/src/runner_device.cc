@@ -33,6 +33,32 @@ absl::StatusOr<DeviceBuffer> AllocBuffer(Device* device, size_t bytes) {
   return DeviceBuffer(device, *p);
 }
 
+absl::Status Device::RandomFill(void* dst, kseek_dtype dtype, const Distribution& dist,
+                                uint64_t seed, size_t count) {
+  std::vector<unsigned char> host(count * kseek_dtype_size(dtype));
+  FillRandom(dtype, dist, seed, count, host.data());
+  return Upload(dst, host.data(), host.size());
+}
+
+absl::StatusOr<size_t> Device::FirstDifference(const void* a, const void* b, size_t bytes) {
+  std::vector<unsigned char> x(bytes), y(bytes);
+  absl::Status st = Download(x.data(), a, bytes);
+  if (st.ok()) st = Download(y.data(), b, bytes);
+  if (!st.ok()) return st;
+  return static_cast<size_t>(std::mismatch(x.begin(), x.end(), y.begin()).first - x.begin());
+}
+
+absl::StatusOr<Comparison> Device::CompareTensors(const std::string& name, kseek_dtype dtype,
+                                                  const void* candidate, const void* reference,
+                                                  size_t count, const Tolerance& tol) {
+  const size_t bytes = count * kseek_dtype_size(dtype);
+  std::vector<unsigned char> c(bytes), r(bytes);
+  absl::Status st = Download(c.data(), candidate, bytes);
+  if (st.ok()) st = Download(r.data(), reference, bytes);
+  if (!st.ok()) return st;
+  return CompareOutput(name, dtype, c.data(), r.data(), count, tol);
+}
+
 absl::StatusOr<GuardedBuffer> AllocGuarded(Device* device, size_t bytes,
                                            const std::vector<unsigned char>& pattern) {
   if (bytes > SIZE_MAX - 2 * kGuardBytes) {
@@ -203,6 +229,22 @@ class HostDevice : public Device {
     return absl::OkStatus();
   }
   absl::Status Synchronize() override { return absl::OkStatus(); }
+  // The tensors are this process's memory: no copies.
+  absl::Status RandomFill(void* dst, kseek_dtype dtype, const Distribution& dist, uint64_t seed,
+                          size_t count) override {
+    FillRandom(dtype, dist, seed, count, dst);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<size_t> FirstDifference(const void* a, const void* b, size_t bytes) override {
+    const auto* x = static_cast<const unsigned char*>(a);
+    const auto* y = static_cast<const unsigned char*>(b);
+    return static_cast<size_t>(std::mismatch(x, x + bytes, y).first - x);
+  }
+  absl::StatusOr<Comparison> CompareTensors(const std::string& name, kseek_dtype dtype,
+                                            const void* candidate, const void* reference,
+                                            size_t count, const Tolerance& tol) override {
+    return CompareOutput(name, dtype, candidate, reference, count, tol);
+  }
   absl::StatusOr<Sample> TimedCall(const std::function<int()>& call) override {
     Sample s;
     const auto t0 = std::chrono::steady_clock::now();

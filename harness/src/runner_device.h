@@ -23,6 +23,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernelseek/abi.h"
+#include "runner_data.h"
 #include "task.h"
 #include "verdict.h"
 
@@ -73,6 +75,24 @@ class Device {
   // Calls `call` between two device events on the legacy stream and waits
   // for the whole context. Queued work must have been synchronised first.
   virtual absl::StatusOr<Sample> TimedCall(const std::function<int()>& call) = 0;
+
+  // The judge's tensor work, on the device where it can (CUDA: kernels of
+  // judge_kernels.cu; the host device: runner_data.h on the memory itself),
+  // otherwise through host copies, so that no tensor need cross the bus.
+  // Queued: `count` elements of `dtype` at `dst` drawn from `dist`, a pure
+  // function of `seed` on each kind of device (the host device's values are
+  // runner_data.h's FillRandom; CUDA's come from a counter-based generator,
+  // so the two differ).
+  virtual absl::Status RandomFill(void* dst, kseek_dtype dtype, const Distribution& dist,
+                                  uint64_t seed, size_t count);
+  // Synchronous: the index of the first byte where `a` and `b` differ, or
+  // `bytes` when they are equal.
+  virtual absl::StatusOr<size_t> FirstDifference(const void* a, const void* b, size_t bytes);
+  // Synchronous: runner_data.h's CompareOutput on two tensors of this
+  // device.
+  virtual absl::StatusOr<Comparison> CompareTensors(const std::string& name, kseek_dtype dtype,
+                                                    const void* candidate, const void* reference,
+                                                    size_t count, const Tolerance& tol);
 
   // Makes allocation `base` (from Alloc, `bytes` long) mappable by another
   // process of the same device (host: a memfd; CUDA: an IPC handle).

@@ -101,6 +101,17 @@ json ToJson(const ScenarioResult& s) {
             {"tflops", OrNull(s.tflops)},
             {"gbps", OrNull(s.gbps)},
             {"flag", s.flag}};
+  if (s.cross_check) {
+    j["cross_check"] = {{"candidate_excess_ms", s.cross_check->candidate_excess_ms},
+                        {"baseline_excess_ms", s.cross_check->baseline_excess_ms},
+                        {"allowed_ms", s.cross_check->allowed_ms},
+                        {"measurements", s.cross_check->measurements}};
+  }
+  if (!s.phase_seconds.empty()) {
+    json phases = json::object();
+    for (const auto& [name, seconds] : s.phase_seconds) phases[name] = seconds;
+    j["phase_seconds"] = phases;
+  }
   return j;
 }
 
@@ -208,6 +219,22 @@ absl::StatusOr<ScenarioResult> ScenarioResultFromJson(const json& j) {
   GetOptional(j, "tflops", &s.tflops);
   GetOptional(j, "gbps", &s.gbps);
   Get(j, "flag", &s.flag);
+  if (j.contains("cross_check") && j["cross_check"].is_object()) {
+    const json& c = j["cross_check"];
+    ScenarioResult::CrossCheck x;
+    if (!Get(c, "candidate_excess_ms", &x.candidate_excess_ms) ||
+        !Get(c, "baseline_excess_ms", &x.baseline_excess_ms) ||
+        !Get(c, "allowed_ms", &x.allowed_ms) || !Get(c, "measurements", &x.measurements)) {
+      return Missing("cross_check");
+    }
+    s.cross_check = x;
+  }
+  if (j.contains("phase_seconds") && j["phase_seconds"].is_object()) {
+    for (const auto& [name, seconds] : j["phase_seconds"].items()) {
+      if (!seconds.is_number()) return Missing("phase_seconds");
+      s.phase_seconds[name] = seconds.get<double>();
+    }
+  }
   return s;
 }
 

@@ -4,6 +4,7 @@
 #define KERNELSEEK_HARNESS_VERDICT_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,6 +60,23 @@ struct ScenarioResult {
   std::optional<double> tflops;       // from the task's FLOP count
   std::optional<double> gbps;         // from the task's byte count
   std::string flag;  // non-empty: a result to review (e.g. above speed of light)
+  // The cross-check of the candidate's reported times against the judge's
+  // clock (runner_scenario.cc): the candidate's and the baseline's median
+  // excess of the outside clock over the reported time, per call, and what
+  // the candidate's excess over the baseline's may be. Absent when the
+  // scenario was not timed. The last measurement when it was measured twice.
+  struct CrossCheck {
+    double candidate_excess_ms = 0;
+    double baseline_excess_ms = 0;
+    double allowed_ms = 0;
+    int measurements = 1;
+  };
+  std::optional<CrossCheck> cross_check;
+  // Where the judge's time went in this scenario: seconds by phase
+  // ("inputs", "share", "candidate", "reference", "compare", "timing",
+  // "baseline", "other"; runner_scenario.cc says what each holds). Empty
+  // when not measured (a scenario that never started).
+  std::map<std::string, double> phase_seconds;
 };
 
 struct CompileInfo {
