@@ -698,7 +698,10 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
                                      " could not be stored: ", changed.status().message()));
           break;
         }
-        if (*changed) hub_->Publish(event);
+        if (*changed) {
+          ReportSessionProgress(*eval, attempt, done, std::max(total, done), event);
+          hub_->Publish(event);
+        }
         break;
       }
       default:

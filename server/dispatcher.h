@@ -16,9 +16,9 @@
 // evaluation's target, as a Worker.Evaluate stream read by a
 // thread of its own; the events are stored (progress, then the outcome in
 // one transaction that applies only once per evaluation) and published to
-// the EventHub; the Started event and the scenario results of an
-// evaluation of a session go to the session progress observer first (the
-// SessionManager, which enters them in the session's trace). A job whose
+// the EventHub; the Started event, the scenario results and the stored
+// outcome of an evaluation of a session go to the session progress observer
+// first (the SessionManager, which enters them in the session's trace). A job whose
 // worker is lost goes back to the front of its queue, to be run again (the
 // next attempt), up to a limit.
 //
@@ -73,8 +73,8 @@ struct DispatcherOptions {
   absl::Duration store_retry_delay = absl::Milliseconds(250);
 };
 
-// What an evaluation of a session did on its worker: an attempt started, or
-// a scenario finished (Dispatcher::SetSessionProgressObserver).
+// What an evaluation of a session did on its worker: an attempt started, a
+// scenario finished, or it finished (Dispatcher::SetSessionProgressObserver).
 struct SessionProgress {
   std::string session_id;
   std::string session_by;  // "agent" or "verification"
@@ -82,7 +82,8 @@ struct SessionProgress {
   int attempt = 0;
   int done = 0;   // scenarios of this attempt finished, this event's included
   int total = 0;  // scenarios this attempt runs
-  kernelseek::v1::EvaluationEvent event;  // Started or ScenarioResult
+  // Started, ScenarioResult, or the outcome (Verdict or Failed) once stored.
+  kernelseek::v1::EvaluationEvent event;
 };
 
 class Dispatcher {
@@ -114,10 +115,11 @@ class Dispatcher {
   // when that stream does (a verdict that arrives first is kept).
   // FAILED_PRECONDITION when it is not pending here (it has finished).
   absl::Status Cancel(const std::string& id, const std::string& reason);
-  // Calls `observer` with the Started event and each scenario result of
-  // every evaluation of a session, on the job's thread, as the worker sends
-  // them and before they are published to the evaluation's watchers. An
-  // empty function stops the calls, once those in flight have returned.
+  // Calls `observer` with the Started event, each scenario result and the
+  // outcome the worker sent (once stored) of every evaluation of a session,
+  // on the job's thread, as the worker sends them and before they are
+  // published to the evaluation's watchers. An empty function stops the
+  // calls, once those in flight have returned.
   void SetSessionProgressObserver(std::function<void(const SessionProgress&)> observer);
   // 1-based position of a queued evaluation in its target's queue; 0 when
   // it is not queued.

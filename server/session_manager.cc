@@ -377,6 +377,13 @@ absl::StatusOr<std::vector<StoredEvent>> SessionManager::AppendEvaluation(
 }
 
 void SessionManager::OnEvaluationProgress(const SessionProgress& p) {
+  if (p.event.has_verdict() || p.event.has_failed()) {
+    // Stored already: an agent's evaluation enters the trace now, before the
+    // agent's client hears the outcome (a verification is entered by its
+    // runner).
+    if (p.session_by == "agent") LinkAgentEvaluations();
+    return;
+  }
   nlohmann::json event;
   if (p.event.has_started()) {
     event = EvaluationStartedEvent(p.evaluation_id, p.session_by, p.event.started());

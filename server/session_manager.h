@@ -10,7 +10,9 @@
 //
 // The progress of every evaluation of a session on its worker (an attempt
 // started, each scenario finished) enters its trace as it happens, so that
-// a watcher sees an evaluation advance rather than only its end.
+// a watcher sees an evaluation advance rather than only its end; an agent's
+// evaluation that a worker finished enters before its outcome is published
+// (the linker's poll catches the rest: failures from elsewhere).
 //
 // Thread-safe. Wake callbacks (Subscribe) run under the manager's lock: they
 // must be quick and must not call back into the manager.
@@ -129,8 +131,9 @@ class SessionManager {
 
   // Enters an evaluation's progress on its worker in its session's trace
   // (`evaluation_started`, then a `scenario` event per scenario as it
-  // finishes) unless the session has ended; the dispatcher calls it from
-  // the manager's construction until Stop(). A store error is logged: the evaluation's own events are untouched.
+  // finishes) unless the session has ended, and an agent's evaluation that
+  // has finished (LinkAgentEvaluations); the dispatcher calls it from the
+  // manager's construction until Stop(). A store error is logged: the evaluation's own events are untouched.
   void OnEvaluationProgress(const SessionProgress& progress);
 
   // Calls `wake` after each append to the session (and once when the

@@ -344,15 +344,20 @@ TEST_F(DispatcherTest, ASessionsEvaluationReportsItsProgressBeforeItsWatchersHea
   Recorder watch;
   absl::Mutex mu;
   std::vector<SessionProgress> reported;
-  // How many Started and scenario events the evaluation's watcher had got
-  // when each was reported.
+  // How many Started, scenario and verdict events the evaluation's watcher
+  // had got when each was reported.
   std::vector<int> heard_before;
+  std::vector<std::string> state_then;  // the evaluation's, as stored
   dispatcher_->SetSessionProgressObserver([&](const SessionProgress& p) {
     int heard = 0;
-    for (const v1::EvaluationEvent& e : watch.events()) heard += e.has_started() || e.has_scenario();
+    for (const v1::EvaluationEvent& e : watch.events()) {
+      heard += e.has_started() || e.has_scenario() || e.has_verdict();
+    }
+    absl::StatusOr<EvaluationRecord> stored = store_->GetEvaluation(p.evaluation_id);
     absl::MutexLock lock(&mu);
     reported.push_back(p);
     heard_before.push_back(heard);
+    state_then.push_back(stored.ok() ? stored->state : "");
   });
   Submit("ev_plain", "alice", "host");
   Submit("ev_agent", "alice", "host", "ss_a");
@@ -366,8 +371,8 @@ TEST_F(DispatcherTest, ASessionsEvaluationReportsItsProgressBeforeItsWatchersHea
   dispatcher_->SetSessionProgressObserver(nullptr);
 
   absl::MutexLock lock(&mu);
-  // Only the session's evaluation: its start, then each scenario.
-  ASSERT_EQ(reported.size(), 3u);
+  // Only the session's evaluation: its start, each scenario, its verdict.
+  ASSERT_EQ(reported.size(), 4u);
   for (const SessionProgress& p : reported) {
     EXPECT_EQ(p.session_id, "ss_a");
     EXPECT_EQ(p.session_by, "agent");
@@ -382,8 +387,13 @@ TEST_F(DispatcherTest, ASessionsEvaluationReportsItsProgressBeforeItsWatchersHea
   EXPECT_EQ(reported[1].done, 1);
   EXPECT_TRUE(reported[2].event.has_scenario());
   EXPECT_EQ(reported[2].done, 2);
+  EXPECT_TRUE(reported[3].event.has_verdict());
+  // The outcome is reported once stored.
+  EXPECT_EQ(state_then, (std::vector<std::string>{kStateRunning, kStateRunning, kStateRunning,
+                                                  kStateDone}));
   // Each was reported before the evaluation's watcher got it.
-  EXPECT_EQ(heard_before, (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(heard_before, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(watch.events().back().has_verdict());
 }
 
 TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheJob) {

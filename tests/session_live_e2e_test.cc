@@ -174,14 +174,16 @@ TEST(SessionLiveE2eTest, WatchShowsTheAgentsLinesAndEachScenarioAsTheyHappen) {
   for (size_t i = 1; i < lines.size(); ++i) EXPECT_GT(lines[i], lines[i - 1]) << dump;
   EXPECT_LT(lines.back(), turn_end);
 
-  // The agent's evaluation: every scenario entered while `kseek eval` still
-  // waited for the verdict, before the agent's next line.
+  // The agent's evaluation: every scenario, then the evaluation itself,
+  // entered while `kseek eval` still waited for the verdict, before the
+  // agent's next line.
   std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");
   ASSERT_EQ(evals.size(), 2u) << dump;
   ASSERT_EQ(evals[0]["by"], "agent");
   ASSERT_EQ(evals[1]["by"], "verification");
   const std::string agent_eval = evals[0]["evaluation_id"];
   EXPECT_LT(ExpectProgressBeforeTheEnd(trace, agent_eval, "agent"), lines.back());
+  EXPECT_LT(evals[0]["index"].get<int64_t>(), lines.back()) << dump;
   EXPECT_GT(IndexOf(trace, "evaluation_started", "evaluation_id", agent_eval), lines[4]);
 
   // The coordinator's verification, after the turn: verifying, its start,
