@@ -66,7 +66,9 @@ const char kSessionUsage[] =
     "  ls [--json] [--limit N] [--state S]   your sessions, newest first\n"
     "  show [--json] ID                      one session's state, budget and best speedup\n"
     "  watch [--from N] [--json] ID          a line per event (JSONL with --json) and the best\n"
-    "                                        speedup so far, until the session ends\n"
+    "                                        speedup so far, until the session ends: the\n"
+    "                                        agent's output line by line, each scenario of\n"
+    "                                        an evaluation as it finishes\n"
     "  ask [--now] ID TEXT                   a message for the agent at the next decision\n"
     "                                        point (--now: interrupt its turn)\n"
     "  cancel ID                             end the session and stop its agent\n"
@@ -163,6 +165,21 @@ std::string Describe(nlohmann::json e) {
                              Number(e["geomean_speedup"]));
     }
     return absl::StrCat("evaluation ", e.value("evaluation_id", ""), " by ", e.value("by", ""), ": ", what);
+  }
+  if (kind == "evaluation_started") {
+    int attempt = e.value("attempt", 1);
+    return absl::StrCat("evaluation ", e.value("evaluation_id", ""), " by ", e.value("by", ""),
+                        " started on ", e.value("worker_id", ""),
+                        attempt > 1 ? absl::StrCat(" (attempt ", attempt, ")") : "", ": ",
+                        e.value("scenarios", 0), " scenarios");
+  }
+  if (kind == "scenario") {
+    std::string what = absl::StrCat("  scenario ", e.value("done", 0), "/", e.value("total", 0), " of ",
+                                    e.value("evaluation_id", ""), ": ", e.value("name", ""), " ",
+                                    e.value("status", ""));
+    if (e["speedup"].is_number()) absl::StrAppend(&what, " ", Number(e["speedup"]));
+    if (!e.value("error", "").empty()) absl::StrAppend(&what, ": ", FirstLine(e.value("error", ""), 60));
+    return what;
   }
   if (kind == "verification") {
     return absl::StrCat("verification: goal ", e.value("goal_met", false) ? "MET" : "not met", " (",

@@ -546,6 +546,28 @@ void Dispatcher::DispatchLocked(int64_t now_ms) {
   }
 }
 
+void Dispatcher::SetSessionProgressObserver(
+    std::function<void(const SessionProgress&)> observer) {
+  absl::WriterMutexLock lock(&observer_mu_);
+  session_progress_ = std::move(observer);
+}
+
+void Dispatcher::ReportSessionProgress(const EvaluationRecord& eval, int attempt, int done,
+                                       int total, const v1::EvaluationEvent& event) {
+  if (eval.session_id.empty()) return;
+  absl::ReaderMutexLock lock(&observer_mu_);
+  if (!session_progress_) return;
+  SessionProgress p;
+  p.session_id = eval.session_id;
+  p.session_by = eval.session_by;
+  p.evaluation_id = eval.id;
+  p.attempt = attempt;
+  p.done = done;
+  p.total = total;
+  p.event = event;
+  session_progress_(p);
+}
+
 void Dispatcher::Notice(const std::string& id, const std::string& text) {
   v1::EvaluationEvent e;
   e.set_evaluation_id(id);
@@ -641,10 +663,12 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
         event.mutable_started()->set_attempt(attempt);
         total = event.started().scenarios();
         store_->SetProgress(id, attempt, 0, total).IgnoreError();
+        ReportSessionProgress(*eval, attempt, 0, total, event);
         hub_->Publish(event);
         break;
       case v1::EvaluationEvent::kScenario:
         store_->SetProgress(id, attempt, ++done, std::max(total, done)).IgnoreError();
+        ReportSessionProgress(*eval, attempt, done, std::max(total, done), event);
         hub_->Publish(event);
         break;
       case v1::EvaluationEvent::kNotice:
@@ -674,7 +698,10 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
                                      " could not be stored: ", changed.status().message()));
           break;
         }
-        if (*changed) hub_->Publish(event);
+        if (*changed) {
+          ReportSessionProgress(*eval, attempt, done, std::max(total, done), event);
+          hub_->Publish(event);
+        }
         break;
       }
       default:

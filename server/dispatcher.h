@@ -16,8 +16,11 @@
 // evaluation's target, as a Worker.Evaluate stream read by a
 // thread of its own; the events are stored (progress, then the outcome in
 // one transaction that applies only once per evaluation) and published to
-// the EventHub. A job whose worker is lost goes back to the front of its
-// queue, to be run again (the next attempt), up to a limit.
+// the EventHub; the Started event, the scenario results and the stored
+// outcome of an evaluation of a session go to the session progress observer
+// first (the SessionManager, which enters them in the session's trace). A job whose
+// worker is lost goes back to the front of its queue, to be run again (the
+// next attempt), up to a limit.
 //
 // WithdrawSession ends a finished session's queued evaluations as failed
 // (they never run); its running one, if any, is left to finish. Cancel ends
@@ -70,6 +73,19 @@ struct DispatcherOptions {
   absl::Duration store_retry_delay = absl::Milliseconds(250);
 };
 
+// What an evaluation of a session did on its worker: an attempt started, a
+// scenario finished, or it finished (Dispatcher::SetSessionProgressObserver).
+struct SessionProgress {
+  std::string session_id;
+  std::string session_by;  // "agent" or "verification"
+  std::string evaluation_id;
+  int attempt = 0;
+  int done = 0;   // scenarios of this attempt finished, this event's included
+  int total = 0;  // scenarios this attempt runs
+  // Started, ScenarioResult, or the outcome (Verdict or Failed) once stored.
+  kernelseek::v1::EvaluationEvent event;
+};
+
 class Dispatcher {
  public:
   Dispatcher(Store* store, EventHub* hub, DispatcherOptions options);
@@ -99,6 +115,12 @@ class Dispatcher {
   // when that stream does (a verdict that arrives first is kept).
   // FAILED_PRECONDITION when it is not pending here (it has finished).
   absl::Status Cancel(const std::string& id, const std::string& reason);
+  // Calls `observer` with the Started event, each scenario result and the
+  // outcome the worker sent (once stored) of every evaluation of a session,
+  // on the job's thread, as the worker sends them and before they are
+  // published to the evaluation's watchers. An empty function stops the
+  // calls, once those in flight have returned.
+  void SetSessionProgressObserver(std::function<void(const SessionProgress&)> observer);
   // 1-based position of a queued evaluation in its target's queue; 0 when
   // it is not queued.
   int QueuePosition(const std::string& id);
@@ -179,9 +201,18 @@ class Dispatcher {
   // The reason Cancel gave for running evaluation `id`, or "".
   std::string CancelReason(const std::string& id);
 
+  // Hands `event` of evaluation `eval` to the session progress observer.
+  void ReportSessionProgress(const EvaluationRecord& eval, int attempt, int done, int total,
+                             const kernelseek::v1::EvaluationEvent& event);
+
   Store* const store_;
   EventHub* const hub_;
   const DispatcherOptions options_;
+
+  // Held shared while the observer runs, so that replacing it waits for the
+  // calls in flight.
+  absl::Mutex observer_mu_;
+  std::function<void(const SessionProgress&)> session_progress_ ABSL_GUARDED_BY(observer_mu_);
 
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

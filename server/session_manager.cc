@@ -95,7 +95,15 @@ absl::Status ValidateSpec(const agent::AgentAllowlist& allowlist,
 }  // namespace
 
 SessionManager::SessionManager(Store* store, Dispatcher* dispatcher, SessionOptions options)
-    : store_(store), dispatcher_(dispatcher), options_(std::move(options)) {}
+    : store_(store), dispatcher_(dispatcher), options_(std::move(options)) {
+  // From now on, so that the evaluations resumed before Start() are traced.
+  {
+    absl::MutexLock lock(&mu_);
+    observing_ = true;
+  }
+  dispatcher_->SetSessionProgressObserver(
+      [this](const SessionProgress& p) { OnEvaluationProgress(p); });
+}
 
 SessionManager::~SessionManager() { Stop(); }
 
@@ -188,11 +196,15 @@ absl::Status SessionManager::Start(const std::string& coordinator_address) {
 
 void SessionManager::Stop() {
   std::map<std::string, std::shared_ptr<SessionRunner>> runners;
+  bool observing;
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
+    observing = observing_;
+    observing_ = false;
     runners.swap(runners_);
   }
+  if (observing) dispatcher_->SetSessionProgressObserver(nullptr);
   // Stopped in parallel: each may wait for its agent to exit.
   std::vector<std::thread> stops;
   for (auto& [id, runner] : runners) {
@@ -247,6 +259,11 @@ absl::StatusOr<SessionRecord> SessionManager::Create(const Caller& caller,
   probe.set_kernel_name(kWorkspaceKernel);
   absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(probe);
   if (!unpacked.ok()) return unpacked.status();
+
+  // Like a submission, a session is new work: none while the disk is nearly
+  // full (RESOURCE_EXHAUSTED), and nothing of it is written.
+  st = store_->CheckRoomForNewWork();
+  if (!st.ok()) return st;
 
   SessionRecord r;
   r.id = absl::StrCat("ss_", RandomHex(6));
@@ -357,6 +374,31 @@ absl::StatusOr<std::vector<StoredEvent>> SessionManager::AppendEvaluation(
   }
   for (nlohmann::json& e : more) events.push_back(std::move(e));
   return Append(session_id, std::move(events), change, logged_evaluation);
+}
+
+void SessionManager::OnEvaluationProgress(const SessionProgress& p) {
+  if (p.event.has_verdict() || p.event.has_failed()) {
+    // Stored already: an agent's evaluation enters the trace now, before the
+    // agent's client hears the outcome (a verification is entered by its
+    // runner).
+    if (p.session_by == "agent") LinkAgentEvaluations();
+    return;
+  }
+  nlohmann::json event;
+  if (p.event.has_started()) {
+    event = EvaluationStartedEvent(p.evaluation_id, p.session_by, p.event.started());
+  } else if (p.event.has_scenario()) {
+    event = ScenarioEvent(p.evaluation_id, p.attempt, p.done, p.total, p.event.scenario());
+  } else {
+    return;
+  }
+  SessionChange change;
+  change.unless_ended = true;  // the final state stays the trace's last event
+  absl::Status st = Append(p.session_id, {std::move(event)}, change).status();
+  if (!st.ok() && !absl::IsFailedPrecondition(st)) {
+    absl::FPrintF(stderr, "kernelseekd: session %s: cannot trace the progress of %s: %s\n",
+                  p.session_id, p.evaluation_id, st.message());
+  }
 }
 
 uint64_t SessionManager::Subscribe(const std::string& session_id, std::function<void()> wake) {

@@ -8,6 +8,12 @@
 // the sessions' states, so that the next Start() resumes them; the agents'
 // running turns are interrupted.
 //
+// The progress of every evaluation of a session on its worker (an attempt
+// started, each scenario finished) enters its trace as it happens, so that
+// a watcher sees an evaluation advance rather than only its end; an agent's
+// evaluation that a worker finished enters before its outcome is published
+// (the linker's poll catches the rest: failures from elsewhere).
+//
 // Thread-safe. Wake callbacks (Subscribe) run under the manager's lock: they
 // must be quick and must not call back into the manager.
 #ifndef KERNELSEEK_SERVER_SESSION_MANAGER_H_
@@ -73,6 +79,7 @@ inline constexpr double kDefaultMaxMinutes = 240;
 
 class SessionManager {
  public:
+  // `store` and `dispatcher` must outlive the manager.
   SessionManager(Store* store, Dispatcher* dispatcher, SessionOptions options);
   ~SessionManager();  // Stop()
   SessionManager(const SessionManager&) = delete;
@@ -85,8 +92,9 @@ class SessionManager {
 
   // Validates `request` (INVALID_ARGUMENT naming the field; PERMISSION_DENIED
   // for an agent not in the allowlist, or a program or command template of
-  // the request's own), stores the session and its first event, prepares
-  // the workspace and starts it.
+  // the request's own), refuses new work on a nearly full disk
+  // (RESOURCE_EXHAUSTED, as Dispatcher::Submit does), stores the session
+  // and its first event, prepares the workspace and starts it.
   absl::StatusOr<SessionRecord> Create(const Caller& caller,
                                        const kernelseek::v1::CreateSessionRequest& request);
   // A human's message for the next decision point; `now` interrupts the
@@ -120,6 +128,13 @@ class SessionManager {
       const std::string& session_id, const EvaluationSummary& summary, const std::string& by,
       bool full_set, std::vector<nlohmann::json> more, const SessionChange& change,
       const std::string& logged_evaluation);
+
+  // Enters an evaluation's progress on its worker in its session's trace
+  // (`evaluation_started`, then a `scenario` event per scenario as it
+  // finishes) unless the session has ended, and an agent's evaluation that
+  // has finished (LinkAgentEvaluations); the dispatcher calls it from the
+  // manager's construction until Stop(). A store error is logged: the evaluation's own events are untouched.
+  void OnEvaluationProgress(const SessionProgress& progress);
 
   // Calls `wake` after each append to the session (and once when the
   // manager stops). Returns a handle for Unsubscribe.
@@ -187,6 +202,8 @@ class SessionManager {
   absl::Mutex mu_;
   bool started_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether the dispatcher reports evaluation progress to this manager.
+  bool observing_ ABSL_GUARDED_BY(mu_) = false;
   std::string coordinator_address_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<SessionRunner>> runners_ ABSL_GUARDED_BY(mu_);
   std::thread linker_;

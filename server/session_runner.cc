@@ -184,6 +184,11 @@ absl::Status SessionRunner::Loop() {
   st = WriteWorkspaceClientConfig(record->workspace, address, token, record->target);
   if (!st.ok()) return st;
   env_ = allowed->env;
+  // The coordinator traces each line of the agent's output as it reads it;
+  // a Python agent (or a Python tool it runs) writes its lines to the pipe
+  // as it prints them only when unbuffered. The allowlist entry may say
+  // otherwise.
+  env_.emplace("PYTHONUNBUFFERED", "1");
   if (home->has_value()) {
     const SessionManager::AgentHome& h = **home;
     env_["HOME"] = h.home;

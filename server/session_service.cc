@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "coordinator_service.h"
 #include "kernelseek/v1/evaluation.pb.h"
@@ -175,12 +176,10 @@ grpc::ServerUnaryReactor* CoordinatorService::ListSessions(
       ctx_.auth->Require(*context, {Role::kUser, Role::kAdmin}, "ListSessions");
   if (!caller.ok()) return Done(context, caller.status());
   const std::string& state = request->state();
-  if (!state.empty() && state != kSessionCreated && state != kSessionRunning &&
-      state != kSessionVerifying && !SessionEnded(state)) {
+  if (!state.empty() && !IsSessionState(state)) {
     return Done(context, absl::InvalidArgumentError(absl::StrCat(
-                             "state: \"", state,
-                             "\" is not one of created, running, verifying, succeeded, failed, "
-                             "cancelled, budget_spent")));
+                             "state: \"", state, "\" is not one of ",
+                             absl::StrJoin(kSessionStates, ", "))));
   }
   if (request->limit() < 0) {
     return Done(context, absl::InvalidArgumentError("limit: must not be negative"));

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/text.h"
 #include "auth.h"
 #include "kernelseek/v1/evaluation.pb.h"
 #include "kernelseek/v1/verdict.pb.h"
@@ -20,6 +21,10 @@ namespace {
 nlohmann::json Base(const char* kind) {
   return {{"kind", kind}, {"time_ms", absl::ToUnixMillis(absl::Now())}};
 }
+
+// What a trace keeps of a worker's text (a scenario's error, a device's
+// name): the full text is in the evaluation's verdict.
+constexpr size_t kMaxScenarioErrorBytes = 1000;
 
 nlohmann::json OptionalNumber(std::optional<double> v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
@@ -142,6 +147,32 @@ nlohmann::json AgentTraceEvent(const agent::AgentEvent& a, int turn) {
       return TurnEndEvent(turn, a.text, a.is_error);
   }
   return Base("agent_message");
+}
+
+nlohmann::json EvaluationStartedEvent(const std::string& evaluation_id, const std::string& by,
+                                      const v1::Started& started) {
+  nlohmann::json e = Base("evaluation_started");
+  e["evaluation_id"] = evaluation_id;
+  e["by"] = by;
+  e["worker_id"] = started.worker_id();
+  e["device"] = agent::Abbreviate(started.device(), kMaxScenarioErrorBytes);
+  e["attempt"] = started.attempt();
+  e["scenarios"] = started.scenarios();
+  return e;
+}
+
+nlohmann::json ScenarioEvent(const std::string& evaluation_id, int attempt, int done, int total,
+                             const v1::ScenarioResult& result) {
+  nlohmann::json e = Base("scenario");
+  e["evaluation_id"] = evaluation_id;
+  e["attempt"] = attempt;
+  e["done"] = done;
+  e["total"] = total;
+  e["name"] = agent::Abbreviate(result.name(), kMaxScenarioErrorBytes);
+  e["status"] = agent::Abbreviate(result.status(), kMaxScenarioErrorBytes);
+  e["speedup"] = result.has_speedup() ? nlohmann::json(result.speedup()) : nlohmann::json(nullptr);
+  if (!result.error().empty()) e["error"] = agent::Abbreviate(result.error(), kMaxScenarioErrorBytes);
+  return e;
 }
 
 EvaluationSummary SummarizeEvaluation(const EvaluationRecord& r) {

@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "agent/event.h"
+#include "kernelseek/v1/evaluation.pb.h"
+#include "kernelseek/v1/verdict.pb.h"
 #include "nlohmann/json.hpp"
 #include "question_bank/decision_points.h"
 #include "question_bank/scheduler.h"
@@ -40,6 +42,15 @@ nlohmann::json BestEvent(double geomean, const std::string& evaluation_id);
 
 // The trace event of an agent's event (turn_end needs the turn number).
 nlohmann::json AgentTraceEvent(const agent::AgentEvent& event, int turn);
+
+// An evaluation's progress on its worker, for the trace of its session
+// (`by`: "agent" or "verification"): `evaluation_started` when an attempt
+// starts, and `scenario` for each scenario as it finishes (`done` of
+// `total` in this attempt, this one included).
+nlohmann::json EvaluationStartedEvent(const std::string& evaluation_id, const std::string& by,
+                                      const kernelseek::v1::Started& started);
+nlohmann::json ScenarioEvent(const std::string& evaluation_id, int attempt, int done, int total,
+                             const kernelseek::v1::ScenarioResult& result);
 
 // An `evaluation` event for a finished evaluation (`by`: "agent" or
 // "verification"). A failed evaluation counts as not compiled.

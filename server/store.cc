@@ -737,6 +737,20 @@ absl::StatusOr<bool> Store::FinishFailed(const std::string& id, const std::strin
 
 // ---- sessions ----
 
+bool IsSessionState(const std::string& state) {
+  for (const char* s : kSessionStates) {
+    if (state == s) return true;
+  }
+  return false;
+}
+
+bool IsSessionEventKind(const std::string& kind) {
+  for (const char* k : kSessionEventKinds) {
+    if (kind == k) return true;
+  }
+  return false;
+}
+
 bool SessionEnded(const std::string& state) {
   for (const char* s : kEndedStates) {
     if (state == s) return true;
@@ -854,7 +868,11 @@ absl::StatusOr<std::vector<StoredEvent>> Store::AppendEventsLocked(
   if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no session ", session_id));
   if (rc != SQLITE_ROW) return Error("reading session " + session_id);
   int64_t next = cur.Int(0);
-  if (change.state && SessionEnded(cur.Text(1))) {
+  if (change.state && !IsSessionState(*change.state)) {
+    return absl::InternalError(absl::StrCat("session ", session_id, ": \"", *change.state,
+                                            "\" is not a session state"));
+  }
+  if ((change.state || change.unless_ended) && SessionEnded(cur.Text(1))) {
     return absl::FailedPreconditionError(
         absl::StrCat("session ", session_id, " has ended (", cur.Text(1), ")"));
   }
@@ -870,6 +888,10 @@ absl::StatusOr<std::vector<StoredEvent>> Store::AppendEventsLocked(
     stored.session_id = session_id;
     stored.index = next++;
     stored.kind = JsonString(e, "kind");
+    if (!IsSessionEventKind(stored.kind)) {
+      return absl::InternalError(absl::StrCat("session ", session_id, ": event kind \"",
+                                              stored.kind, "\" is not a trace event kind"));
+    }
     stored.time_ms = static_cast<int64_t>(JsonNumber(e, "time_ms"));
     now_ms = std::max(now_ms, stored.time_ms);
     e["session_id"] = session_id;

@@ -97,9 +97,26 @@ inline constexpr char kSessionSucceeded[] = "succeeded";
 inline constexpr char kSessionFailed[] = "failed";
 inline constexpr char kSessionCancelled[] = "cancelled";
 inline constexpr char kSessionBudgetSpent[] = "budget_spent";
+// Every session state, in the order of a session's life; Session.state in
+// proto/kernelseek/v1/session.proto lists the same set, and nothing else is
+// stored, reported or accepted as a filter.
+inline constexpr const char* kSessionStates[] = {
+    kSessionCreated, kSessionRunning,   kSessionVerifying,  kSessionSucceeded,
+    kSessionFailed,  kSessionCancelled, kSessionBudgetSpent};
+bool IsSessionState(const std::string& state);
 // Whether a session in `state` has ended (succeeded, failed, cancelled,
 // budget_spent).
 bool SessionEnded(const std::string& state);
+
+// Every kind of session trace event (server/README.md, "The session
+// trace", gives each kind's fields); SessionEvent.kind in session.proto
+// lists the same set. AppendSessionEvents refuses any other kind.
+inline constexpr const char* kSessionEventKinds[] = {
+    "state",          "turn_start",  "turn_end",     "agent_message",      "tool_call",
+    "tool_result",    "agent_error", "cost",         "agent_session",      "evaluation_started",
+    "scenario",       "evaluation",  "verification", "decision_point",     "question",
+    "human_message",  "best"};
+bool IsSessionEventKind(const std::string& kind);
 
 struct SessionRecord {
   std::string id;
@@ -134,6 +151,10 @@ struct SessionChange {
   std::optional<std::string> reason;
   std::optional<std::string> verifying_evaluation_id;
   std::optional<int64_t> agent_pgid;
+  // Append only while the session has not ended (FAILED_PRECONDITION once
+  // it has), as a change of `state` always is: for events that must not
+  // follow a final state (an evaluation's progress).
+  bool unless_ended = false;
 };
 
 // One stored trace event.

@@ -340,6 +340,62 @@ TEST_F(DispatcherTest, WithdrawnSessionEvaluationsNeverRunAndOthersDo) {
   EXPECT_EQ(store_->GetEvaluation("ev_s1")->state, kStateFailed);
 }
 
+TEST_F(DispatcherTest, ASessionsEvaluationReportsItsProgressBeforeItsWatchersHearIt) {
+  Recorder watch;
+  absl::Mutex mu;
+  std::vector<SessionProgress> reported;
+  // How many Started, scenario and verdict events the evaluation's watcher
+  // had got when each was reported.
+  std::vector<int> heard_before;
+  std::vector<std::string> state_then;  // the evaluation's, as stored
+  dispatcher_->SetSessionProgressObserver([&](const SessionProgress& p) {
+    int heard = 0;
+    for (const v1::EvaluationEvent& e : watch.events()) {
+      heard += e.has_started() || e.has_scenario() || e.has_verdict();
+    }
+    absl::StatusOr<EvaluationRecord> stored = store_->GetEvaluation(p.evaluation_id);
+    absl::MutexLock lock(&mu);
+    reported.push_back(p);
+    heard_before.push_back(heard);
+    state_then.push_back(stored.ok() ? stored->state : "");
+  });
+  Submit("ev_plain", "alice", "host");
+  Submit("ev_agent", "alice", "host", "ss_a");
+  ASSERT_NE(hub_.Subscribe("ev_agent", watch.Sink()), 0u);
+  FakeWorker host("host", false);
+  ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_host")).ok());
+  EXPECT_EQ(AwaitFinished("ev_plain").state, kStateDone);
+  EXPECT_EQ(AwaitFinished("ev_agent").state, kStateDone);
+  ASSERT_TRUE(watch.AwaitTerminal());
+  // Stopped: no more calls (the observer's captures go out of scope).
+  dispatcher_->SetSessionProgressObserver(nullptr);
+
+  absl::MutexLock lock(&mu);
+  // Only the session's evaluation: its start, each scenario, its verdict.
+  ASSERT_EQ(reported.size(), 4u);
+  for (const SessionProgress& p : reported) {
+    EXPECT_EQ(p.session_id, "ss_a");
+    EXPECT_EQ(p.session_by, "agent");
+    EXPECT_EQ(p.evaluation_id, "ev_agent");
+    EXPECT_EQ(p.attempt, 1);
+    EXPECT_EQ(p.total, 2);
+  }
+  EXPECT_TRUE(reported[0].event.has_started());
+  EXPECT_EQ(reported[0].event.started().worker_id(), "wk_host");
+  EXPECT_EQ(reported[0].done, 0);
+  EXPECT_TRUE(reported[1].event.has_scenario());
+  EXPECT_EQ(reported[1].done, 1);
+  EXPECT_TRUE(reported[2].event.has_scenario());
+  EXPECT_EQ(reported[2].done, 2);
+  EXPECT_TRUE(reported[3].event.has_verdict());
+  // The outcome is reported once stored.
+  EXPECT_EQ(state_then, (std::vector<std::string>{kStateRunning, kStateRunning, kStateRunning,
+                                                  kStateDone}));
+  // Each was reported before the evaluation's watcher got it.
+  EXPECT_EQ(heard_before, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(watch.events().back().has_verdict());
+}
+
 TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheJob) {
   FakeWorker hopper("sm_90a", false);
   FakeWorker host("host", false);

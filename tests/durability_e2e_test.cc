@@ -4,7 +4,8 @@
 // back; `kseek admin backup` and a restore from its copy; new work refused
 // with RESOURCE_EXHAUSTED on a nearly full disk (a small tmpfs); `kseek
 // eval` with no worker of its target saying so at once and giving up after
-// --wait-limit; Ctrl-C in `kseek eval` and `kseek cancel` cancelling.
+// --wait-limit; Ctrl-C in `kseek eval` and `kseek cancel` cancelling. New
+// sessions are refused on a nearly full disk as evaluations are.
 #include <signal.h>
 
 #include <algorithm>
@@ -222,6 +223,41 @@ TEST(DurabilityE2eTest, NearlyFullDiskRefusesNewWorkWithResourceExhausted) {
   fs::remove(disk.path() + "/filler");
   ProcessResult accepted = c.Kseek(QuickEval({"--wait-limit", "1s"}));
   EXPECT_TRUE(absl::StrContains(accepted.err, "no healthy worker")) << accepted.err;
+}
+
+TEST(DurabilityE2eTest, NearlyFullDiskRefusesANewSessionWithResourceExhausted) {
+  SmallTmpfs disk(16 << 20);
+  KSEEK_REQUIRE_TMPFS(disk);
+  const std::string agents = TempDir("durable_session") + "/agents.json";
+  WriteFile(agents, R"({"agents": {"idle": {"kind": "command", "start_template": "true"}}})");
+  const std::string state = disk.path() + "/state";
+  Coordinator c(state, {"--min-free-mb", "4", "--agents", agents});
+  ASSERT_FALSE(c.address().empty()) << c.log();
+  long fill = static_cast<long>(fs::space(disk.path()).available) - (2 << 20);
+  ASSERT_GT(fill, 0);
+  ProcessResult filled = RunProcess({"/usr/bin/fallocate", "-l", std::to_string(fill), disk.path() + "/filler"});
+  ASSERT_EQ(filled.exit_code, 0) << filled.err;
+  const std::string task = SourceDir() + "/kernels/softmax";
+  const std::vector<std::string> start = {"session", "start", "--task", task, "--target", "host",
+                                          "--agent", "idle", task + "/baseline_host.cc"};
+  ProcessResult refused = c.Kseek(start);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(refused.err, "resource exhausted")) << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "new work is refused until space is freed")) << refused.err;
+  // Nothing of it was stored or written: no session, no workspace.
+  ProcessResult sessions = c.Kseek({"session", "ls", "--json"});
+  ASSERT_EQ(sessions.exit_code, 0) << sessions.err;
+  EXPECT_EQ(nlohmann::json::parse(sessions.out).size(), 0u) << sessions.out;
+  std::error_code ec;
+  for (fs::directory_iterator it(state + "/workspaces", ec), end; !ec && it != end; it.increment(ec)) {
+    EXPECT_FALSE(absl::StartsWith(it->path().filename().string(), "ss_")) << it->path();
+  }
+
+  fs::remove(disk.path() + "/filler");
+  ProcessResult accepted = c.Kseek(start);
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  std::string id = accepted.out.substr(0, accepted.out.find('\n'));
+  EXPECT_EQ(c.Kseek({"session", "cancel", id}).exit_code, 0);
 }
 
 TEST(DurabilityE2eTest, NoWorkerOfTheTargetIsSaidAtOnceAndTheWaitEndsAtTheLimit) {

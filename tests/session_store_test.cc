@@ -1,12 +1,20 @@
 // The sessions part of the store: a version 1 database upgraded in place,
 // dense event indices, counters kept from the events, ended sessions that
-// never change state again, agent tokens that die with their session, and
-// agent evaluations entered in a trace exactly once.
+// never change state again (nor take progress events), agent tokens that die
+// with their session, agent evaluations entered in a trace exactly once, and
+// the closed sets of states and event kinds, the same in the code, in
+// session.proto and in server/README.md.
 #include <sqlite3.h>
 
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "store.h"
@@ -135,8 +143,14 @@ TEST(SessionStore, AnEndedSessionNeverChangesStateAndItsTokensDie) {
   EXPECT_EQ(store->GetSession("ss_a")->state, kSessionCancelled);
   EXPECT_EQ(store->GetSession("ss_a")->events, 2);  // the refused event was not written
   // Events without a change of state are still recorded (e.g. the stopped
-  // agent's last turn_end).
+  // agent's last turn_end), unless they must not follow the final state (an
+  // evaluation's progress).
   EXPECT_TRUE(store->AppendSessionEvents("ss_a", {Event("turn_end")}).ok());
+  SessionChange progress;
+  progress.unless_ended = true;
+  auto late = store->AppendSessionEvents("ss_a", {Event("scenario")}, progress);
+  EXPECT_TRUE(absl::IsFailedPrecondition(late.status())) << late.status();
+  EXPECT_EQ(store->GetSession("ss_a")->events, 3);
   EXPECT_TRUE(absl::IsNotFound(store->LookupSessionToken("agent-hash").status()));
   auto active = store->ActiveSessions();
   ASSERT_TRUE(active.ok());
@@ -171,6 +185,84 @@ TEST(SessionStore, AnAgentEvaluationIsEnteredOnce) {
   EXPECT_EQ((*unlogged)[0].session_id, "ss_a");
   ASSERT_TRUE(store->AppendSessionEvents("ss_a", {Event("evaluation")}, {}, "ev_agent").ok());
   EXPECT_TRUE(store->UnloggedAgentEvaluations()->empty());
+}
+
+TEST(SessionStore, RefusesAnEventKindOrStateOutsideTheirSets) {
+  std::unique_ptr<Store> store = OpenStore(testing::TempDir("session-store") + "/k.db");
+  ASSERT_TRUE(store->InsertSession(Session("ss_a"), {Event("state")}).ok());
+  auto unknown = store->AppendSessionEvents("ss_a", {Event("progress")});
+  EXPECT_TRUE(absl::IsInternal(unknown.status())) << unknown.status();
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "\"progress\" is not a trace event kind"))
+      << unknown.status();
+  SessionChange paused;
+  paused.state = "paused";
+  auto state = store->AppendSessionEvents("ss_a", {Event("state")}, paused);
+  EXPECT_TRUE(absl::StrContains(state.status().message(), "\"paused\" is not a session state"))
+      << state.status();
+  EXPECT_EQ(store->GetSession("ss_a")->events, 1);
+  EXPECT_EQ(store->GetSession("ss_a")->state, kSessionCreated);
+}
+
+// The words of the "Values: a, b, c." list in the comment right above
+// `declaration` in `proto` (a .proto file's text).
+std::vector<std::string> DocumentedValues(const std::string& proto, const std::string& declaration) {
+  const size_t at = proto.find(declaration);
+  if (at == std::string::npos) return {};
+  // The comment lines just above the declaration.
+  std::vector<std::string> above;
+  size_t end = proto.rfind('\n', at);
+  while (end != std::string::npos && end > 0) {
+    const size_t begin = proto.rfind('\n', end - 1);
+    const std::string line(absl::StripAsciiWhitespace(
+        proto.substr(begin == std::string::npos ? 0 : begin + 1, end - begin - 1)));
+    if (!absl::StartsWith(line, "//")) break;
+    above.insert(above.begin(), std::string(absl::StripAsciiWhitespace(line.substr(2))));
+    if (begin == std::string::npos) break;
+    end = begin;
+  }
+  const std::string comment = absl::StrJoin(above, " ");
+  const size_t values = comment.find("Values:");
+  if (values == std::string::npos) return {};
+  const size_t stop = comment.find('.', values);
+  std::vector<std::string> out;
+  for (absl::string_view word : absl::StrSplit(
+           comment.substr(values + 7, stop - values - 7), absl::ByAnyChar(", "), absl::SkipEmpty())) {
+    out.emplace_back(word);
+  }
+  return out;
+}
+
+// The kinds in the first column of the table under "### The session trace"
+// in server/README.md.
+std::vector<std::string> ReadmeTraceKinds() {
+  const std::string readme = testing::ReadFile(testing::SourceDir() + "/server/README.md");
+  const size_t section = readme.find("### The session trace");
+  std::vector<std::string> kinds;
+  if (section == std::string::npos) return kinds;
+  bool in_table = false;
+  for (absl::string_view line : absl::StrSplit(readme.substr(section), '\n')) {
+    if (absl::StartsWith(line, "| `")) {
+      in_table = true;
+      const size_t close = line.find('`', 3);
+      kinds.emplace_back(line.substr(3, close - 3));
+    } else if (in_table) {
+      break;
+    }
+  }
+  return kinds;
+}
+
+TEST(SessionStore, StatesAndEventKindsAreTheSetsTheProtoAndTheReadmeDocument) {
+  const std::string proto =
+      testing::ReadFile(testing::SourceDir() + "/proto/kernelseek/v1/session.proto");
+  const std::vector<std::string> states(std::begin(kSessionStates), std::end(kSessionStates));
+  const std::vector<std::string> kinds(std::begin(kSessionEventKinds), std::end(kSessionEventKinds));
+  EXPECT_EQ(DocumentedValues(proto, "string state = 8;"), states);
+  EXPECT_EQ(DocumentedValues(proto, "string kind = 4;"), kinds);
+  EXPECT_EQ(ReadmeTraceKinds(), kinds);
+  for (const std::string& s : states) EXPECT_TRUE(IsSessionState(s)) << s;
+  EXPECT_FALSE(IsSessionState("done"));
+  for (const std::string& k : kinds) EXPECT_TRUE(IsSessionEventKind(k)) << k;
 }
 
 }  // namespace

@@ -10,13 +10,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "base/child_process.h"
 
 namespace kseek::agent {
@@ -57,6 +64,52 @@ absl::StatusOr<AgentUser> LookUp(const std::string& name) {
     return absl::NotFoundError(absl::StrCat("no user ", name));
   }
   return AgentUser{name, pw.pw_uid, pw.pw_gid};
+}
+
+// How long KillAllProcessesOf keeps at it.
+constexpr absl::Duration kKillAllLimit = absl::Seconds(2);
+
+// Sends `sig` to every process of `uid` from a child that takes the uid:
+// kill(-1) then reaches exactly the processes whose real or saved user id
+// is `uid` (never itself), wherever they moved to.
+void SignalEveryProcessOf(uid_t uid, int sig) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (setresgid(65534, 65534, 65534) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+    kill(-1, sig);
+    _exit(0);
+  }
+  if (pid > 0) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+// Whether a process that is not a zombie has `uid` as its real or saved
+// user id (one that SignalEveryProcessOf reaches). kill(-1) cannot say: it
+// succeeds whenever any other process exists.
+bool AnyProcessOf(uid_t uid) {
+  std::error_code ec;
+  for (fs::directory_iterator it("/proc", ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), absl::ascii_isdigit)) continue;
+    std::ifstream status(it->path() / "status");
+    bool gone = false, of_uid = false;
+    for (std::string line; std::getline(status, line);) {
+      if (absl::StartsWith(line, "State:")) {
+        gone = absl::StrContains(line, "(zombie)") || absl::StrContains(line, "(dead)");
+      } else if (absl::StartsWith(line, "Uid:")) {
+        std::vector<std::string> ids = absl::StrSplit(line.substr(4), absl::ByAnyChar(" \t"),
+                                                      absl::SkipEmpty());
+        uid_t real = 0, saved = 0;
+        of_uid = ids.size() >= 3 && absl::SimpleAtoi(ids[0], &real) &&
+                 absl::SimpleAtoi(ids[2], &saved) && (real == uid || saved == uid);
+        break;  // Uid: follows State:
+      }
+    }
+    if (of_uid && !gone) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -121,20 +174,11 @@ absl::Status RemoveAgentUser(const std::string& session_id) {
 
 void KillAllProcessesOf(uid_t uid) {
   if (uid == 0) return;
-  // A child that takes the uid: kill(-1) then reaches exactly the processes
-  // of that user (never itself), wherever they moved to.
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (setresgid(65534, 65534, 65534) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
-    for (int i = 0; i < 200; ++i) {
-      if (kill(-1, SIGKILL) != 0 && errno == ESRCH) _exit(0);
-      usleep(10000);  // zombies wait for their reaper
-    }
-    _exit(2);
-  }
-  if (pid > 0) {
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+  const absl::Time give_up = absl::Now() + kKillAllLimit;
+  while (true) {
+    SignalEveryProcessOf(uid, SIGKILL);
+    if (!AnyProcessOf(uid) || absl::Now() >= give_up) return;
+    absl::SleepFor(absl::Milliseconds(10));  // killed ones are on their way out
   }
 }
 

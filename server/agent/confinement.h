@@ -52,8 +52,9 @@ absl::StatusOr<AgentUser> FindAgentUser(const std::string& session_id);
 // the user and its group. NotFound is not an error.
 absl::Status RemoveAgentUser(const std::string& session_id);
 
-// Sends SIGKILL to every process of `uid` until none is left (for at most
-// two seconds: zombies wait for their reaper). Does nothing for uid 0.
+// Sends SIGKILL to every process of `uid` (real or saved user id) until
+// none but zombies is left, as /proc tells, for at most two seconds. Does
+// nothing for uid 0.
 void KillAllProcessesOf(uid_t uid);
 
 // Gives `path` and everything under it (symbolic links not followed) to

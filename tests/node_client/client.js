@@ -2,7 +2,8 @@
 // and their comments alone: the .proto files are loaded at run time (no
 // generated code). It lists tasks, submits an evaluation of a task named
 // from the coordinator's catalog, follows its stream to the verdict,
-// watches and gets it again, lists evaluations and workers, and submits
+// watches and gets it again, lists evaluations, workers and sessions (a
+// state filter outside Session.state's set refused), and submits
 // once more with the task's files packed by the rule the TaskFiles comment
 // states; one line per step on stdout, exit 1 on the first failure.
 //
@@ -130,6 +131,18 @@ async function main() {
   const healthy = workers.workers.filter((w) => w.healthy && w.info.target === 'host').length;
   if (healthy < 1) throw new Error('ListWorkers: no healthy host worker');
   console.log(`${transport} ListWorkers: ${healthy} healthy host worker(s)`);
+
+  // Session.state is a closed set the proto lists ("Values: ..."); a filter
+  // outside it is refused naming the set.
+  const states = ['created', 'running', 'verifying', 'succeeded', 'failed', 'cancelled', 'budget_spent'];
+  const sessions = await unary('ListSessions', { state: 'running' });
+  for (const s of sessions.sessions) {
+    if (!states.includes(s.state)) throw new Error(`ListSessions: state ${s.state} is not in the proto's set`);
+  }
+  const refused = await unary('ListSessions', { state: 'done' }).then(() => null, (error) => error.message);
+  const expected = `ListSessions: ${grpc.status.INVALID_ARGUMENT} state: "done" is not one of ${states.join(', ')}`;
+  if (refused !== expected) throw new Error(`ListSessions with state "done": ${refused || 'accepted'}`);
+  console.log(`${transport} ListSessions: ${sessions.sessions.length} running; a state outside the set refused`);
 
   const packed = { ...request, task_name: '', task: packTask(env('KSEEK_TASK_DIR')) };
   const again = await submitToVerdict(packed);
