@@ -9,6 +9,8 @@ packages=(build-essential cmake ninja-build ccache pkg-config
           libabsl-dev nlohmann-json3-dev libgtest-dev libgmock-dev libssl-dev
           libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
           libsqlite3-dev patchelf
+          # the thread-safety check (scripts/thread_safety.sh): clang's analysis
+          clang
           # deploy tests: a private single-node Slurm cluster, YAML manifests
           munge slurmctld slurmd slurm-client python3-yaml)
 # agent tests: python3 runs the stand-in model server (tests/agent_standin/);

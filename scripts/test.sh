@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 status=0
-ctest --test-dir build --output-on-failure -j "${KSEEK_TEST_JOBS:-2}" "$@" || status=$?
+# Two tests per core: most wait on the processes they start; those that
+# keep a core busy take two slots (tests/CMakeLists.txt, CORES).
+ctest --test-dir build --output-on-failure -j "${KSEEK_TEST_JOBS:-$((2 * $(nproc)))}" "$@" || status=$?
 log=build/Testing/Temporary/LastTest.log
 if [[ -f $log ]] && grep -q "skipped: " "$log"; then
   echo "Skipped tests and why:"

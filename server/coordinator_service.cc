@@ -95,6 +95,7 @@ class EventStream final : public QueuedWriter<v1::EvaluationEvent> {
   // A stream waiting for its submission to be admitted.
   static EventStream* Admitting(EventHub* hub, Store* store) {
     auto* s = new EventStream(hub, store, "");
+    absl::MutexLock lock(&s->mu_);  // not shared yet, but admitting_ is mu_'s
     s->admitting_ = true;
     return s;
   }

@@ -29,6 +29,7 @@
 #include "session_manager.h"
 #include "store.h"
 #include "task_catalog.h"
+#include "thread_set.h"
 
 namespace kseek::server {
 
@@ -124,6 +125,7 @@ class CoordinatorService final : public kernelseek::v1::Coordinator::CallbackSer
 
   const ServiceContext ctx_;
   Admission admission_{2, kAdmissionQueue};
+  ThreadSet cancels_;  // CancelSession's waits for an agent to stop
 };
 
 class AdminService final : public kernelseek::v1::Admin::CallbackService {

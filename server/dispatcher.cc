@@ -83,9 +83,12 @@ void Dispatcher::Stop() {
     }
   }
   if (loop_.joinable()) loop_.join();
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](int* n) { return *n == 0; }, &running_jobs_));
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &running_jobs_));
+  }
+  jobs_.JoinAll();
 }
 
 // ---- queues ----
@@ -539,8 +542,9 @@ void Dispatcher::DispatchLocked(int64_t now_ms) {
       best->cancel_reason.clear();
       ++running_jobs_;
       moved = true;
-      std::thread(&Dispatcher::RunJob, this, eval_id, best_id, best->channel, best->call)
-          .detach();
+      jobs_.Start([this, eval_id, best_id, channel = best->channel, call = best->call] {
+        RunJob(eval_id, best_id, channel, call);
+      });
     }
     if (moved) PublishPositionsLocked(target);
   }

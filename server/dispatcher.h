@@ -13,14 +13,14 @@
 // than the timeout, or whose job stream breaks, is unhealthy until its next
 // heartbeat. A job is dispatched only to a healthy, idle (no job from us,
 // and none reported by its last heartbeat), non-draining worker of the
-// evaluation's target, as a Worker.Evaluate stream read by a
-// thread of its own; the events are stored (progress, then the outcome in
-// one transaction that applies only once per evaluation) and published to
-// the EventHub; the Started event, the scenario results and the stored
-// outcome of an evaluation of a session go to the session progress observer
-// first (the SessionManager, which enters them in the session's trace). A job whose
-// worker is lost goes back to the front of its queue, to be run again (the
-// next attempt), up to a limit.
+// evaluation's target, as a Worker.Evaluate stream read by a thread of its
+// own (owned by the dispatcher; Stop() joins them); the events are stored
+// (progress, then the outcome in one transaction that applies only once
+// per evaluation) and published to the EventHub; the Started event, the
+// scenario results and the stored outcome of an evaluation of a session go
+// to the session progress observer first (the SessionManager, which enters
+// them in the session's trace). A job whose worker is lost goes back to the
+// front of its queue, to be run again (the next attempt), up to a limit.
 //
 // WithdrawSession ends a finished session's queued evaluations as failed
 // (they never run); its running one, if any, is left to finish. Cancel ends
@@ -58,6 +58,7 @@
 #include "kernelseek/v1/coordinator.pb.h"
 #include "kernelseek/v1/worker.pb.h"
 #include "store.h"
+#include "thread_set.h"
 
 namespace kseek::server {
 
@@ -96,8 +97,9 @@ class Dispatcher {
   // Rebuilds the queues and the worker list from the store, then starts
   // dispatching.
   absl::Status Start();
-  // Stops dispatching and cancels the running jobs (they stay running in
-  // the store, and the next Start queues them again). Idempotent.
+  // Stops dispatching, cancels the running jobs (they stay running in the
+  // store, and the next Start queues them again) and joins their threads.
+  // Idempotent.
   void Stop();
 
   // Stores a new evaluation (state queued, durably), opens its channel in
@@ -224,6 +226,7 @@ class Dispatcher {
   std::map<std::string, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, TargetQueue> queues_ ABSL_GUARDED_BY(mu_);
   std::thread loop_;
+  ThreadSet jobs_;  // RunJob's threads, one per running job; Stop() joins them
 };
 
 }  // namespace kseek::server

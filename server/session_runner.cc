@@ -515,9 +515,22 @@ absl::Status SessionRunner::RunTurn(const std::string& prompt) {
     process_ = process.get();
     if (stop_ || ended_) process_->Interrupt("the session is stopping");
   }
+  // A restarted coordinator ends an orphaned agent by its stored process
+  // group (Recover): an agent whose group cannot be stored is not left
+  // running.
   SessionChange started;
   started.agent_pgid = process->pid() > 0 ? process->pid() : 0;
-  manager_->Append(id_, {}, started).IgnoreError();
+  absl::Status stored = manager_->Append(id_, {}, started).status();
+  if (!stored.ok()) {
+    process->Interrupt("its process group cannot be stored");
+    process->Wait();
+    absl::MutexLock lock(&mu_);
+    process_ = nullptr;
+    return absl::Status(stored.code(),
+                        absl::StrCat("cannot store the agent's process group, which a restart "
+                                     "needs to stop it: ",
+                                     stored.message()));
+  }
 
   // Wait for the turn's end, checking the budget that can run out during it.
   bool interrupted_for_budget = false;

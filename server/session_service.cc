@@ -2,7 +2,6 @@
 // and proto/kernelseek/v1/session.proto).
 #include <algorithm>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -239,14 +238,15 @@ grpc::ServerUnaryReactor* CoordinatorService::CancelSession(
   absl::StatusOr<SessionRecord> r = VisibleSession(*caller, request->session_id());
   if (!r.ok()) return Done(context, r.status());
   // Cancel waits for the session's agent to stop (interrupt, terminate,
-  // kill: up to about 25 s), so it runs off gRPC's callback threads; the
-  // call finishes when it is done (the server's shutdown waits for it).
+  // kill: up to about 25 s), so it runs off gRPC's callback threads, on one
+  // of cancels_; the call finishes when it is done (the server's shutdown
+  // waits for it, and the service's end joins the thread).
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  std::thread([sessions = ctx_.sessions, id = r->id, user = caller->user, response, reactor] {
+  cancels_.Start([sessions = ctx_.sessions, id = r->id, user = caller->user, response, reactor] {
     absl::Status st = sessions->Cancel(id, user);
     if (st.ok()) response->set_state(kSessionCancelled);
     reactor->Finish(ToGrpc(st));
-  }).detach();
+  });
   return reactor;
 }
 

@@ -2,6 +2,7 @@
 // thread, warp collectives (shfl, ldmatrix, mma), block barriers, cp.async
 // with groups (eager or lazy completion), poisoned shared memory.
 #pragma once
+#include <setjmp.h>
 #include <ucontext.h>
 #include <cassert>
 #include <cmath>
@@ -121,8 +122,14 @@ void Fail(const char* what);
 
 struct CopyReq { uint32_t dst; const void* src; bool valid; };
 
+// A thread is a fiber: makecontext gives it its stack and first entry;
+// after that it and the scheduler switch with _setjmp/_longjmp, which
+// (unlike swapcontext) leave the signal mask alone and so make no system
+// call per switch.
 struct Thread {
-  ucontext_t ctx;
+  ucontext_t ctx;     // first entry
+  jmp_buf resume;     // where it yielded
+  bool started = false;
   std::vector<char> stack;
   dim3 tid;
   int lane, warp;
@@ -178,10 +185,12 @@ struct Block {
 
 extern Block* g_block;
 extern Thread* g_cur;
-extern ucontext_t g_sched;
+extern jmp_buf g_sched;  // the scheduler, where a yielding thread returns
 extern dim3 g_grid, g_blockdim;
 
-inline void Yield() { swapcontext(&g_cur->ctx, &g_sched); }
+inline void Yield() {
+  if (!_setjmp(g_cur->resume)) _longjmp(g_sched, 1);
+}
 
 void DoCopy(const CopyReq& r);
 void PerformWarpOp(int warp);

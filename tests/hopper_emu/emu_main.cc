@@ -9,7 +9,7 @@ std::vector<std::pair<const char*, size_t>> g_readable;
 bool g_failed = false;
 Block* g_block = nullptr;
 Thread* g_cur = nullptr;
-ucontext_t g_sched;
+jmp_buf g_sched;
 dim3 g_grid, g_blockdim;
 static const std::function<void()>* g_body;
 uint64_t g_progress = 0;
@@ -372,10 +372,12 @@ void PerformWarpOp(int warp) {
   }
 }
 
+// A thread's first entry; it never returns (its end jumps to the scheduler).
 static void Trampoline() {
   (*g_body)();
   g_cur->done = true;
   g_progress++;
+  _longjmp(g_sched, 1);
 }
 
 static std::vector<std::vector<char>> g_stacks;
@@ -412,7 +414,7 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
       getcontext(&t.ctx);
       t.ctx.uc_stack.ss_sp = g_stacks[i].data();
       t.ctx.uc_stack.ss_size = kStack;
-      t.ctx.uc_link = &g_sched;
+      t.ctx.uc_link = nullptr;
       makecontext(&t.ctx, Trampoline, 0);
     }
     for (;;) {
@@ -422,7 +424,10 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
         if (t.done) continue;
         all_done = false;
         g_cur = &t;
-        swapcontext(&g_sched, &t.ctx);
+        if (_setjmp(g_sched)) continue;  // it yielded or ended
+        if (t.started) _longjmp(t.resume, 1);
+        t.started = true;
+        setcontext(&t.ctx);
       }
       if (all_done) break;
       if (g_progress == before) {
@@ -608,11 +613,32 @@ int main(int argc, char** argv) {
       {"pk_hd128_bf16_q2_k300_gqa4_b4_sm4", 4, 2, 300, 8, 2, 128, 1, true, 4},
       {"pk_hd256_f16_q16_k200_gqa2_b3_sm4", 3, 16, 200, 4, 2, 256, 0, false, 4},
   };
-  std::string only = argc > 1 ? argv[1] : "";
-  int fails = 0, runs = 0;
-  for (auto& s : all) {
+  // emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and
+  // of those the I-th of every N (0 <= I < N), so that N runs of it cover
+  // them all. A shape's inputs depend only on its place in the list.
+  std::string only;
+  int shard = 0, shards = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--shard=", 0) == 0) {
+      if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 ||
+          shard >= shards) {
+        fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
+        return 2;
+      }
+    } else {
+      only = arg;
+    }
+  }
+  int fails = 0, runs = 0, matching = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Scen& s = all[i];
     if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
-    for (bool lazy : {false, true}) { runs++; fails += !RunScenario(s, lazy, 1234 + runs); }
+    if (matching++ % shards != shard) continue;
+    for (bool lazy : {false, true}) {
+      runs++;
+      fails += !RunScenario(s, lazy, 1235 + 2 * i + lazy);
+    }
   }
   printf("%d/%d passed\n", runs - fails, runs);
   return fails != 0;
