@@ -286,12 +286,12 @@ std::string FormatVerdict(const Verdict& v) {
     }
   }
   if (judged_s > 0) {
-    std::vector<std::pair<double, std::string>> order;
-    for (const auto& [name, seconds] : phases) order.emplace_back(-seconds, name);
-    std::sort(order.begin(), order.end());
+    std::vector<std::pair<std::string, double>> order(phases.begin(), phases.end());
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     std::vector<std::string> parts;
-    for (const auto& [neg, name] : order) {
-      parts.push_back(absl::StrFormat("%s %.1f s", name, -neg));
+    for (const auto& [name, seconds] : order) {
+      parts.push_back(absl::StrFormat("%s %.1f s", name, seconds));
     }
     absl::StrAppendFormat(&out, "judge: %.1f s in scenarios (%s)\n", judged_s,
                           absl::StrJoin(parts, ", "));

@@ -93,20 +93,19 @@ bool ReceivePacket(int sock, std::string* text, int* fd, bool spin = false) {
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
   msg.msg_control = control;
   msg.msg_controllen = sizeof(control);
-  ssize_t n = -1;
-  if (spin) {
-    const auto until = std::chrono::steady_clock::now() + kSpinWait;
-    while (true) {
-      msg.msg_controllen = sizeof(control);
-      n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-      if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) break;
-      if (std::chrono::steady_clock::now() > until) break;
-    }
-  }
-  if (n < 0 && (!spin || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+  // Nothing yet (or interrupted): poll on while spinning, then block.
+  auto nothing_yet = [](ssize_t n) {
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+  };
+  const auto until = std::chrono::steady_clock::now() + kSpinWait;
+  ssize_t n;
+  do {
     msg.msg_controllen = sizeof(control);
-    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-    }
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  } while (spin && nothing_yet(n) && std::chrono::steady_clock::now() < until);
+  while (nothing_yet(n)) {
+    msg.msg_controllen = sizeof(control);
+    n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
   }
   if (n <= 0) return false;
   text->assign(buffer, static_cast<size_t>(n));

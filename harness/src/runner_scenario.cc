@@ -90,11 +90,11 @@ using Sources = std::vector<const void*>;
 // phase in force accumulates the wall time until the next change.
 enum Phase {
   kPhaseOther,      // planning, messages, what no phase below holds
-  kPhaseInputs,     // drawing inputs on the host and uploading them
+  kPhaseInputs,     // drawing inputs and copying them into a buffer set
   kPhaseShare,      // allocating buffer sets and mapping them into a kernel host
   kPhaseCandidate,  // the candidate's untimed calls (checks, probes, re-check)
   kPhaseReference,  // the reference's calls, its inputs and outputs
-  kPhaseCompare,    // guards, inputs read back, outputs downloaded and compared
+  kPhaseCompare,    // guards, input checks, output copies and comparisons
   kPhaseTiming,     // the candidate's warm-up and timed calls with their preparation
   kPhaseBaseline,   // the baseline's warm-up and timed calls with their preparation
   kPhases,
@@ -218,6 +218,14 @@ class ScenarioRun {
   StepResult VerifyTimed(int set, const std::vector<size_t>& offsets, int sample);
   // The pool windows at `offsets`.
   Sources Windows(const std::vector<size_t>& offsets) const;
+  // Input tensor t's pool window at element `offset`.
+  const unsigned char* PoolWindow(size_t t, size_t offset) const {
+    return static_cast<const unsigned char*>(pools_[t].data()) +
+           offset * kseek_dtype_size(plans_[t].dtype);
+  }
+  // (*buffers)[t], a device buffer of tensor t's size kept for the
+  // scenario, allocated on first use.
+  absl::StatusOr<void*> ScenarioBuffer(std::vector<DeviceBuffer>* buffers, size_t t);
   // Whether the candidate stored outside a tensor of any candidate set.
   StepResult CheckGuards();
   // Check on the scenario's inputs with `half` of every input tensor
@@ -583,15 +591,11 @@ StepResult ScenarioRun::Verify(int set, const Sources& inputs,
   }
   // The outputs as they are now, copied where the candidate cannot reach:
   // work it left running cannot finish them while the reference runs.
-  snapshot_.resize(plans_.size());
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (plans_[t].spec->role != TensorRole::kOut) continue;
-    if (snapshot_[t].data() == nullptr) {
-      absl::StatusOr<DeviceBuffer> b = AllocBuffer(device_, plans_[t].bytes);
-      if (!b.ok()) return DeviceError(b.status(), "allocating a copy of an output");
-      snapshot_[t] = std::move(*b);
-    }
-    st = device_->Copy(snapshot_[t].data(), cand[t].data(), plans_[t].bytes);
+    absl::StatusOr<void*> copy = ScenarioBuffer(&snapshot_, t);
+    if (!copy.ok()) return DeviceError(copy.status(), "allocating a copy of an output");
+    st = device_->Copy(*copy, cand[t].data(), plans_[t].bytes);
     if (!st.ok()) break;
   }
   if (st.ok()) st = device_->Synchronize();
@@ -654,22 +658,18 @@ StepResult ScenarioRun::CheckGuards() {
 
 StepResult ScenarioRun::Probe(Half half, std::vector<OutputError>* outputs) {
   std::optional<ScopedPhase> phase(std::in_place, &phases_, kPhaseInputs);
-  probe_.resize(plans_.size());
   Sources inputs(plans_.size(), nullptr);
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
     const TensorPlan& plan = plans_[t];
-    if (probe_[t].data() == nullptr) {
-      absl::StatusOr<DeviceBuffer> b = AllocBuffer(device_, plan.bytes);
-      if (!b.ok()) return DeviceError(b.status(), "allocating the inputs of a probe");
-      probe_[t] = std::move(*b);
-    }
+    absl::StatusOr<void*> probe = ScenarioBuffer(&probe_, t);
+    if (!probe.ok()) return DeviceError(probe.status(), "allocating the inputs of a probe");
     const size_t esize = kseek_dtype_size(plan.dtype);
     const size_t mid = plan.count / 2;
     // Elements [begin, end) are redrawn, the others copied from pristine_.
     const size_t begin = half == Half::kFirst ? 0 : mid;
     const size_t end = half == Half::kFirst ? mid : plan.count;
-    auto* dst = static_cast<unsigned char*>(probe_[t].data());
+    auto* dst = static_cast<unsigned char*>(*probe);
     absl::Status st = device_->Copy(dst, pristine_[t].data(), plan.bytes);
     const uint64_t stream = 2 * t + (half == Half::kFirst ? 0 : 1);
     if (st.ok()) {
@@ -703,9 +703,7 @@ StepResult ScenarioRun::Prepare(int set, bool flush, std::vector<size_t>* offset
       case TensorRole::kIn: {
         const size_t offset = plan.count > 0 ? 1 + rng_.Below(plan.count) : 0;
         (*offsets)[t] = offset;
-        const auto* src = static_cast<const unsigned char*>(pools_[t].data()) +
-                          offset * kseek_dtype_size(plan.dtype);
-        st = device_->Copy(buffers[t].data(), src, plan.bytes);
+        st = device_->Copy(buffers[t].data(), PoolWindow(t, offset), plan.bytes);
         break;
       }
       case TensorRole::kOut:
@@ -726,11 +724,20 @@ StepResult ScenarioRun::Prepare(int set, bool flush, std::vector<size_t>* offset
 Sources ScenarioRun::Windows(const std::vector<size_t>& offsets) const {
   Sources inputs(plans_.size(), nullptr);
   for (size_t t = 0; t < plans_.size(); ++t) {
-    if (!IsInput(t)) continue;
-    inputs[t] = static_cast<const unsigned char*>(pools_[t].data()) +
-                offsets[t] * kseek_dtype_size(plans_[t].dtype);
+    if (IsInput(t)) inputs[t] = PoolWindow(t, offsets[t]);
   }
   return inputs;
+}
+
+absl::StatusOr<void*> ScenarioRun::ScenarioBuffer(std::vector<DeviceBuffer>* buffers, size_t t) {
+  buffers->resize(plans_.size());
+  DeviceBuffer& b = (*buffers)[t];
+  if (b.data() == nullptr) {
+    absl::StatusOr<DeviceBuffer> made = AllocBuffer(device_, plans_[t].bytes);
+    if (!made.ok()) return made.status();
+    b = std::move(*made);
+  }
+  return b.data();
 }
 
 StepResult ScenarioRun::VerifyTimed(int set, const std::vector<size_t>& offsets, int sample) {
@@ -866,9 +873,10 @@ StepResult ScenarioRun::Time(ScenarioResult* r) {
   // hidden from the timing shows in every call, while the noise of the
   // outside clock (a context switch, the GPU switching between the
   // processes' contexts) comes and goes.
-  ScenarioResult::CrossCheck first, again;
+  ScenarioResult::CrossCheck first;
   if (CrossCheckTimes(device_ms, outside_ms, job_.baseline != nullptr, &first)) {
     std::vector<double> again_ms[2], again_outside_ms[2];
+    ScenarioResult::CrossCheck again;
     for (int k = 0; k < kConfirmSamples; ++k) {
       for (size_t i = 0; i < kernels.size(); ++i) {
         if (StepResult f = sample(i, again_ms, again_outside_ms)) return f;
@@ -934,20 +942,18 @@ ScenarioResult ScenarioRun::Run() {
   if (StepResult f = AllocateSet(&reference_set_)) return fail(*f);
 
   phases_.Enter(kPhaseInputs);
-  pristine_.resize(plans_.size());
   Sources pristine(plans_.size(), nullptr);
   for (size_t t = 0; t < plans_.size(); ++t) {
     if (!IsInput(t)) continue;
-    absl::StatusOr<DeviceBuffer> b = AllocBuffer(device_, plans_[t].bytes);
+    absl::StatusOr<void*> b = ScenarioBuffer(&pristine_, t);
     absl::Status st = b.status();
     if (st.ok()) {
-      pristine_[t] = std::move(*b);
-      st = device_->RandomFill(pristine_[t].data(), plans_[t].dtype, plans_[t].spec->init,
-                               MixSeed(seed_, 2 * t), plans_[t].count);
+      st = device_->RandomFill(*b, plans_[t].dtype, plans_[t].spec->init, MixSeed(seed_, 2 * t),
+                               plans_[t].count);
     }
     if (st.ok()) st = device_->Synchronize();
     if (!st.ok()) return fail(*DeviceError(st, "drawing the scenario's inputs"));
-    pristine[t] = pristine_[t].data();
+    pristine[t] = *b;
   }
   phases_.Enter(kPhaseOther);
 
