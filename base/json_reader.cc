@@ -1,5 +1,6 @@
 #include "base/json_reader.h"
 
+#include <climits>
 #include <cmath>
 #include <utility>
 
@@ -180,8 +181,49 @@ absl::StatusOr<bool> JsonReader::Bool(absl::string_view key) const {
   return f->AsBool();
 }
 
-template <typename T, typename Read>
-std::optional<T> JsonReader::ReadOptional(absl::string_view key, Read read) {
+namespace {
+
+template <typename T>
+absl::Status Assign(absl::StatusOr<T> v, T* out) {
+  if (!v.ok()) return v.status();
+  *out = *std::move(v);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status JsonReader::Read(absl::string_view key, std::string* out) const {
+  return Assign(String(key), out);
+}
+
+absl::Status JsonReader::Read(absl::string_view key, bool* out) const {
+  return Assign(Bool(key), out);
+}
+
+absl::Status JsonReader::Read(absl::string_view key, int* out) const {
+  absl::StatusOr<int64_t> v = Int(key);
+  if (!v.ok()) return v.status();
+  if (*v < INT_MIN || *v > INT_MAX) {
+    return FieldError(key, absl::StrCat("expected an integer of 32 bits, got ", *v));
+  }
+  *out = static_cast<int>(*v);
+  return absl::OkStatus();
+}
+
+absl::Status JsonReader::Read(absl::string_view key, int64_t* out) const {
+  return Assign(Int(key), out);
+}
+
+absl::Status JsonReader::Read(absl::string_view key, uint64_t* out) const {
+  return Assign(Uint(key), out);
+}
+
+absl::Status JsonReader::Read(absl::string_view key, double* out) const {
+  return Assign(Number(key), out);
+}
+
+template <typename T, typename ReadAs>
+std::optional<T> JsonReader::ReadOptional(absl::string_view key, ReadAs read) {
   const json* v = Find(key);
   if (v == nullptr) return std::nullopt;
   absl::StatusOr<T> got = read(JsonReader(*v, document_, PathOf(key)));
@@ -213,7 +255,18 @@ std::optional<int64_t> JsonReader::OptionalInt(absl::string_view key) {
 }
 
 std::optional<double> JsonReader::OptionalNumber(absl::string_view key) {
-  return ReadOptional<double>(key, [](const JsonReader& r) { return r.AsNumber(); });
+  std::optional<double> v =
+      ReadOptional<double>(key, [](const JsonReader& r) { return r.AsNumber(); });
+  if (v && !std::isfinite(*v)) return std::nullopt;
+  return v;
+}
+
+std::string LenientString(const json& j, absl::string_view key) {
+  return JsonReader(j, "").StringOr(key);
+}
+
+std::optional<int64_t> LenientInt(const json& j, absl::string_view key) {
+  return JsonReader(j, "").OptionalInt(key);
 }
 
 absl::StatusOr<json> ParseJson(absl::string_view text, absl::string_view document) {

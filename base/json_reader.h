@@ -72,6 +72,15 @@ class JsonReader {
   absl::StatusOr<double> Number(absl::string_view key) const;
   absl::StatusOr<bool> Bool(absl::string_view key) const;
 
+  // The same required readers, into *out; an int outside int's range is an
+  // error too. For a struct's fields: KSEEK_RETURN_IF_ERROR(r.Read("n", &s.n)).
+  absl::Status Read(absl::string_view key, std::string* out) const;
+  absl::Status Read(absl::string_view key, bool* out) const;
+  absl::Status Read(absl::string_view key, int* out) const;
+  absl::Status Read(absl::string_view key, int64_t* out) const;
+  absl::Status Read(absl::string_view key, uint64_t* out) const;
+  absl::Status Read(absl::string_view key, double* out) const;
+
   // Element `index` of this array (index < size()).
   JsonReader Element(size_t index) const;
 
@@ -83,7 +92,9 @@ class JsonReader {
   absl::StatusOr<double> AsNumber() const;
   absl::StatusOr<bool> AsBool() const;
 
-  // Optional fields (see above).
+  // Optional fields (see above). A number that is not finite (NaN or an
+  // infinity, which only a document built in memory can hold) reads as
+  // absent.
   std::string StringOr(absl::string_view key, std::string fallback = "");
   int64_t IntOr(absl::string_view key, int64_t fallback = 0);
   bool BoolOr(absl::string_view key, bool fallback = false);
@@ -99,14 +110,21 @@ class JsonReader {
   const nlohmann::json* Find(absl::string_view key) const;
   // `read` applied to the field when it is there, else nullopt; its error
   // becomes status() unless that holds one already.
-  template <typename T, typename Read>
-  std::optional<T> ReadOptional(absl::string_view key, Read read);
+  template <typename T, typename ReadAs>
+  std::optional<T> ReadOptional(absl::string_view key, ReadAs read);
 
   const nlohmann::json* value_;
   std::string document_;
   std::string path_;
   absl::Status status_;
 };
+
+// Fields of another program's documents (an agent CLI's events), which may
+// be absent or of another type than documented: j[key] when it is a string
+// (an integer), else "" (nothing). JsonReader's optional readers without a
+// status to check.
+std::string LenientString(const nlohmann::json& j, absl::string_view key);
+std::optional<int64_t> LenientInt(const nlohmann::json& j, absl::string_view key);
 
 // "a string", "an integer", "an object", ...: a JSON value's kind in errors.
 absl::string_view JsonKindName(const nlohmann::json& value);

@@ -1,6 +1,6 @@
 #include "base/log.h"
 
-#include <stdio.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
@@ -8,16 +8,6 @@
 #include "absl/time/time.h"
 
 namespace kseek {
-namespace {
-
-std::string& Program() {
-  static std::string* program = new std::string("kseek");
-  return *program;
-}
-
-}  // namespace
-
-void SetLogProgram(absl::string_view name) { Program() = std::string(name); }
 
 std::string LogLine(absl::string_view program, absl::Time time, absl::string_view message) {
   return absl::StrCat(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", time, absl::UTCTimeZone()), " ",
@@ -25,7 +15,7 @@ std::string LogLine(absl::string_view program, absl::Time time, absl::string_vie
 }
 
 void Log(absl::string_view message) {
-  const std::string line = LogLine(Program(), absl::Now(), message);
+  const std::string line = LogLine(program_invocation_short_name, absl::Now(), message);
   // One write(2) per line: stdio's buffer could split a long line.
   absl::string_view rest = line;
   while (!rest.empty()) {

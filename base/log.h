@@ -1,7 +1,7 @@
 // A daemon's log: one line per event on stderr, "TIME PROGRAM: message",
-// TIME in UTC to the millisecond (2026-12-01T14:05:09.123Z). The program's
-// name is set once, in main, before any thread logs. Thread-safe: each line
-// is one write, so lines of two threads never interleave.
+// TIME in UTC to the millisecond (2026-12-01T14:05:09.123Z), PROGRAM the
+// name the process was started by (kernelseekd, kseek-worker). Thread-safe:
+// each line is one write, so lines of two threads never interleave.
 #ifndef KERNELSEEK_BASE_LOG_H_
 #define KERNELSEEK_BASE_LOG_H_
 
@@ -12,10 +12,6 @@
 #include "absl/time/time.h"
 
 namespace kseek {
-
-// The name that starts every line ("kernelseekd", "kseek-worker"); "kseek"
-// until it is set. Not thread-safe: call it before any thread logs.
-void SetLogProgram(absl::string_view name);
 
 // Writes one line: `message` with the time and the program before it.
 void Log(absl::string_view message);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/file.h"
 #include "cli.h"
 #include "compile.h"
 #include "evaluate.h"
@@ -112,14 +113,6 @@ std::string Fit(std::string s, size_t width) {
   return s;
 }
 
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path);
-  if (!in) return false;
-  std::stringstream buf;
-  buf << in.rdbuf();
-  *out = buf.str();
-  return true;
-}
 
 TimingOptions TimingFromFlags() {
   TimingOptions t;
@@ -205,9 +198,9 @@ absl::StatusOr<kernelseek::v1::EvaluationRequest> RemoteRequest(const std::strin
   r.set_kernel_name(req.kernel_name);
   std::error_code ec;
   if (!scenarios_spec.empty() && std::filesystem::is_regular_file(scenarios_spec, ec)) {
-    std::string text;
-    if (!ReadFile(scenarios_spec, &text)) return absl::NotFoundError(scenarios_spec + ": cannot read");
-    r.set_scenarios_json(text);
+    absl::StatusOr<std::string> text = ReadFile(scenarios_spec);
+    if (!text.ok()) return text.status();
+    r.set_scenarios_json(*std::move(text));
   } else {
     for (const auto& s : req.scenarios) r.add_scenario_names(s.name);
   }
@@ -353,7 +346,9 @@ int EvalCommand(const std::vector<std::string>& args) {
     req.scenarios = std::move(*s);
   }
   const std::string& kernel = positional[0];
-  if (!ReadFile(kernel, &req.kernel_source)) return usage_error(kernel + ": cannot read");
+  absl::StatusOr<std::string> source = ReadFile(kernel);
+  if (!source.ok()) return usage_error(std::string(source.status().message()));
+  req.kernel_source = *std::move(source);
   req.kernel_name = std::filesystem::path(kernel).filename().string();
   if (absl::GetFlag(FLAGS_seed) != 0) req.seed = absl::GetFlag(FLAGS_seed);
   req.timing = TimingFromFlags();
@@ -430,10 +425,12 @@ int CompileCommand(const std::vector<std::string>& args) {
   }
   CompileRequest req;
   req.target = *target;
-  if (!ReadFile(positional[0], &req.source)) {
-    fprintf(stderr, "kseek compile: %s: cannot read\n", positional[0].c_str());
+  absl::StatusOr<std::string> source = ReadFile(positional[0]);
+  if (!source.ok()) {
+    fprintf(stderr, "kseek compile: %s\n", std::string(source.status().message()).c_str());
     return kExitUsage;
   }
+  req.source = *std::move(source);
   req.source_name = std::filesystem::path(positional[0]).filename().string();
   req.cache_dir = absl::GetFlag(FLAGS_cache_dir).empty() ? DefaultCacheDir() : absl::GetFlag(FLAGS_cache_dir);
   if (!absl::GetFlag(FLAGS_task).empty()) req.include_dirs.push_back(absl::GetFlag(FLAGS_task));
@@ -528,7 +525,13 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
         EvalRequest req;
         req.target = target;
         req.kernel_name = std::filesystem::path(kernel).filename().string();
-        ReadFile(kernel, &req.kernel_source);
+        absl::StatusOr<std::string> source = ReadFile(kernel);
+        if (!source.ok()) {
+          fprintf(stderr, "kseek eval-shipped: %s\n", std::string(source.status().message()).c_str());
+          all_ok = false;
+          continue;
+        }
+        req.kernel_source = *std::move(source);
         req.timing = TimingFromFlags();
         req.gpu = absl::GetFlag(FLAGS_gpu);
         req.cache_dir = absl::GetFlag(FLAGS_cache_dir);

@@ -16,6 +16,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/file.h"
 #include "cli.h"
 #include "grpc_health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -61,14 +62,14 @@ HealthResult Check(const std::string& role, const std::string& address, const st
   HealthResult r;
   std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
   if (!tls_ca.empty()) {
-    std::ifstream in(tls_ca, std::ios::binary);
-    grpc::SslCredentialsOptions options;
-    options.pem_root_certs.assign(std::istreambuf_iterator<char>(in), {});
-    if (!in || options.pem_root_certs.empty()) {
+    absl::StatusOr<std::string> pem = ReadNamedFile("TLS CA file", tls_ca);
+    if (!pem.ok()) {
       r.status = "ERROR";
-      r.error = absl::StrCat("TLS CA file ", tls_ca, ": cannot read, or empty");
+      r.error = std::string(pem.status().message());
       return r;
     }
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = *std::move(pem);
     creds = grpc::SslCredentials(options);
   }
   grpc::ChannelArguments args;

@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "base/file.h"
 #include "cli.h"
 #include "nlohmann/json.hpp"
 
@@ -30,21 +31,6 @@ std::string Env(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-absl::StatusOr<std::string> ReadText(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(what, " ", path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
-absl::StatusOr<std::string> ReadToken(const std::string& path) {
-  auto text = ReadText(path, "token file");
-  if (!text.ok()) return text.status();
-  std::string token(absl::StripAsciiWhitespace(*text));
-  if (token.empty()) return absl::InvalidArgumentError(absl::StrCat("token file ", path, ": empty"));
-  return token;
-}
 
 }  // namespace
 
@@ -64,7 +50,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
   s.config_file = FindConfigFile();
   fs::path config_dir;
   if (!s.config_file.empty()) {
-    auto text = ReadText(s.config_file, "config file");
+    auto text = ReadNamedFile("config file", s.config_file);
     if (!text.ok()) return text.status();
     config = nlohmann::json::parse(*text, nullptr, false);
     if (config.is_discarded() || !config.is_object())
@@ -93,7 +79,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
   }
 
   if (std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
-    auto t = ReadToken(file);
+    auto t = ReadTokenFile("token file", file);
     if (!t.ok()) return t.status();
     s.token = *t;
   } else if (std::string env = Env("KSEEK_TOKEN"); !env.empty()) {
@@ -101,7 +87,7 @@ absl::StatusOr<RemoteSettings> LoadRemoteSettings() {
   } else if (std::string token = from_config("token"); !token.empty()) {
     s.token = token;
   } else if (std::string file = config_path("token_file"); !file.empty()) {
-    auto t = ReadToken(file);
+    auto t = ReadTokenFile("token file", file);
     if (!t.ok()) return absl::Status(t.status().code(), absl::StrCat(t.status().message(), " (named in ",
                                                                       s.config_file, ")"));
     s.token = *t;
@@ -123,7 +109,7 @@ absl::StatusOr<std::unique_ptr<Remote>> Remote::Connect(const RemoteSettings& se
   if (settings.tls_ca.empty()) {
     creds = grpc::InsecureChannelCredentials();
   } else {
-    auto pem = ReadText(settings.tls_ca, "TLS CA file");
+    auto pem = ReadNamedFile("TLS CA file", settings.tls_ca);
     if (!pem.ok()) return pem.status();
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = *pem;

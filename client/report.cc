@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "base/json_reader.h"
 #include "report_plot.h"
 #include "report_style.h"
 #include "report_trace.h"
@@ -39,15 +40,15 @@ absl::StatusOr<Summary> ReadSummary(const json& summary) {
   if (!summary.is_null() && !summary.is_object()) {
     return absl::InvalidArgumentError("session summary: not a JSON object");
   }
-  FieldReader r(summary, "session summary");
+  JsonReader r(summary, "session summary");
   Summary s;
-  s.session_id = r.String("session_id");
-  s.task = r.String("task");
-  s.target = r.String("target");
-  s.agent = r.String("agent");
-  s.state = r.String("state");
-  s.goal = r.Number("goal_speedup");
-  s.created_ms = r.Int("created_ms");
+  s.session_id = r.StringOr("session_id");
+  s.task = r.StringOr("task");
+  s.target = r.StringOr("target");
+  s.agent = r.StringOr("agent");
+  s.state = r.StringOr("state");
+  s.goal = r.OptionalNumber("goal_speedup");
+  s.created_ms = r.IntOr("created_ms");
   if (!r.status().ok()) return r.status();
   return s;
 }
@@ -59,16 +60,15 @@ absl::StatusOr<std::vector<StatRow>> ReadStats(const json& stats) {
     return absl::InvalidArgumentError("question statistics: not a JSON list");
   }
   for (size_t i = 0; i < stats.size(); ++i) {
-    std::string where = absl::StrCat("question statistics[", i, "]");
-    if (!stats[i].is_object()) return absl::InvalidArgumentError(where + ": not a JSON object");
-    FieldReader r(stats[i], where);
+    JsonReader r = JsonReader(stats, "question statistics").Element(i);
+    if (!stats[i].is_object()) return r.Error("not a JSON object");
     StatRow row;
-    row.question_id = r.String("question_id");
-    row.text = r.String("text");
-    row.category = r.String("category");
-    row.asked = r.Int("asked");
-    row.gains = r.Int("gains");
-    row.median_gain = r.Number("median_gain");
+    row.question_id = r.StringOr("question_id");
+    row.text = r.StringOr("text");
+    row.category = r.StringOr("category");
+    row.asked = r.IntOr("asked");
+    row.gains = r.IntOr("gains");
+    row.median_gain = r.OptionalNumber("median_gain");
     if (!r.status().ok()) return r.status();
     rows.push_back(std::move(row));
   }

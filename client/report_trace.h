@@ -1,8 +1,8 @@
 // A session's trace as the report reads it: the evaluations with the best
 // speedup so far, the questions asked with the best speedup before and after
 // each, the turns, and the totals, taken from the trace events (the event
-// schema of `kseek session trace`). FieldReader reads the typed fields of
-// one JSON object and names the object and field at fault.
+// schema of `kseek session trace`), read with base/json_reader.h: an error
+// names the event and the field at fault.
 //
 // A speedup counts toward "best" only when its evaluation was all correct
 // and it is a finite number > 0; null, NaN or a missing speedup is "none".
@@ -22,34 +22,6 @@
 #include "nlohmann/json.hpp"
 
 namespace kseek::report {
-
-// Typed fields of one JSON object. A missing or null field reads as the
-// empty value ("", 0, false, nullopt). A field of another type reads as the
-// empty value too, and the first such field is kept as the reader's status:
-// INVALID_ARGUMENT "<where>: field 'correct' is a string, expected an
-// integer". Read every field, then check status().
-class FieldReader {
- public:
-  // `object` must outlive the reader. `where` names it in errors.
-  FieldReader(const nlohmann::json& object, std::string where);
-
-  std::string String(absl::string_view field);
-  int64_t Int(absl::string_view field);
-  bool Bool(absl::string_view field);
-  // nullopt for a missing, null or non-finite number.
-  std::optional<double> Number(absl::string_view field);
-
-  const absl::Status& status() const { return status_; }
-
- private:
-  // The field, or nullptr when missing or null.
-  const nlohmann::json* Find(absl::string_view field) const;
-  void WrongType(absl::string_view field, absl::string_view expected);
-
-  const nlohmann::json& object_;
-  std::string where_;
-  absl::Status status_;
-};
 
 struct EvaluationRow {
   int number = 0;         // 1-based, in trace order

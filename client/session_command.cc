@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/file.h"
 #include "cli.h"
 #include "nlohmann/json.hpp"
 #include "remote.h"
@@ -258,11 +259,9 @@ int Start(const std::vector<std::string>& positional) {
   if (!files.ok()) return Usage("start", std::string(files.status().message()));
   *request.mutable_task() = *std::move(files);
   request.set_target(TargetName(target));
-  std::ifstream in(positional[0], std::ios::binary);
-  if (!in) return Usage("start", positional[0] + ": cannot read");
-  std::stringstream source;
-  source << in.rdbuf();
-  request.set_kernel_source(source.str());
+  absl::StatusOr<std::string> source = ReadFile(positional[0]);
+  if (!source.ok()) return Usage("start", std::string(source.status().message()));
+  request.set_kernel_source(*std::move(source));
   v1::AgentSpec* agent = request.mutable_agent();
   agent->set_name(absl::GetFlag(FLAGS_agent));
   agent->set_model(absl::GetFlag(FLAGS_model));

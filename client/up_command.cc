@@ -28,6 +28,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/child_process.h"
+#include "base/file.h"
 #include "cli.h"
 #include "nlohmann/json.hpp"
 #include "remote.h"
@@ -90,15 +91,8 @@ std::string SelfDir() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 std::string LogTail(const std::string& path) {
-  std::string text = ReadAll(path);
+  std::string text = ReadFile(path).value_or("");
   if (text.size() > 1500) text = "..." + text.substr(text.size() - 1500);
   return text;
 }
@@ -176,7 +170,7 @@ bool Exited(pid_t pid, bool is_child) {
 absl::StatusOr<std::string> WaitListening(const Process& p) {
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    std::string text = ReadAll(p.log);
+    std::string text = ReadFile(p.log).value_or("");
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       if (absl::ConsumePrefix(&line, "listening on ")) return std::string(absl::StripAsciiWhitespace(line));
     }
@@ -230,7 +224,7 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
 // binary (a pid reused by something else is left alone).
 std::vector<Process> RecordedProcesses(const std::string& up_json, std::string* coordinator) {
   std::vector<Process> out;
-  nlohmann::json j = nlohmann::json::parse(ReadAll(up_json), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(ReadFile(up_json).value_or(""), nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("processes") || !j["processes"].is_array()) return out;
   *coordinator = j.value("coordinator", "");
   for (const auto& p : j["processes"]) {
@@ -262,9 +256,9 @@ absl::Status WaitHealthy(const std::string& coordinator, const std::string& admi
                          const std::vector<Process>& procs) {
   RemoteSettings settings;
   settings.coordinator = coordinator;
-  auto token = ReadAll(admin_token_file);
-  settings.token = std::string(absl::StripAsciiWhitespace(token));
-  if (settings.token.empty()) return absl::NotFoundError(absl::StrCat(admin_token_file, ": no admin token"));
+  absl::StatusOr<std::string> token = ReadTokenFile("admin token file", admin_token_file);
+  if (!token.ok()) return token.status();
+  settings.token = *std::move(token);
   auto remote = Remote::Connect(settings);
   if (!remote.ok()) return remote.status();
   auto deadline = std::chrono::steady_clock::now() + kStartTimeout;

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/file.h"
 #include "nlohmann/json.hpp"
 
 namespace kseek {
@@ -23,14 +24,6 @@ namespace {
 
 absl::Status Invalid(const std::string& field, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
-}
-
-absl::StatusOr<std::string> ReadWhole(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 bool IsHeader(const fs::path& p) {
@@ -71,7 +64,7 @@ absl::StatusOr<v1::TaskFiles> PackTask(const std::string& task_dir, Target targe
   size_t total = 0;
   for (const auto& path : paths) {
     std::string rel = fs::relative(path, task->dir).string();
-    auto text = ReadWhole(path);
+    auto text = ReadFile(path);
     if (!text.ok()) return text.status();
     total += text->size();
     (*files.mutable_files())[rel] = *text;

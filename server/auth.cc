@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/time.h"
 
 namespace kseek::server {
 
@@ -169,7 +170,7 @@ absl::Status Bootstrap(Store* store, const std::string& state_dir) {
     std::string token = NewToken();
     absl::Status st = WriteSecretFile(absl::StrCat(state_dir, "/", a.file), token + "\n");
     if (st.ok()) st = store->AddUser(a.user, a.role, HashToken(token),
-                                     absl::ToUnixMillis(absl::Now()));
+                                     NowMs());
     if (!st.ok()) return st;
   }
   return absl::OkStatus();

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "base/time.h"
 #include "evaluate.h"
 #include "request.h"
 
@@ -242,7 +243,7 @@ absl::StatusOr<std::string> CoordinatorService::Admit(const Caller& caller,
   r.scenarios_total = static_cast<int>(eval.scenarios.empty()
                                            ? ScenariosFor((*unpacked)->task(), eval.target).size()
                                            : eval.scenarios.size());
-  r.created_ms = absl::ToUnixMillis(absl::Now());
+  r.created_ms = NowMs();
   if (caller.role == Role::kAgent) {
     // An agent's evaluation enters its session's trace when it finishes.
     r.session_id = caller.session_id;
@@ -429,7 +430,7 @@ grpc::ServerUnaryReactor* AdminService::AddUser(grpc::CallbackServerContext* con
   if (!role.ok()) return Done(context, role.status());
   std::string token = NewToken();
   st = ctx_.store->AddUser(request->name(), RoleName(*role), HashToken(token),
-                           absl::ToUnixMillis(absl::Now()));
+                           NowMs());
   if (!st.ok()) return Done(context, st);
   response->set_name(request->name());
   response->set_token(token);
@@ -474,7 +475,7 @@ grpc::ServerUnaryReactor* AdminService::CreateToken(grpc::CallbackServerContext*
   if (request->name().empty()) return Done(context, absl::InvalidArgumentError("name: empty"));
   std::string token = NewToken();
   absl::Status st =
-      ctx_.store->AddToken(request->name(), HashToken(token), absl::ToUnixMillis(absl::Now()));
+      ctx_.store->AddToken(request->name(), HashToken(token), NowMs());
   if (!st.ok()) return Done(context, st);
   response->set_name(request->name());
   response->set_token(token);

@@ -9,6 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "auth.h"
+#include "base/log.h"
+#include "base/time.h"
 #include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
 #include "task.h"
@@ -23,13 +25,6 @@ namespace {
 constexpr absl::Duration kTick = absl::Milliseconds(200);
 // How often a healthy worker's heartbeat time is written to the store.
 constexpr int64_t kPersistHeartbeatMs = 10000;
-
-int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
-
-template <typename... Args>
-void Log(const absl::FormatSpec<Args...>& format, const Args&... args) {
-  absl::FPrintF(stderr, "kernelseekd: %s\n", absl::StrFormat(format, args...));
-}
 
 }  // namespace
 
@@ -67,7 +62,7 @@ absl::Status Dispatcher::Start() {
     EnqueueLocked(e.id, was_running);
   }
   for (const auto& [target, q] : queues_) PublishPositionsLocked(target);
-  Log("%d evaluations pending (%d were running and are queued again), %d workers known",
+  Logf("%d evaluations pending (%d were running and are queued again), %d workers known",
       pending->size(), requeued, workers_.size());
   loop_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
@@ -175,14 +170,14 @@ std::vector<std::string> Dispatcher::WithdrawSession(const std::string& session_
     // Stored as failed, so that neither this process nor the next (whose
     // Start reads the store) runs it.
     absl::StatusOr<bool> changed = store_->FinishFailed(it->first, reason, NowMs());
-    if (!changed.ok()) Log("%s", changed.status().message());
+    if (!changed.ok()) Log(changed.status().message());
     if (changed.ok() && *changed) {
       v1::EvaluationEvent e;
       e.set_evaluation_id(it->first);
       e.mutable_failed()->set_error(reason);
       hub_->Publish(e);
     }
-    Log("evaluation %s withdrawn: %s", it->first, reason);
+    Logf("evaluation %s withdrawn: %s", it->first, reason);
     withdrawn.push_back(it->first);
     targets.push_back(p.target);
     it = pending_.erase(it);
@@ -217,7 +212,7 @@ absl::Status Dispatcher::Cancel(const std::string& id, const std::string& reason
       w.cancel_reason = reason;
       w.call->TryCancel();
     }
-    Log("evaluation %s: cancelling its job: %s", id, reason);
+    Logf("evaluation %s: cancelling its job: %s", id, reason);
     return absl::OkStatus();
   }
   auto q = queues_.find(p.target);
@@ -225,7 +220,7 @@ absl::Status Dispatcher::Cancel(const std::string& id, const std::string& reason
   std::string target = p.target;
   pending_.erase(it);
   EndFailed(id, reason);
-  Log("evaluation %s cancelled while queued: %s", id, reason);
+  Logf("evaluation %s cancelled while queued: %s", id, reason);
   PublishPositionsLocked(target);
   return absl::OkStatus();
 }
@@ -241,7 +236,7 @@ absl::StatusOr<bool> Dispatcher::WithRetries(const std::string& what,
   absl::StatusOr<bool> result = write();
   absl::Duration delay = options_.store_retry_delay;
   for (int i = 0; i < options_.store_retries && !result.ok(); ++i) {
-    Log("%s: %s; trying again in %s", what, result.status().message(),
+    Logf("%s: %s; trying again in %s", what, result.status().message(),
         absl::FormatDuration(delay));
     absl::SleepFor(delay);
     delay *= 2;
@@ -253,7 +248,7 @@ absl::StatusOr<bool> Dispatcher::WithRetries(const std::string& what,
 void Dispatcher::EndFailed(const std::string& id, const std::string& error) {
   absl::StatusOr<bool> changed = store_->FinishFailed(id, error, NowMs());
   if (!changed.ok() && absl::IsResourceExhausted(changed.status()) && store_->ReleaseReserve()) {
-    Log("the disk is full: gave up the store's reserve to record that %s failed", id);
+    Logf("the disk is full: gave up the store's reserve to record that %s failed", id);
     changed = store_->FinishFailed(id, error, NowMs());
   }
   v1::EvaluationEvent e;
@@ -262,7 +257,7 @@ void Dispatcher::EndFailed(const std::string& id, const std::string& error) {
     if (!*changed) return;  // it had ended already, and that was published
     e.mutable_failed()->set_error(error);
   } else {
-    Log("evaluation %s failed (%s), and that could not be stored either (%s): the store keeps "
+    Logf("evaluation %s failed (%s), and that could not be stored either (%s): the store keeps "
         "it pending and the next start runs it again",
         id, error, changed.status().message());
     e.mutable_failed()->set_error(absl::StrCat(
@@ -416,7 +411,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
   if (w.call == nullptr) w.current.clear();
   w.channel = grpc::CreateCustomChannel(info.address(), creds, args);
   w.job_credential = RandomHex(32);
-  Log("worker %s registered: target %s at %s (%s)", id, info.target(), info.address(),
+  Logf("worker %s registered: target %s at %s (%s)", id, info.target(), info.address(),
       info.device_name());
   PublishPositionsLocked(info.target());
   wake_ = true;
@@ -440,12 +435,12 @@ bool Dispatcher::Heartbeat(const v1::HeartbeatRequest& request) {
   w.info.set_draining(request.draining());
   w.info.set_queue_length(request.queue_length());
   bool persist = !w.healthy || now - w.last_persisted_ms >= kPersistHeartbeatMs;
-  if (!w.healthy) Log("worker %s is healthy again", request.worker_id());
+  if (!w.healthy) Logf("worker %s is healthy again", request.worker_id());
   w.healthy = true;
   if (persist) {
     w.last_persisted_ms = now;
     absl::Status st = store_->SetWorkerHealth(request.worker_id(), true, now);
-    if (!st.ok()) Log("%s", st.message());
+    if (!st.ok()) Log(st.message());
   }
   if (changed) PublishPositionsLocked(w.info.target());
   wake_ = true;
@@ -470,9 +465,9 @@ std::vector<v1::WorkerStatus> Dispatcher::ListWorkers() {
 void Dispatcher::SetUnhealthyLocked(Worker* w, const std::string& id, const std::string& why) {
   if (!w->healthy) return;
   w->healthy = false;
-  Log("worker %s is unhealthy: %s", id, why);
+  Logf("worker %s is unhealthy: %s", id, why);
   absl::Status st = store_->SetWorkerHealth(id, false, w->last_heartbeat_ms);
-  if (!st.ok()) Log("%s", st.message());
+  if (!st.ok()) Log(st.message());
   PublishPositionsLocked(w->info.target());
 }
 
@@ -626,7 +621,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
                                        bool* worker_refused) {
   absl::StatusOr<EvaluationRecord> eval = store_->GetEvaluation(id);
   if (!eval.ok()) {
-    Log("evaluation %s cannot start: %s", id, eval.status().message());
+    Logf("evaluation %s cannot start: %s", id, eval.status().message());
     return JobEnd::kRetryLater;
   }
   if (eval->state == kStateDone || eval->state == kStateFailed) return JobEnd::kFinished;
@@ -638,7 +633,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   int attempt = 0;
   absl::StatusOr<bool> started = store_->MarkRunning(id, worker_id, NowMs(), &attempt);
   if (!started.ok()) {
-    Log("evaluation %s cannot start: %s", id, started.status().message());
+    Logf("evaluation %s cannot start: %s", id, started.status().message());
     return JobEnd::kRetryLater;
   }
   if (!*started) return JobEnd::kFinished;
@@ -650,7 +645,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     EndFailed(id, "the stored request does not parse");
     return JobEnd::kFinished;
   }
-  Log("evaluation %s attempt %d on worker %s", id, attempt, worker_id);
+  Logf("evaluation %s attempt %d on worker %s", id, attempt, worker_id);
 
   // A long stream: no deadline; a lost worker is noticed by the broken
   // connection, keepalives, or missed heartbeats (which cancel `call`).
@@ -716,7 +711,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     // The outcome is stored; the rest of the stream carries nothing.
     call->TryCancel();
     reader->Finish();
-    Log("evaluation %s finished on worker %s", id, worker_id);
+    Logf("evaluation %s finished on worker %s", id, worker_id);
     return JobEnd::kFinished;
   }
   grpc::Status status = reader->Finish();
@@ -730,7 +725,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   std::string cancelled = CancelReason(id);
   if (!cancelled.empty()) {
     EndFailed(id, cancelled);
-    Log("evaluation %s cancelled on worker %s", id, worker_id);
+    Logf("evaluation %s cancelled on worker %s", id, worker_id);
     return JobEnd::kFinished;
   }
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
@@ -764,7 +759,7 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
                          ? absl::StrCat("worker ", worker_id, " is busy; re-queued")
                          : absl::StrCat("worker ", worker_id, " lost (", *lost_reason,
                                         "); re-queued");
-  Log("evaluation %s: %s", id, text);
+  Logf("evaluation %s: %s", id, text);
   Notice(id, text);
   return JobEnd::kRequeue;
 }

@@ -36,6 +36,9 @@
 #include "absl/time/time.h"
 #include "agent/confinement.h"
 #include "auth.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "base/tls.h"
 #include "question_bank/bank.h"
 #include "session_manager.h"
 #include "coordinator_service.h"
@@ -81,14 +84,6 @@ ABSL_FLAG(std::string, kseek, "",
 namespace kseek::server {
 namespace {
 
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("--", flag, ": cannot read ", path));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // The folder of the kseek binary agents should find first on PATH.
 std::string KseekDir() {
   std::string flag = absl::GetFlag(FLAGS_kseek);
@@ -132,16 +127,15 @@ absl::Status CheckStoreNotLost(const std::string& state_dir, const std::string& 
 }
 
 int Fail(const absl::Status& status) {
-  absl::FPrintF(stderr, "kernelseekd: %s\n", status.message());
+  Log(status.message());
   return 1;
 }
 
 int Run() {
   const std::string state_dir = absl::GetFlag(FLAGS_state_dir);
-  const std::string cert = absl::GetFlag(FLAGS_tls_cert), key = absl::GetFlag(FLAGS_tls_key);
-  if (cert.empty() != key.empty()) {
-    return Fail(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
-  }
+  absl::StatusOr<std::optional<TlsServerPem>> tls =
+      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
+  if (!tls.ok()) return Fail(tls.status());
   if (absl::GetFlag(FLAGS_heartbeat_interval_ms) <= 0 ||
       absl::GetFlag(FLAGS_heartbeat_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_interval_ms)) {
     return Fail(absl::InvalidArgumentError(
@@ -152,13 +146,9 @@ int Run() {
   }
 
   std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
-  if (!cert.empty()) {
-    absl::StatusOr<std::string> cert_pem = ReadFile("tls-cert", cert);
-    if (!cert_pem.ok()) return Fail(cert_pem.status());
-    absl::StatusOr<std::string> key_pem = ReadFile("tls-key", key);
-    if (!key_pem.ok()) return Fail(key_pem.status());
+  if (tls->has_value()) {
     grpc::SslServerCredentialsOptions options;
-    options.pem_key_cert_pairs.push_back({*key_pem, *cert_pem});
+    options.pem_key_cert_pairs.push_back({(*tls)->key, (*tls)->cert});
     server_creds = grpc::SslServerCredentials(options);
   }
   DispatcherOptions dispatch;
@@ -166,7 +156,7 @@ int Run() {
   dispatch.heartbeat_timeout = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_timeout_ms));
   dispatch.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   if (!absl::GetFlag(FLAGS_tls_ca).empty()) {
-    absl::StatusOr<std::string> ca = ReadFile("tls-ca", absl::GetFlag(FLAGS_tls_ca));
+    absl::StatusOr<std::string> ca = ReadNamedFile("--tls-ca", absl::GetFlag(FLAGS_tls_ca));
     if (!ca.ok()) return Fail(ca.status());
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = *ca;
@@ -201,7 +191,7 @@ int Run() {
       return Fail(absl::Status(bank.status().code(),
                                absl::StrCat("--bank: ", bank.status().message())));
     }
-    absl::FPrintF(stderr, "kernelseekd: no question bank (%s)\n", bank.status().message());
+    Logf("no question bank (%s)", bank.status().message());
     bank = question_bank::Bank::FromQuestions({}, "no bank");
     bank_path.clear();
   }
@@ -247,14 +237,12 @@ int Run() {
     }
   }
   if (session_options.confine_agents) {
-    absl::FPrintF(stderr,
-                  "kernelseekd: agents are confined: each session's agent runs as a user of its "
-                  "own, its workspace the only folder it may write\n");
+    Log("agents are confined: each session's agent runs as a user of its own, its workspace the "
+        "only folder it may write");
   } else {
-    absl::FPrintF(stderr,
-                  "kernelseekd: agents are NOT confined (%s): they would run as this user, so "
-                  "only admins may start sessions\n",
-                  session_options.unconfined_reason);
+    Logf("agents are NOT confined (%s): they would run as this user, so only admins may start "
+         "sessions",
+         session_options.unconfined_reason);
   }
   // Agents without network reach the coordinator through a Unix socket.
   const std::string socket_path = workspaces + "/.coordinator.sock";
@@ -262,8 +250,7 @@ int Run() {
     unlink(socket_path.c_str());
     session_options.agent_socket = "unix:" + socket_path;
   } else {
-    absl::FPrintF(stderr, "kernelseekd: %s is too long for a Unix socket: agents without "
-                  "network cannot run\n", socket_path);
+    Logf("%s is too long for a Unix socket: agents without network cannot run", socket_path);
   }
   if (const std::string agents = absl::GetFlag(FLAGS_agents); !agents.empty()) {
     absl::StatusOr<agent::AgentAllowlist> allowlist = agent::AgentAllowlist::Load(agents);
@@ -273,7 +260,7 @@ int Run() {
     }
     session_options.agents = *std::move(allowlist);
   }
-  absl::FPrintF(stderr, "kernelseekd: agents %s (%s)\n",
+  Logf("agents %s (%s)",
                 absl::StrJoin(session_options.agents.Names(), ", "),
                 session_options.agents.source());
 
@@ -296,7 +283,7 @@ int Run() {
       dispatcher.Stop();
       return Fail(absl::Status(loaded.status().code(), absl::StrCat("--tasks: ", loaded.status().message())));
     } else {
-      absl::FPrintF(stderr, "kernelseekd: no task catalog (%s)\n", loaded.status().message());
+      Logf("no task catalog (%s)", loaded.status().message());
     }
   }
   ServiceContext services{store->get(), &hub, &dispatcher, &auth, &sessions, &tasks};
@@ -334,7 +321,7 @@ int Run() {
   // Agents of other users connect to the socket (write permission).
   if (!agent_socket.empty() &&
       chmod(agent_socket.substr(std::string("unix:").size()).c_str(), 0666) != 0) {
-    absl::FPrintF(stderr, "kernelseekd: %s: %s\n", agent_socket, strerror(errno));
+    Logf("%s: %s", agent_socket, strerror(errno));
   }
   // The health check answers for the server ("") and for each service by
   // name.
@@ -353,7 +340,7 @@ int Run() {
   }
   std::printf("listening on %s:%d\n", host.c_str(), port);
   std::fflush(stdout);
-  absl::FPrintF(stderr, "kernelseekd: serving on %s:%d, state in %s\n", host, port, state_dir);
+  Logf("serving on %s:%d, state in %s", host, port, state_dir);
 
   // Signals were blocked in every thread before any was created; wait for
   // one here.
@@ -363,7 +350,7 @@ int Run() {
   sigaddset(&signals, SIGINT);
   int sig = 0;
   sigwait(&signals, &sig);
-  absl::FPrintF(stderr, "kernelseekd: %s: shutting down\n", strsignal(sig));
+  Logf("%s: shutting down", strsignal(sig));
 
   sessions.Stop();
   dispatcher.Stop();

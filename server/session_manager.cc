@@ -16,6 +16,8 @@
 #include "absl/time/clock.h"
 #include "agent/adapter.h"
 #include "agent/confinement.h"
+#include "base/log.h"
+#include "base/time.h"
 #include "evaluate.h"
 #include "question_bank/self_ask.h"
 #include "request.h"
@@ -28,7 +30,6 @@ namespace v1 = ::kernelseek::v1;
 
 namespace {
 
-int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
 absl::Status Invalid(const std::string& field, absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", what));
@@ -169,7 +170,7 @@ void SessionManager::ReleaseAgentUser(const SessionRecord& session) {
   }
   if (st.ok()) st = agent::RemoveAgentUser(session.id);
   if (!st.ok()) {
-    absl::FPrintF(stderr, "kernelseekd: session %s: releasing its agent's user: %s\n", session.id,
+    Logf("session %s: releasing its agent's user: %s", session.id,
                   st.message());
   }
 }
@@ -189,7 +190,7 @@ absl::Status SessionManager::Start(const std::string& coordinator_address) {
   coordinator_address_ = coordinator_address;
   started_ = true;
   for (const SessionRecord& r : *active) StartRunnerLocked(r.id);
-  absl::FPrintF(stderr, "kernelseekd: %d sessions resumed\n", active->size());
+  Logf("%d sessions resumed", active->size());
   linker_ = std::thread([this] { LinkLoop(); });
   return absl::OkStatus();
 }
@@ -396,7 +397,7 @@ void SessionManager::OnEvaluationProgress(const SessionProgress& p) {
   change.unless_ended = true;  // the final state stays the trace's last event
   absl::Status st = Append(p.session_id, {std::move(event)}, change).status();
   if (!st.ok() && !absl::IsFailedPrecondition(st)) {
-    absl::FPrintF(stderr, "kernelseekd: session %s: cannot trace the progress of %s: %s\n",
+    Logf("session %s: cannot trace the progress of %s: %s",
                   p.session_id, p.evaluation_id, st.message());
   }
 }
@@ -471,7 +472,7 @@ void SessionManager::LinkAgentEvaluations() {
   absl::MutexLock lock(&link_mu_);
   absl::StatusOr<std::vector<EvaluationRecord>> evals = store_->UnloggedAgentEvaluations();
   if (!evals.ok()) {
-    absl::FPrintF(stderr, "kernelseekd: %s\n", evals.status().message());
+    Log(evals.status().message());
     return;
   }
   for (const EvaluationRecord& listed : *evals) {
@@ -479,14 +480,14 @@ void SessionManager::LinkAgentEvaluations() {
     // the hash of the source the request carried.
     absl::StatusOr<EvaluationRecord> full = store_->GetEvaluation(listed.id);
     if (!full.ok()) {
-      absl::FPrintF(stderr, "kernelseekd: %s\n", full.status().message());
+      Log(full.status().message());
       continue;
     }
     const EvaluationRecord& e = *full;
     absl::Status st = AppendEvaluation(e.session_id, SummarizeEvaluation(e), "agent",
                                        OnFullScenarioSet(e), {}, {}, e.id)
                           .status();
-    if (!st.ok()) absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", e.session_id, st.message());
+    if (!st.ok()) Logf("session %s: %s", e.session_id, st.message());
   }
 }
 

@@ -15,6 +15,8 @@
 #include "absl/time/clock.h"
 #include "agent/confinement.h"
 #include "auth.h"
+#include "base/log.h"
+#include "base/time.h"
 #include "question_bank/decision_points.h"
 #include "question_bank/scheduler.h"
 #include "question_bank/self_ask.h"
@@ -30,7 +32,6 @@ namespace qb = ::kseek::question_bank;
 
 namespace {
 
-int64_t NowMs() { return absl::ToUnixMillis(absl::Now()); }
 
 // A confined Codex agent's CODEX_HOME: the operator's Codex configuration
 // and login (the coordinator's $CODEX_HOME, else ~/.codex), copied into
@@ -61,8 +62,8 @@ absl::Status SeedCodexHome(const SessionManager::AgentHome& home) {
   return absl::OkStatus();
 }
 
-void Log(const std::string& session_id, const std::string& text) {
-  absl::FPrintF(stderr, "kernelseekd: session %s: %s\n", session_id, text);
+void LogSession(const std::string& session_id, const std::string& text) {
+  Logf("session %s: %s", session_id, text);
 }
 
 std::string Speedup(std::optional<double> v) {
@@ -124,7 +125,7 @@ bool SessionRunner::ShouldExit() {
 void SessionRunner::Run() {
   absl::Status st = Loop();
   if (!st.ok() && !ShouldExit()) {
-    Log(id_, absl::StrCat("failed: ", st.message()));
+    LogSession(id_, absl::StrCat("failed: ", st.message()));
     // A session that has ended meanwhile refuses the change; nothing to do then.
     Finish(kSessionFailed, std::string(st.message())).IgnoreError();
   }
@@ -143,7 +144,7 @@ absl::Status SessionRunner::Finish(const std::string& state, const std::string& 
   change.verifying_evaluation_id = "";
   absl::StatusOr<std::vector<StoredEvent>> st =
       manager_->Append(id_, {StateEvent(state, reason)}, change);
-  if (st.ok()) Log(id_, absl::StrCat(state, ": ", reason));
+  if (st.ok()) LogSession(id_, absl::StrCat(state, ": ", reason));
   return st.status();
 }
 
@@ -204,7 +205,7 @@ absl::Status SessionRunner::Loop() {
     if (!st.ok()) return st;
     confinement_ = agent::AgentConfinement{h.user.uid, h.user.gid, agent::AgentRlimits(),
                                            allowed->isolate_network};
-    Log(id_, absl::StrCat("agent runs as ", h.user.name, " (uid ", h.user.uid, "), network ",
+    LogSession(id_, absl::StrCat("agent runs as ", h.user.name, " (uid ", h.user.uid, "), network ",
                           allowed->isolate_network ? "none (the coordinator's Unix socket only)"
                                                    : "of the host"));
   }
@@ -282,7 +283,7 @@ absl::Status SessionRunner::Recover(const SessionRecord& record) {
   }
   events.push_back(StateEvent(record.state, reason));
   change.reason = reason;
-  Log(id_, reason);
+  LogSession(id_, reason);
   return manager_->Append(id_, std::move(events), change).status();
 }
 
@@ -414,7 +415,7 @@ absl::StatusOr<bool> SessionRunner::Verify() {
       {VerificationEvent(eval_id, met, summary.geomean, goal, reason), StateEvent(state, reason)},
       change, "");
   if (!appended.ok()) return appended.status();
-  Log(id_, absl::StrCat("verification ", eval_id, ": ", reason));
+  LogSession(id_, absl::StrCat("verification ", eval_id, ": ", reason));
   return met;
 }
 
@@ -500,7 +501,7 @@ absl::Status SessionRunner::RunTurn(const std::string& prompt) {
   }
   auto sink = [this, turn](const agent::AgentEvent& e) {
     absl::Status appended = manager_->Append(id_, {AgentTraceEvent(e, turn)}).status();
-    if (!appended.ok()) Log(id_, absl::StrCat("cannot record an agent event: ", appended.message()));
+    if (!appended.ok()) LogSession(id_, absl::StrCat("cannot record an agent event: ", appended.message()));
     absl::MutexLock lock(&mu_);
     if (e.kind == agent::AgentEventKind::kError && e.fatal && IsFatalAgentError(e.error)) {
       fatal_error_ = e.text;

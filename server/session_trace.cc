@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "agent/text.h"
 #include "auth.h"
+#include "base/time.h"
 #include "kernelseek/v1/evaluation.pb.h"
 #include "kernelseek/v1/verdict.pb.h"
 
@@ -19,7 +20,7 @@ namespace qb = ::kseek::question_bank;
 namespace {
 
 nlohmann::json Base(const char* kind) {
-  return {{"kind", kind}, {"time_ms", absl::ToUnixMillis(absl::Now())}};
+  return {{"kind", kind}, {"time_ms", NowMs()}};
 }
 
 // What a trace keeps of a worker's text (a scenario's error, a device's

@@ -52,7 +52,7 @@ TEST(AgentAllowlist, DefaultIsClaudeAndCodexOnPath) {
 
 TEST(AgentAllowlist, BadFilesNameTheKeyAtFault) {
   const std::pair<const char*, const char*> cases[] = {
-      {"not json", "agents.json: not JSON"},
+      {"not json", "agents.json: not valid JSON"},
       {R"({})", "agents.json: agents: missing"},
       {R"({"agents": {}})", "agents.json: agents: empty"},
       {R"({"agents": {}, "more": 1})", "agents.json: more: unknown key"},

@@ -2,6 +2,8 @@
 // document and the JSON path of the value at fault.
 #include "base/json_reader.h"
 
+#include <cmath>
+
 #include "gtest/gtest.h"
 
 namespace kseek {
@@ -65,6 +67,33 @@ TEST(JsonReaderTest, AnIntegerMayBeWrittenWithAZeroFraction) {
   EXPECT_EQ(r.Uint("neg").status().message(), "x.json: neg: expected a non-negative integer, got -1");
 }
 
+TEST(JsonReaderTest, ReadFillsAStructsFields) {
+  json j = json::parse(R"({"name": "x", "on": true, "n": 3, "big": 5000000000, "seed": 7,
+                           "rate": 2.5})");
+  JsonReader r(j, "job.json");
+  std::string name;
+  bool on = false;
+  int n = 0;
+  int64_t big = 0;
+  uint64_t seed = 0;
+  double rate = 0;
+  EXPECT_TRUE(r.Read("name", &name).ok());
+  EXPECT_TRUE(r.Read("on", &on).ok());
+  EXPECT_TRUE(r.Read("n", &n).ok());
+  EXPECT_TRUE(r.Read("big", &big).ok());
+  EXPECT_TRUE(r.Read("seed", &seed).ok());
+  EXPECT_TRUE(r.Read("rate", &rate).ok());
+  EXPECT_EQ(name, "x");
+  EXPECT_TRUE(on);
+  EXPECT_EQ(n, 3);
+  EXPECT_EQ(big, 5000000000);
+  EXPECT_EQ(seed, 7u);
+  EXPECT_EQ(rate, 2.5);
+  EXPECT_EQ(r.Read("big", &n).message(), "job.json: big: expected an integer of 32 bits, got 5000000000");
+  EXPECT_EQ(r.Read("name", &rate).message(), "job.json: name: expected a number, got a string");
+  EXPECT_EQ(n, 3);
+}
+
 TEST(JsonReaderTest, NullReadsAsMissing) {
   JsonReader shape = ShapeOf(2);
   EXPECT_FALSE(shape.Has("scale"));
@@ -86,6 +115,11 @@ TEST(JsonReaderTest, OptionalReadersKeepTheFirstErrorAndReadTheFallback) {
   EXPECT_EQ(good.OptionalInt("absent"), std::nullopt);
   EXPECT_EQ(good.OptionalNumber("scale"), 0.5);
   EXPECT_TRUE(good.BoolOr("causal"));
+  json in_memory = {{"nan", std::nan("")}, {"inf", INFINITY}};
+  JsonReader numbers(in_memory, "trace");
+  EXPECT_EQ(numbers.OptionalNumber("nan"), std::nullopt);
+  EXPECT_EQ(numbers.NumberOr("inf", 2.0), 2.0);
+  EXPECT_TRUE(numbers.status().ok());
   EXPECT_TRUE(good.status().ok()) << good.status();
 }
 
@@ -104,6 +138,16 @@ TEST(JsonReaderTest, ARootArrayHasPathsThatStartWithTheIndex) {
   EXPECT_EQ(r.Int("n").status().message(), "extra.json: [0].n: expected an integer, got a string");
   EXPECT_EQ(JsonReader(j, "extra.json").ExpectObject().message(),
             "extra.json: expected an object, got an array");
+}
+
+TEST(JsonReaderTest, LenientReadsTakeAMistypedFieldForAnAbsentOne) {
+  json event = json::parse(R"({"type": "text", "n": 3, "bad": 1, "s": "x"})");
+  EXPECT_EQ(LenientString(event, "type"), "text");
+  EXPECT_EQ(LenientString(event, "bad"), "");
+  EXPECT_EQ(LenientString(json::array(), "type"), "");
+  EXPECT_EQ(LenientInt(event, "n"), 3);
+  EXPECT_EQ(LenientInt(event, "s"), std::nullopt);
+  EXPECT_EQ(LenientInt(event, "absent"), std::nullopt);
 }
 
 TEST(JsonReaderTest, ParseJsonNamesTheDocument) {

@@ -160,7 +160,7 @@ TEST(BadBank, MissingOrUnknownFields) {
   EXPECT_THAT(ErrorOf(BankWithSecondEntry(
                   R"({"id": "x", "text": "Why?", "category": "scope", "triggers": ["any"],
                       "answer": "use more threads"})")),
-              HasSubstr("bank.json: questions[1] (id 'x'): unknown field 'answer'"));
+              HasSubstr("bank.json: questions[1] (id 'x'): answer: unknown field"));
   EXPECT_THAT(ErrorOf(R"({"version": 2, "questions": []})"),
               HasSubstr("bank.json: version: 2 is not supported"));
   EXPECT_THAT(ErrorOf(R"({"version": 1, "questions": [}")"), HasSubstr("bank.json: not valid JSON"));

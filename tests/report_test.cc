@@ -471,21 +471,21 @@ TEST(Report, WrongTypesAreErrorsNamingTheField) {
       RenderSessionReport(json::object(), {Evaluation(500, true, 0.5), bad}, nullptr);
   ASSERT_FALSE(html.ok());
   EXPECT_EQ(html.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(html.status().message(), HasSubstr("events[1] (evaluation)"));
-  EXPECT_THAT(html.status().message(), HasSubstr("'correct' is a string, expected an integer"));
+  EXPECT_THAT(html.status().message(), HasSubstr("trace (evaluation event): events[1].correct"));
+  EXPECT_THAT(html.status().message(), HasSubstr("correct: expected an integer, got a string"));
 
   html = RenderSessionReport(json::object(), {json::array()}, nullptr);
   EXPECT_THAT(html.status().message(), HasSubstr("events[0]: not a JSON object"));
 
   html = RenderSessionReport(json{{"goal_speedup", "fast"}}, {}, nullptr);
-  EXPECT_THAT(html.status().message(), HasSubstr("session summary: field 'goal_speedup'"));
+  EXPECT_THAT(html.status().message(), HasSubstr("session summary: goal_speedup: expected a number"));
   html = RenderSessionReport(json::array(), {}, nullptr);
   EXPECT_THAT(html.status().message(), HasSubstr("session summary: not a JSON object"));
 
   html = RenderSessionReport(json::object(), {}, json::object());
   EXPECT_THAT(html.status().message(), HasSubstr("question statistics: not a JSON list"));
   html = RenderSessionReport(json::object(), {}, json::array({{{"asked", 1.5}}}));
-  EXPECT_THAT(html.status().message(), HasSubstr("question statistics[0]: field 'asked'"));
+  EXPECT_THAT(html.status().message(), HasSubstr("question statistics: [0].asked: expected an integer"));
 }
 
 TEST(Report, LongAgentTextIsCutAtACharacter) {

@@ -17,6 +17,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/file.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
@@ -235,8 +236,7 @@ inline std::vector<nlohmann::json> OfKind(const std::vector<nlohmann::json>& tra
 
 // Whether `pid` runs (a zombie, ended but not reaped, does not).
 inline bool Alive(pid_t pid) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string stat = kseek::ReadFile(absl::StrCat("/proc/", pid, "/stat")).value_or("");
   size_t paren = stat.rfind(')');
   return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
 }

@@ -39,6 +39,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/file.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
@@ -87,9 +88,9 @@ std::string FindProgram(const std::string& name) {
 
 // The file's last `max_bytes` ("(missing)" when it cannot be read).
 std::string Tail(const std::string& path, size_t max_bytes = 6000) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "(missing)\n";
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> read = kseek::ReadFile(path);
+  if (!read.ok()) return "(missing)\n";
+  std::string text = *std::move(read);
   if (text.size() > max_bytes) text = "...\n" + text.substr(text.size() - max_bytes);
   return text;
 }
@@ -120,8 +121,7 @@ std::vector<Stray> FindProcesses(const std::string& marker, const std::string& e
     int pid = 0;
     if (!absl::SimpleAtoi(entry.path().filename().string(), &pid) || pid == getpid()) continue;
     auto read = [&](const char* what) {
-      std::ifstream in(entry.path() / what, std::ios::binary);
-      return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      return kseek::ReadFile((entry.path() / what).string()).value_or("");
     };
     std::string cmdline = read("cmdline");
     std::string environ = read("environ");

@@ -23,6 +23,7 @@
 #include <stdexcept>
 
 #include "absl/synchronization/mutex.h"
+#include "base/file.h"
 #include "compile.h"
 
 namespace kseek::testing {
@@ -315,11 +316,9 @@ int FreePort() {
 bool HaveNvcc() { return !kseek::CompilerFor(kseek::Target::kSm90a).empty(); }
 
 std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  absl::StatusOr<std::string> text = kseek::ReadFile(path);
+  if (!text.ok()) throw std::runtime_error(std::string(text.status().message()));
+  return *std::move(text);
 }
 
 void WriteFile(const std::string& path, const std::string& text) {

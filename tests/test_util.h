@@ -95,6 +95,8 @@ bool HaveCudaDevice(std::string* why);
 // True when nvcc is found (the compile driver's lookup).
 bool HaveNvcc();
 
+// The bytes of `path`; throws std::runtime_error naming the path and the
+// reason.
 std::string ReadFile(const std::string& path);
 void WriteFile(const std::string& path, const std::string& text);
 

@@ -32,6 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/file.h"
 #include "device_check.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
@@ -539,10 +540,7 @@ TEST_F(WorkerTest, SigtermFinishesTheJobInHandRefusesNewOnesAndExitsZero) {
 
 // /proc/PID/stat, or "" when the process is gone (it may exit at any moment).
 std::string ProcStat(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return kseek::ReadFile(absl::StrCat("/proc/", pid, "/stat")).value_or("");
 }
 
 // The pids of the processes whose parent is `parent` and whose command name

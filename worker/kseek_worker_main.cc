@@ -32,9 +32,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/child_process.h"
+#include "base/file.h"
+#include "base/log.h"
+#include "base/tls.h"
 #include "device_check.h"
 #include "evaluate.h"
-#include "log.h"
 #include "registration.h"
 #include "sandbox.h"
 #include "worker_service.h"
@@ -69,14 +71,6 @@ namespace {
 // Address space a host-target runner child may map (RLIMIT_AS). GPU targets
 // get none: the CUDA driver reserves far more virtual memory than it uses.
 constexpr uint64_t kHostAddressSpaceBytes = uint64_t{16} << 30;
-
-absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("--", flag, " ", path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 // "HOST:PORT" with the port replaced by `port`.
 std::string WithPort(const std::string& address, int port) {
@@ -142,7 +136,7 @@ std::string Confinement(const WorkerOptions& options, const std::string& seccomp
 }
 
 int Fail(const absl::Status& status) {
-  std::fprintf(stderr, "kseek-worker: %s\n", std::string(status.message()).c_str());
+  Log(status.message());
   return 2;
 }
 
@@ -213,52 +207,46 @@ int Main(int argc, char** argv) {
           "this machine cannot sandbox kernels (seccomp filter: ", seccomp_why,
           "); --allow-unconfined serves anyway, with kernels running with this worker's rights")));
     }
-    WorkerLog(absl::StrCat("kernels run unconfined (--allow-unconfined): no seccomp filter (",
+    Log(absl::StrCat("kernels run unconfined (--allow-unconfined): no seccomp filter (",
                            seccomp_why, ")"));
     options.sandbox.seccomp_kernels = false;
   }
   std::string why;
   options.sandbox.isolate_network = CanIsolateNetwork(&why);
   if (!options.sandbox.isolate_network) {
-    WorkerLog(absl::StrCat("runner children keep network access: no network namespace (", why,
+    Log(absl::StrCat("runner children keep network access: no network namespace (", why,
                            ")"));
   }
   options.confinement = Confinement(options, seccomp_why);
-  WorkerLog(absl::StrCat("kernels: ", options.confinement));
+  Log(absl::StrCat("kernels: ", options.confinement));
 
   std::shared_ptr<grpc::ServerCredentials> server_credentials;
-  const std::string tls_cert = absl::GetFlag(FLAGS_tls_cert);
-  const std::string tls_key = absl::GetFlag(FLAGS_tls_key);
-  if (tls_cert.empty() != tls_key.empty()) {
-    return Fail(absl::InvalidArgumentError("--tls-cert and --tls-key go together"));
-  }
-  if (tls_cert.empty()) {
+  absl::StatusOr<std::optional<TlsServerPem>> tls =
+      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
+  if (!tls.ok()) return Fail(tls.status());
+  if (!tls->has_value()) {
     server_credentials = grpc::InsecureServerCredentials();
   } else {
-    absl::StatusOr<std::string> cert = ReadFlagFile("tls-cert", tls_cert);
-    if (!cert.ok()) return Fail(cert.status());
-    absl::StatusOr<std::string> key = ReadFlagFile("tls-key", tls_key);
-    if (!key.ok()) return Fail(key.status());
     grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({*key, *cert});
+    ssl.pem_key_cert_pairs.push_back({(*tls)->key, (*tls)->cert});
     server_credentials = grpc::SslServerCredentials(ssl);
   }
 
   RegistrationOptions reg;
   reg.coordinator = absl::GetFlag(FLAGS_coordinator);
   if (const std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
-    absl::StatusOr<std::string> token = ReadTokenFile(file);
+    absl::StatusOr<std::string> token = ReadTokenFile("--token-file", file);
     if (!token.ok()) return Fail(token.status());
     reg.token = *token;
     reg.token_file = file;
   }
   if (const std::string file = absl::GetFlag(FLAGS_job_credential_file); !file.empty()) {
-    absl::StatusOr<std::string> credential = ReadTokenFile(file, "--job-credential-file");
+    absl::StatusOr<std::string> credential = ReadTokenFile("--job-credential-file", file);
     if (!credential.ok()) return Fail(credential.status());
     options.static_job_credential = *credential;
   }
   if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
-    absl::StatusOr<std::string> ca = ReadFlagFile("tls-ca", file);
+    absl::StatusOr<std::string> ca = ReadNamedFile("--tls-ca", file);
     if (!ca.ok()) return Fail(ca.status());
     reg.tls_ca_pem = *ca;
   }
@@ -287,14 +275,14 @@ int Main(int argc, char** argv) {
   service->SetAddress(advertise);
   std::printf("listening on %s\n", bound.c_str());
   std::fflush(stdout);
-  WorkerLog(absl::StrCat("target ", TargetName(*target), " on ", device->name,
+  Log(absl::StrCat("target ", TargetName(*target), " on ", device->name,
                          *target == Target::kHost ? "" : absl::StrCat(" (GPU ", gpu, ")"),
                          "; compiler ", *compiler, "; serving on ", bound, ", advertised as ",
                          advertise));
 
   std::unique_ptr<Registration> registration;
   if (reg.coordinator.empty()) {
-    WorkerLog(options.static_job_credential.empty()
+    Log(options.static_job_credential.empty()
                   ? "no --coordinator and no --job-credential-file: serving without registering, "
                     "and every Evaluate is refused (UNAUTHENTICATED)"
                   : "no --coordinator: serving without registering, for the holder of "
@@ -307,7 +295,7 @@ int Main(int argc, char** argv) {
   int sig = 0;
   while (sigwait(&stop_signals, &sig) != 0) {
   }
-  WorkerLog(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
+  Log(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
                          ": draining (finishing the job in hand, taking no new one)"));
   service->StartDraining();
   if (health != nullptr) health->SetServingStatus(false);
@@ -317,7 +305,7 @@ int Main(int argc, char** argv) {
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(30));
   server->Wait();
   if (registration) registration->Stop();
-  WorkerLog("drained; exiting");
+  Log("drained; exiting");
   return 0;
 }
 

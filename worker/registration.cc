@@ -10,23 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "log.h"
+#include "base/file.h"
+#include "base/log.h"
 
 namespace kseek {
 
 namespace v1 = ::kernelseek::v1;
-
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path, const std::string& flag) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(flag, " ", path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  std::string token(absl::StripAsciiWhitespace(buf.str()));
-  if (token.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(flag, " ", path, ": the file is empty"));
-  }
-  return token;
-}
 
 Registration::Registration(RegistrationOptions options, WorkerService* service)
     : options_(std::move(options)), service_(service), token_(options_.token) {
@@ -82,7 +71,7 @@ void Registration::Refused(const grpc::Status& status) {
       status.error_code() != grpc::StatusCode::PERMISSION_DENIED) {
     return;
   }
-  WorkerLog(absl::StrCat("the coordinator refused this worker's token (", status.error_message(),
+  Log(absl::StrCat("the coordinator refused this worker's token (", status.error_message(),
                          "); no job is accepted until it registers again"));
   service_->SetJobCredential("");
 }
@@ -104,7 +93,7 @@ bool Registration::Register() {
   // still knows this worker may keep it.
   const v1::WorkerInfo info = service_->CurrentInfo();
   if (!options_.token_file.empty()) {
-    absl::StatusOr<std::string> token = ReadTokenFile(options_.token_file);
+    absl::StatusOr<std::string> token = ReadTokenFile("--token-file", options_.token_file);
     if (!token.ok()) {
       last_error_ = std::string(token.status().message());
       return false;
@@ -120,7 +109,7 @@ bool Registration::Register() {
     return false;
   }
   if (response.job_credential().empty()) {
-    WorkerLog("the coordinator gave no job credential: it cannot dispatch jobs to this worker");
+    Log("the coordinator gave no job credential: it cannot dispatch jobs to this worker");
   }
   worker_id_ = response.worker_id();
   service_->SetWorkerId(worker_id_);
@@ -159,7 +148,7 @@ void Registration::Loop() {
     if (!registered) {
       ok = registered = Register();
       if (ok) {
-        WorkerLog(absl::StrCat("registered with coordinator ", options_.coordinator, " as ",
+        Log(absl::StrCat("registered with coordinator ", options_.coordinator, " as ",
                                worker_id_, " (heartbeat every ",
                                absl::FormatDuration(interval_), ")"));
       }
@@ -167,7 +156,7 @@ void Registration::Loop() {
       bool known = true;
       ok = Beat(&known);
       if (ok && !known) {
-        WorkerLog("the coordinator does not know this worker; registering again");
+        Log("the coordinator does not know this worker; registering again");
         registered = false;
         continue;
       }
@@ -176,7 +165,7 @@ void Registration::Loop() {
     }
     if (ok) {
       if (!reachable) {
-        WorkerLog(absl::StrCat("coordinator ", options_.coordinator, " is reachable again after ",
+        Log(absl::StrCat("coordinator ", options_.coordinator, " is reachable again after ",
                                failures, " failed attempt", failures == 1 ? "" : "s"));
       }
       reachable = true;
@@ -187,7 +176,7 @@ void Registration::Loop() {
     }
     ++failures;
     if (reachable) {
-      WorkerLog(absl::StrCat("coordinator ", options_.coordinator, " unreachable (", last_error_,
+      Log(absl::StrCat("coordinator ", options_.coordinator, " unreachable (", last_error_,
                              "); retrying with backoff up to ",
                              absl::FormatDuration(options_.max_backoff)));
       reachable = false;

@@ -85,11 +85,6 @@ class Registration {
   std::thread thread_;
 };
 
-// Reads a bearer token or job credential file (surrounding whitespace
-// stripped); the error names `flag` and the file.
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path,
-                                          const std::string& flag = "--token-file");
-
 }  // namespace kseek
 
 #endif  // KERNELSEEK_WORKER_REGISTRATION_H_

@@ -10,9 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log.h"
 #include "convert.h"
 #include "job_credential.h"
-#include "log.h"
 #include "request.h"
 
 namespace kseek {
@@ -198,7 +198,7 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
     grpc::CallbackServerContext* context, const v1::WorkerJob* job) {
   const std::string& target = job->request().target();
   auto reject = [&](grpc::StatusCode code, const std::string& message) {
-    WorkerLog(absl::StrCat("refused evaluation ", job->evaluation_id(), ": ", message));
+    Log(absl::StrCat("refused evaluation ", job->evaluation_id(), ": ", message));
     return new RejectedStream(grpc::Status(code, message));
   };
   // The credential comes first: a caller without it learns nothing else
@@ -262,7 +262,7 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
   const std::string label =
       absl::StrCat("evaluation ", job.evaluation_id(), " (attempt ", job.attempt(), ")");
   auto failed = [&](absl::string_view error) {
-    WorkerLog(absl::StrCat(label, " failed: ", error));
+    Log(absl::StrCat(label, " failed: ", error));
     v1::EvaluationEvent event;
     event.mutable_failed()->set_error(std::string(error));
     return event;
@@ -288,7 +288,7 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
   s->set_attempt(job.attempt());
   s->set_scenarios(static_cast<int>(scenarios));
   stream->Send(std::move(started));
-  WorkerLog(absl::StrCat(label, ": task ", task.name, ", ", scenarios, " scenarios"));
+  Log(absl::StrCat(label, ": task ", task.name, ", ", scenarios, " scenarios"));
 
   // A runner stopped from outside while draining ends the job as
   // interrupted: no crash is reported against the candidate, and the stream
@@ -304,7 +304,7 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
                                r.runner_signal, " (", strsignal(r.runner_signal),
                                ") from outside during scenario ", r.name,
                                "; it is to run again elsewhere");
-    WorkerLog(absl::StrCat(label, ": ", interrupted));
+    Log(absl::StrCat(label, ": ", interrupted));
   };
   absl::StatusOr<Verdict> verdict = kseek::Evaluate(task, eval, [&](const EvalProgress& progress) {
     if (progress.stage != EvalProgress::kScenarioDone || progress.last == nullptr) return;
@@ -319,7 +319,7 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
   }
   if (!interrupted.empty()) return absl::UnavailableError(interrupted);
   if (!verdict.ok()) return failed(verdict.status().message());
-  WorkerLog(absl::StrCat(label, ": done, ", verdict->all_correct ? "all correct" : "not all correct",
+  Log(absl::StrCat(label, ": done, ", verdict->all_correct ? "all correct" : "not all correct",
                          verdict->geomean_speedup
                              ? absl::StrFormat(", geomean speedup %.3fx", *verdict->geomean_speedup)
                              : ""));

@@ -45,6 +45,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/child_process.h"
+#include "base/file.h"
 
 namespace kseek {
 
@@ -162,15 +163,6 @@ std::string HexSha256(const std::vector<std::string>& parts) {
   return hex;
 }
 
-bool ReadWholeFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return !in.bad();
-}
-
 absl::Status WriteWholeFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
@@ -260,16 +252,15 @@ std::string LogForCaller(const std::string& stored, const std::string& source_na
 bool LoadCacheEntry(const std::string& base, const std::string& source_name, CompileOutput* out) {
   std::string library = base + ".so";
   if (access(library.c_str(), R_OK) != 0) return false;
-  std::string log, command;
-  if (!ReadWholeFile(base + ".log", &log) || !ReadWholeFile(base + ".cmd", &command)) {
-    return false;
-  }
+  absl::StatusOr<std::string> log = ReadFile(base + ".log");
+  absl::StatusOr<std::string> command = ReadFile(base + ".cmd");
+  if (!log.ok() || !command.ok()) return false;
   out->library = library;
   out->info.ok = true;
   out->info.cached = true;
-  out->info.command = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(command),
+  out->info.command = absl::StrReplaceAll(absl::StripTrailingAsciiWhitespace(*command),
                                           {{kSourceMarker, ShellQuote(source_name)}});
-  out->info.log = LogForCaller(log, source_name);
+  out->info.log = LogForCaller(*log, source_name);
   ParsePtxasReport(out->info.log, &out->info);
   return true;
 }
@@ -383,9 +374,9 @@ absl::StatusOr<CompileOutput> Compile(const CompileRequest& req) {
   if (!version.ok()) return version.status();
 
   // The ABI header is part of every source, so its text is keyed too.
-  std::string abi_text;
-  ReadWholeFile(abi_dir + "/kernelseek/abi.h", &abi_text);
-  std::vector<std::string> key_parts = {req.source, compiler, *version, abi_text};
+  absl::StatusOr<std::string> abi_text = ReadFile(abi_dir + "/kernelseek/abi.h");
+  if (!abi_text.ok()) return abi_text.status();
+  std::vector<std::string> key_parts = {req.source, compiler, *version, *abi_text};
   key_parts.insert(key_parts.end(), flags.begin(), flags.end());
   const std::string key = HexSha256(key_parts);
   const std::string base = absl::StrCat(cache_dir, "/", key);

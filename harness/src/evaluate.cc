@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "base/file.h"
 #include "compile.h"
 #include "policy.h"
 
@@ -45,14 +46,6 @@ class ScratchDir {
  private:
   std::string path_;
 };
-
-absl::StatusOr<std::string> ReadSource(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
 
 // Compiles reqs[i] into (*outs)[i] for i in [begin, end), at most `jobs` at
 // once (compiles are independent; the compile cache is safe to share).
@@ -138,7 +131,7 @@ absl::StatusOr<std::vector<Scenario>> SelectScenarios(const TaskSpec& task, Targ
                                                       const std::string& spec) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(spec, ec)) {
-    auto text = ReadSource(spec);
+    auto text = ReadFile(spec);
     if (!text.ok()) return text.status();
     nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
     if (j.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(spec, ": not valid JSON"));
@@ -226,7 +219,7 @@ absl::StatusOr<Verdict> Evaluate(const TaskSpec& task, const EvalRequest& req,
   std::vector<std::string> task_paths = {sources.reference};
   if (!sources.baseline.empty()) task_paths.push_back(sources.baseline);
   for (const std::string& path : task_paths) {
-    auto text = ReadSource(path);
+    auto text = ReadFile(path);
     if (!text.ok()) return text.status();
     CompileRequest r = creq;
     r.source = *text;

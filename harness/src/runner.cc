@@ -27,6 +27,8 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/child_process.h"
+#include "base/json_reader.h"
+#include "base/status_macros.h"
 #include "runner_protocol.h"
 
 namespace kseek {
@@ -67,82 +69,46 @@ json JobFileToJson(const JobFile& job) {
               {"token", job.token}};
 }
 
-namespace {
-
-// Reads j[key] as T; the error names `origin` and the field.
-template <typename T>
-absl::Status GetField(const json& j, const std::string& key,
-                      const std::string& origin, const std::string& path,
-                      T* out) {
-  const std::string field = path.empty() ? key : path + "." + key;
-  if (!j.is_object() || !j.contains(key)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": field '", field, "' is missing"));
-  }
-  try {
-    *out = j.at(key).get<T>();
-  } catch (const json::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": field '", field, "' has the wrong type"));
-  }
-  return absl::OkStatus();
-}
-
-#define KSEEK_RUNNER_RETURN_IF_ERROR(expr) \
-  do {                                     \
-    absl::Status status_ = (expr);         \
-    if (!status_.ok()) return status_;     \
-  } while (0)
-
-}  // namespace
-
 absl::StatusOr<JobFile> JobFileFromJson(const json& j,
                                         const std::string& origin) {
   JobFile job;
+  const JsonReader r(j, origin);
   std::string target;
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "task_dir", origin, "", &job.task_dir));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "target", origin, "", &target));
+  KSEEK_RETURN_IF_ERROR(r.Read("task_dir", &job.task_dir));
+  KSEEK_RETURN_IF_ERROR(r.Read("target", &target));
   absl::StatusOr<Target> parsed = ParseTarget(target);
-  if (!parsed.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": field 'target': ", parsed.status().message()));
-  }
+  if (!parsed.ok()) return r.FieldError("target", parsed.status().message());
   job.target = *parsed;
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "reference", origin, "", &job.reference_lib));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "baseline", origin, "", &job.baseline_lib));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "candidate", origin, "", &job.candidate_lib));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seed", origin, "", &job.seed));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "gpu", origin, "", &job.gpu));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "token", origin, "", &job.token));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "work_dir", origin, "", &job.work_dir));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "seccomp", origin, "", &job.seccomp));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "isolate_network", origin, "", &job.isolate_network));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "host_user", origin, "", &job.host_user));
+  KSEEK_RETURN_IF_ERROR(r.Read("reference", &job.reference_lib));
+  KSEEK_RETURN_IF_ERROR(r.Read("baseline", &job.baseline_lib));
+  KSEEK_RETURN_IF_ERROR(r.Read("candidate", &job.candidate_lib));
+  KSEEK_RETURN_IF_ERROR(r.Read("seed", &job.seed));
+  KSEEK_RETURN_IF_ERROR(r.Read("gpu", &job.gpu));
+  KSEEK_RETURN_IF_ERROR(r.Read("token", &job.token));
+  KSEEK_RETURN_IF_ERROR(r.Read("work_dir", &job.work_dir));
+  KSEEK_RETURN_IF_ERROR(r.Read("seccomp", &job.seccomp));
+  KSEEK_RETURN_IF_ERROR(r.Read("isolate_network", &job.isolate_network));
+  KSEEK_RETURN_IF_ERROR(r.Read("host_user", &job.host_user));
 
-  json timing;
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "timing", origin, "", &timing));
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader timing, r.Object("timing"));
   TimingOptions& t = job.timing;
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "enabled", origin, "timing", &t.enabled));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "warmup", origin, "timing", &t.warmup));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "min_samples", origin, "timing", &t.min_samples));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "max_samples", origin, "timing", &t.max_samples));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "target_rse", origin, "timing", &t.target_rse));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(timing, "max_seconds", origin, "timing", &t.max_seconds));
+  KSEEK_RETURN_IF_ERROR(timing.Read("enabled", &t.enabled));
+  KSEEK_RETURN_IF_ERROR(timing.Read("warmup", &t.warmup));
+  KSEEK_RETURN_IF_ERROR(timing.Read("min_samples", &t.min_samples));
+  KSEEK_RETURN_IF_ERROR(timing.Read("max_samples", &t.max_samples));
+  KSEEK_RETURN_IF_ERROR(timing.Read("target_rse", &t.target_rse));
+  KSEEK_RETURN_IF_ERROR(timing.Read("max_seconds", &t.max_seconds));
 
-  json scenarios;
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "scenarios", origin, "", &scenarios));
-  if (!scenarios.is_array()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(origin, ": field 'scenarios' must be an array"));
-  }
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader scenarios, r.Array("scenarios"));
   for (size_t i = 0; i < scenarios.size(); ++i) {
-    const std::string path = absl::StrCat("scenarios[", i, "]");
+    const JsonReader one = scenarios.Element(i);
     JobScenario s;
-    std::map<std::string, int64_t> params;
-    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "index", origin, path, &s.index));
-    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "name", origin, path, &s.scenario.name));
-    KSEEK_RUNNER_RETURN_IF_ERROR(GetField(scenarios[i], "params", origin, path, &params));
-    s.scenario.params = std::move(params);
+    KSEEK_RETURN_IF_ERROR(one.Read("index", &s.index));
+    KSEEK_RETURN_IF_ERROR(one.Read("name", &s.scenario.name));
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader params, one.Object("params"));
+    for (const auto& [name, unused] : params.value().items()) {
+      KSEEK_ASSIGN_OR_RETURN(s.scenario.params[name], params.Int(name));
+    }
     job.scenarios.push_back(std::move(s));
   }
   return job;
@@ -162,17 +128,16 @@ json DeviceInfoToJson(const DeviceInfo& d) {
 
 absl::StatusOr<DeviceInfo> DeviceInfoFromJson(const json& j) {
   DeviceInfo d;
-  const std::string origin = "runner hello message";
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "name", origin, "device", &d.name));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "cc_major", origin, "device", &d.cc_major));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "cc_minor", origin, "device", &d.cc_minor));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "sm_count", origin, "device", &d.sm_count));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "memory_bytes", origin, "device", &d.memory_bytes));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "l2_bytes", origin, "device", &d.l2_bytes));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "sm_clock_mhz", origin, "device", &d.sm_clock_mhz));
-  KSEEK_RUNNER_RETURN_IF_ERROR(
-      GetField(j, "mem_bandwidth_gbps", origin, "device", &d.mem_bandwidth_gbps));
-  KSEEK_RUNNER_RETURN_IF_ERROR(GetField(j, "driver", origin, "device", &d.driver));
+  const JsonReader r(j, "runner hello message", "device");
+  KSEEK_RETURN_IF_ERROR(r.Read("name", &d.name));
+  KSEEK_RETURN_IF_ERROR(r.Read("cc_major", &d.cc_major));
+  KSEEK_RETURN_IF_ERROR(r.Read("cc_minor", &d.cc_minor));
+  KSEEK_RETURN_IF_ERROR(r.Read("sm_count", &d.sm_count));
+  KSEEK_RETURN_IF_ERROR(r.Read("memory_bytes", &d.memory_bytes));
+  KSEEK_RETURN_IF_ERROR(r.Read("l2_bytes", &d.l2_bytes));
+  KSEEK_RETURN_IF_ERROR(r.Read("sm_clock_mhz", &d.sm_clock_mhz));
+  KSEEK_RETURN_IF_ERROR(r.Read("mem_bandwidth_gbps", &d.mem_bandwidth_gbps));
+  KSEEK_RETURN_IF_ERROR(r.Read("driver", &d.driver));
   return d;
 }
 

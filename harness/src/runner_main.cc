@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_reader.h"
 #include "nlohmann/json.hpp"
 #include "kernel_host.h"
 #include "runner_device.h"
@@ -80,18 +81,9 @@ class Channel {
 };
 
 absl::StatusOr<JobFile> ReadJob(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read job file ", path, ": ",
-                                            std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return absl::InvalidArgumentError(absl::StrCat("job file ", path, " is not JSON"));
-  }
-  return JobFileFromJson(j, path);
+  absl::StatusOr<json> j = ReadJsonFile(path);
+  if (!j.ok()) return j.status();
+  return JobFileFromJson(*j, path);
 }
 
 int Usage(const char* why) {

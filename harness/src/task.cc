@@ -1,16 +1,18 @@
 // Loading and validating task.json (format: harness/README.md).
 #include "task.h"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <climits>
 #include <cstdlib>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_reader.h"
+#include "base/status_macros.h"
 
 namespace kseek {
 
@@ -78,261 +80,212 @@ bool Scenario::RunsOn(Target t) const {
 
 namespace {
 
-// Collects errors as "FILE: FIELD: what".
-class Checker {
- public:
-  explicit Checker(std::string file) : file_(std::move(file)) {}
-  absl::Status Fail(const std::string& field, const std::string& what) const {
-    return absl::InvalidArgumentError(absl::StrCat(file_, ": ", field, ": ", what));
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
-
-absl::Status RequireType(const Checker& c, const json& j, const std::string& field,
-                         json::value_t type, const char* type_name) {
-  bool ok = j.type() == type ||
-            (type == json::value_t::number_integer && j.is_number_unsigned()) ||
-            (type == json::value_t::number_float && j.is_number());
-  if (!ok) return c.Fail(field, absl::StrCat("expected ", type_name, ", got ", j.type_name()));
-  return absl::OkStatus();
-}
-
-#define KSEEK_RETURN_IF_ERROR(expr)       \
-  do {                                    \
-    absl::Status status_ = (expr);        \
-    if (!status_.ok()) return status_;    \
-  } while (0)
-
-absl::StatusOr<std::string> GetString(const Checker& c, const json& obj, const std::string& field,
-                                      const std::string& key, bool required) {
-  if (!obj.contains(key)) {
-    if (required) return c.Fail(absl::StrCat(field, key), "missing");
-    return std::string();
-  }
-  KSEEK_RETURN_IF_ERROR(RequireType(c, obj[key], field + key, json::value_t::string, "a string"));
-  return obj[key].get<std::string>();
-}
-
-absl::StatusOr<double> GetNumber(const Checker& c, const json& obj, const std::string& path) {
-  if (!obj.is_number()) return c.Fail(path, absl::StrCat("expected a number, got ", obj.type_name()));
-  return obj.get<double>();
-}
-
-absl::Status CheckKeys(const Checker& c, const json& obj, const std::string& field,
-                       const std::set<std::string>& allowed) {
-  for (const auto& [key, value] : obj.items()) {
-    if (!allowed.count(key))
-      return c.Fail(field.empty() ? key : absl::StrCat(field, ".", key),
-                    absl::StrCat("unknown field (expected one of: ",
-                                 absl::StrJoin(allowed, ", "), ")"));
+// The non-empty strings of the array `r`.
+absl::Status ParseStringList(const JsonReader& r, std::vector<std::string>* out) {
+  if (!r.value().is_array()) return r.Error("expected an array of strings");
+  for (size_t i = 0; i < r.size(); ++i) {
+    const JsonReader item = r.Element(i);
+    if (!item.value().is_string() || item.value().get<std::string>().empty())
+      return item.Error("expected a non-empty string");
+    out->push_back(item.value().get<std::string>());
   }
   return absl::OkStatus();
 }
 
-absl::Status ParseParams(const Checker& c, const json& j, TaskSpec* task) {
-  KSEEK_RETURN_IF_ERROR(RequireType(c, j, "params", json::value_t::object, "an object"));
-  if (j.empty()) return c.Fail("params", "a task needs at least one parameter");
-  for (const auto& [name, spec] : j.items()) {
-    std::string field = absl::StrCat("params.", name);
-    if (ParseDtype(name).ok()) return c.Fail(field, "a parameter may not be named like a dtype");
+// An expression over the task's parameters: a string, or an integer where
+// `allow_integer`.
+absl::StatusOr<Expr> ParseExpr(const JsonReader& r, const TaskSpec& task, bool allow_integer,
+                               const char* expected) {
+  const json& v = r.value();
+  std::string text = v.is_string()                            ? v.get<std::string>()
+                     : allow_integer && v.is_number_integer() ? std::to_string(v.get<int64_t>())
+                                                              : std::string();
+  if (text.empty()) return r.Error(expected);
+  auto e = Expr::Parse(text);
+  if (!e.ok()) return r.Error(e.status().message());
+  for (const auto& n : e->names())
+    if (!task.FindParam(n)) return r.Error("unknown parameter '" + n + "'");
+  return *e;
+}
+
+absl::Status ParseParams(const JsonReader& r, TaskSpec* task) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  if (r.size() == 0) return r.Error("a task needs at least one parameter");
+  for (const auto& [name, unused] : r.value().items()) {
+    if (ParseDtype(name).ok()) return r.FieldError(name, "a parameter may not be named like a dtype");
     bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
     for (char ch : name) identifier &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
-    if (!identifier) return c.Fail(field, "a parameter name must be an identifier");
-    KSEEK_RETURN_IF_ERROR(RequireType(c, spec, field, json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, spec, field, {"dtype", "min", "max", "multiple_of", "description"}));
+    if (!identifier) return r.FieldError(name, "a parameter name must be an identifier");
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader spec, r.Object(name));
+    KSEEK_RETURN_IF_ERROR(spec.ExpectKeys({"dtype", "min", "max", "multiple_of", "description"}));
     ParamSpec p;
     p.name = name;
-    if (spec.contains("dtype")) {
+    if (spec.Has("dtype")) {
       p.is_dtype = true;
-      const json& list = spec["dtype"];
-      if (!list.is_array() || list.empty())
-        return c.Fail(field + ".dtype", "expected a non-empty array of dtype names");
+      const JsonReader list = *spec.Field("dtype");
+      if (!list.value().is_array() || list.size() == 0)
+        return list.Error("expected a non-empty array of dtype names");
       for (size_t i = 0; i < list.size(); ++i) {
-        std::string f = absl::StrCat(field, ".dtype[", i, "]");
-        KSEEK_RETURN_IF_ERROR(RequireType(c, list[i], f, json::value_t::string, "a string"));
-        auto d = ParseDtype(list[i].get<std::string>());
-        if (!d.ok()) return c.Fail(f, std::string(d.status().message()));
+        KSEEK_ASSIGN_OR_RETURN(const std::string dtype, list.Element(i).AsString());
+        auto d = ParseDtype(dtype);
+        if (!d.ok()) return list.Element(i).Error(d.status().message());
         p.allowed_dtypes.push_back(*d);
       }
     }
     for (const char* bound : {"min", "max"}) {
-      if (!spec.contains(bound)) continue;
-      std::string f = absl::StrCat(field, ".", bound);
-      if (p.is_dtype) return c.Fail(f, "a dtype parameter has no bounds");
-      if (!spec[bound].is_number_integer()) return c.Fail(f, "expected an integer");
-      (std::string(bound) == "min" ? p.min : p.max) = spec[bound].get<int64_t>();
+      if (!spec.Has(bound)) continue;
+      if (p.is_dtype) return spec.FieldError(bound, "a dtype parameter has no bounds");
+      KSEEK_ASSIGN_OR_RETURN((std::string(bound) == "min" ? p.min : p.max), spec.Int(bound));
     }
-    if (spec.contains("multiple_of")) {
-      std::string f = field + ".multiple_of";
-      if (p.is_dtype) return c.Fail(f, "a dtype parameter has no multiple_of");
-      if (!spec["multiple_of"].is_number_integer() || spec["multiple_of"].get<int64_t>() < 1)
-        return c.Fail(f, "expected a positive integer");
-      p.multiple_of = spec["multiple_of"].get<int64_t>();
+    if (spec.Has("multiple_of")) {
+      if (p.is_dtype) return spec.FieldError("multiple_of", "a dtype parameter has no multiple_of");
+      absl::StatusOr<int64_t> m = spec.Int("multiple_of");
+      if (!m.ok() || *m < 1) return spec.FieldError("multiple_of", "expected a positive integer");
+      p.multiple_of = *m;
     }
     task->params.push_back(std::move(p));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<Tolerance> ParseTolerance(const Checker& c, const json& j, const std::string& field) {
-  KSEEK_RETURN_IF_ERROR(RequireType(c, j, field, json::value_t::object, "an object"));
-  KSEEK_RETURN_IF_ERROR(CheckKeys(c, j, field, {"rel_l2", "max_abs"}));
+absl::StatusOr<Tolerance> ParseTolerance(const JsonReader& r) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectKeys({"rel_l2", "max_abs"}));
   Tolerance t;
   for (const char* key : {"rel_l2", "max_abs"}) {
-    std::string f = absl::StrCat(field, ".", key);
-    if (!j.contains(key)) return c.Fail(f, "missing");
-    auto v = GetNumber(c, j[key], f);
-    if (!v.ok()) return v.status();
-    if (*v < 0) return c.Fail(f, "must not be negative");
-    (std::string(key) == "rel_l2" ? t.rel_l2 : t.max_abs) = *v;
+    KSEEK_ASSIGN_OR_RETURN(const double v, r.Number(key));
+    if (v < 0) return r.FieldError(key, "must not be negative");
+    (std::string(key) == "rel_l2" ? t.rel_l2 : t.max_abs) = v;
   }
   return t;
 }
 
-absl::Status ParseTensors(const Checker& c, const json& j, TaskSpec* task) {
-  KSEEK_RETURN_IF_ERROR(RequireType(c, j, "tensors", json::value_t::array, "an array"));
-  if (j.empty()) return c.Fail("tensors", "a task needs at least one tensor");
-  std::set<std::string> seen;
-  bool any_out = false;
-  for (size_t i = 0; i < j.size(); ++i) {
-    std::string field = absl::StrCat("tensors[", i, "]");
-    const json& t = j[i];
-    KSEEK_RETURN_IF_ERROR(RequireType(c, t, field, json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(
-        CheckKeys(c, t, field, {"name", "role", "dtype", "shape", "init", "tolerance", "description"}));
-    TensorSpec spec;
-    auto name = GetString(c, t, field + ".", "name", true);
-    if (!name.ok()) return name.status();
-    spec.name = *name;
-    if (!seen.insert(spec.name).second) return c.Fail(field + ".name", "duplicate tensor name '" + spec.name + "'");
-    auto role = GetString(c, t, field + ".", "role", true);
-    if (!role.ok()) return role.status();
-    if (*role == "in") spec.role = TensorRole::kIn;
-    else if (*role == "out") spec.role = TensorRole::kOut;
-    else if (*role == "scratch") spec.role = TensorRole::kScratch;
-    else return c.Fail(field + ".role", "expected \"in\", \"out\" or \"scratch\", got \"" + *role + "\"");
-    any_out |= spec.role == TensorRole::kOut;
-
-    auto dtype = GetString(c, t, field + ".", "dtype", true);
-    if (!dtype.ok()) return dtype.status();
-    if (auto fixed = ParseDtype(*dtype); fixed.ok()) {
-      spec.fixed_dtype = *fixed;
-    } else {
-      const ParamSpec* p = task->FindParam(*dtype);
-      if (p == nullptr || !p->is_dtype)
-        return c.Fail(field + ".dtype", "'" + *dtype + "' is neither a dtype nor a dtype parameter");
-      spec.dtype_param = *dtype;
-    }
-
-    if (!t.contains("shape")) return c.Fail(field + ".shape", "missing");
-    const json& shape = t["shape"];
-    if (!shape.is_array() || shape.empty() || shape.size() > KSEEK_MAX_DIMS)
-      return c.Fail(field + ".shape", absl::StrCat("expected an array of 1 to ", KSEEK_MAX_DIMS, " expressions"));
-    for (size_t d = 0; d < shape.size(); ++d) {
-      std::string f = absl::StrCat(field, ".shape[", d, "]");
-      std::string text = shape[d].is_number_integer() ? std::to_string(shape[d].get<int64_t>())
-                         : shape[d].is_string()       ? shape[d].get<std::string>()
-                                                      : std::string();
-      if (text.empty()) return c.Fail(f, "expected an expression string or an integer");
-      auto e = Expr::Parse(text);
-      if (!e.ok()) return c.Fail(f, std::string(e.status().message()));
-      for (const auto& n : e->names())
-        if (!task->FindParam(n)) return c.Fail(f, "unknown parameter '" + n + "'");
-      spec.shape.push_back(*e);
-    }
-
-    if (t.contains("init")) {
-      if (spec.role != TensorRole::kIn) return c.Fail(field + ".init", "only inputs have an init");
-      const json& init = t["init"];
-      std::string f = field + ".init";
-      KSEEK_RETURN_IF_ERROR(RequireType(c, init, f, json::value_t::object, "an object"));
-      auto dist = GetString(c, init, f + ".", "dist", true);
-      if (!dist.ok()) return dist.status();
-      std::pair<const char*, const char*> keys;
-      if (*dist == "normal") {
-        spec.init.kind = Distribution::kNormal;
-        keys = {"mean", "std"};
-      } else if (*dist == "uniform") {
-        spec.init.kind = Distribution::kUniform;
-        keys = {"low", "high"};
-      } else {
-        return c.Fail(f + ".dist", "expected \"normal\" or \"uniform\", got \"" + *dist + "\"");
-      }
-      KSEEK_RETURN_IF_ERROR(CheckKeys(c, init, f, {"dist", keys.first, keys.second}));
-      for (int k = 0; k < 2; ++k) {
-        const char* key = k == 0 ? keys.first : keys.second;
-        if (!init.contains(key)) return c.Fail(absl::StrCat(f, ".", key), "missing");
-        auto v = GetNumber(c, init[key], absl::StrCat(f, ".", key));
-        if (!v.ok()) return v.status();
-        (k == 0 ? spec.init.a : spec.init.b) = *v;
-      }
-      if (spec.init.kind == Distribution::kNormal && spec.init.b <= 0)
-        return c.Fail(f + ".std", "must be positive");
-      if (spec.init.kind == Distribution::kUniform && spec.init.b <= spec.init.a)
-        return c.Fail(f + ".high", "must be greater than low");
-    }
-
-    if (spec.role == TensorRole::kOut) {
-      if (!t.contains("tolerance")) return c.Fail(field + ".tolerance", "missing (every output needs one)");
-      const json& tol = t["tolerance"];
-      std::string f = field + ".tolerance";
-      KSEEK_RETURN_IF_ERROR(RequireType(c, tol, f, json::value_t::object, "an object"));
-      if (tol.contains("rel_l2") || tol.contains("max_abs")) {
-        auto one = ParseTolerance(c, tol, f);
-        if (!one.ok()) return one.status();
-        spec.tolerance["*"] = *one;
-      } else {
-        for (const auto& [key, value] : tol.items()) {
-          if (key != "*" && !ParseDtype(key).ok())
-            return c.Fail(f + "." + key, "expected a dtype name or \"*\"");
-          auto one = ParseTolerance(c, value, f + "." + key);
-          if (!one.ok()) return one.status();
-          spec.tolerance[key] = *one;
-        }
-        if (spec.tolerance.empty()) return c.Fail(f, "empty");
-      }
-    } else if (t.contains("tolerance")) {
-      return c.Fail(field + ".tolerance", "only outputs have a tolerance");
-    }
-    task->tensors.push_back(std::move(spec));
+absl::Status ParseInit(const JsonReader& r, TensorSpec* spec) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  KSEEK_ASSIGN_OR_RETURN(const std::string dist, r.String("dist"));
+  std::pair<const char*, const char*> keys;
+  if (dist == "normal") {
+    spec->init.kind = Distribution::kNormal;
+    keys = {"mean", "std"};
+  } else if (dist == "uniform") {
+    spec->init.kind = Distribution::kUniform;
+    keys = {"low", "high"};
+  } else {
+    return r.FieldError("dist", "expected \"normal\" or \"uniform\", got \"" + dist + "\"");
   }
-  if (!any_out) return c.Fail("tensors", "a task needs at least one output (role \"out\")");
+  KSEEK_RETURN_IF_ERROR(r.ExpectKeys({"dist", keys.first, keys.second}));
+  KSEEK_ASSIGN_OR_RETURN(spec->init.a, r.Number(keys.first));
+  KSEEK_ASSIGN_OR_RETURN(spec->init.b, r.Number(keys.second));
+  if (spec->init.kind == Distribution::kNormal && spec->init.b <= 0)
+    return r.FieldError("std", "must be positive");
+  if (spec->init.kind == Distribution::kUniform && spec->init.b <= spec->init.a)
+    return r.FieldError("high", "must be greater than low");
   return absl::OkStatus();
 }
 
-absl::Status ParseSources(const Checker& c, const json& j, TaskSpec* task) {
-  KSEEK_RETURN_IF_ERROR(RequireType(c, j, "sources", json::value_t::object, "an object"));
-  for (const auto& [family, value] : j.items()) {
-    std::string field = "sources." + family;
-    if (family != "cuda" && family != "host") return c.Fail(field, "expected \"cuda\" or \"host\"");
-    KSEEK_RETURN_IF_ERROR(RequireType(c, value, field, json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, value, field, {"reference", "baseline", "kernels"}));
+// An output's tolerance: one for every dtype, or one per dtype name ("*"
+// for the others).
+absl::Status ParseTolerances(const JsonReader& r, TensorSpec* spec) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  if (r.Has("rel_l2") || r.Has("max_abs")) {
+    KSEEK_ASSIGN_OR_RETURN(spec->tolerance["*"], ParseTolerance(r));
+    return absl::OkStatus();
+  }
+  for (const auto& [key, unused] : r.value().items()) {
+    if (key != "*" && !ParseDtype(key).ok()) return r.FieldError(key, "expected a dtype name or \"*\"");
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader one, r.Object(key));
+    KSEEK_ASSIGN_OR_RETURN(spec->tolerance[key], ParseTolerance(one));
+  }
+  if (spec->tolerance.empty()) return r.Error("empty");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TensorSpec> ParseTensor(const JsonReader& t, const TaskSpec& task) {
+  KSEEK_RETURN_IF_ERROR(t.ExpectObject());
+  KSEEK_RETURN_IF_ERROR(
+      t.ExpectKeys({"name", "role", "dtype", "shape", "init", "tolerance", "description"}));
+  TensorSpec spec;
+  KSEEK_ASSIGN_OR_RETURN(spec.name, t.String("name"));
+  KSEEK_ASSIGN_OR_RETURN(const std::string role, t.String("role"));
+  if (role == "in") spec.role = TensorRole::kIn;
+  else if (role == "out") spec.role = TensorRole::kOut;
+  else if (role == "scratch") spec.role = TensorRole::kScratch;
+  else return t.FieldError("role", "expected \"in\", \"out\" or \"scratch\", got \"" + role + "\"");
+
+  KSEEK_ASSIGN_OR_RETURN(const std::string dtype, t.String("dtype"));
+  if (auto fixed = ParseDtype(dtype); fixed.ok()) {
+    spec.fixed_dtype = *fixed;
+  } else {
+    const ParamSpec* p = task.FindParam(dtype);
+    if (p == nullptr || !p->is_dtype)
+      return t.FieldError("dtype", "'" + dtype + "' is neither a dtype nor a dtype parameter");
+    spec.dtype_param = dtype;
+  }
+
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader shape, t.Field("shape"));
+  if (!shape.value().is_array() || shape.size() == 0 || shape.size() > KSEEK_MAX_DIMS)
+    return shape.Error(absl::StrCat("expected an array of 1 to ", KSEEK_MAX_DIMS, " expressions"));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    KSEEK_ASSIGN_OR_RETURN(Expr e, ParseExpr(shape.Element(d), task, /*allow_integer=*/true,
+                                             "expected an expression string or an integer"));
+    spec.shape.push_back(std::move(e));
+  }
+
+  if (t.Has("init")) {
+    if (spec.role != TensorRole::kIn) return t.FieldError("init", "only inputs have an init");
+    KSEEK_RETURN_IF_ERROR(ParseInit(*t.Field("init"), &spec));
+  }
+  if (spec.role == TensorRole::kOut) {
+    if (!t.Has("tolerance")) return t.FieldError("tolerance", "missing (every output needs one)");
+    KSEEK_RETURN_IF_ERROR(ParseTolerances(*t.Field("tolerance"), &spec));
+  } else if (t.Has("tolerance")) {
+    return t.FieldError("tolerance", "only outputs have a tolerance");
+  }
+  return spec;
+}
+
+absl::Status ParseTensors(const JsonReader& r, TaskSpec* task) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectArray());
+  if (r.size() == 0) return r.Error("a task needs at least one tensor");
+  std::set<std::string> seen;
+  bool any_out = false;
+  for (size_t i = 0; i < r.size(); ++i) {
+    KSEEK_ASSIGN_OR_RETURN(TensorSpec spec, ParseTensor(r.Element(i), *task));
+    if (!seen.insert(spec.name).second)
+      return r.Element(i).FieldError("name", "duplicate tensor name '" + spec.name + "'");
+    any_out |= spec.role == TensorRole::kOut;
+    task->tensors.push_back(std::move(spec));
+  }
+  if (!any_out) return r.Error("a task needs at least one output (role \"out\")");
+  return absl::OkStatus();
+}
+
+// A source file named by `r`, relative to the task's folder.
+absl::StatusOr<std::string> ResolveSource(const JsonReader& r, const TaskSpec& task) {
+  const json& v = r.value();
+  if (!v.is_string() || v.get<std::string>().empty()) return r.Error("expected a file name");
+  std::string path = task.dir + "/" + v.get<std::string>();
+  if (access(path.c_str(), R_OK) != 0) return r.Error("file not found: " + path);
+  return path;
+}
+
+absl::Status ParseSources(const JsonReader& r, TaskSpec* task) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  for (const auto& [family, unused] : r.value().items()) {
+    if (family != "cuda" && family != "host") return r.FieldError(family, "expected \"cuda\" or \"host\"");
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader value, r.Object(family));
+    KSEEK_RETURN_IF_ERROR(value.ExpectKeys({"reference", "baseline", "kernels"}));
     FamilySources s;
-    auto resolve = [&](const std::string& f, const json& v) -> absl::StatusOr<std::string> {
-      if (!v.is_string() || v.get<std::string>().empty()) return c.Fail(f, "expected a file name");
-      std::string path = task->dir + "/" + v.get<std::string>();
-      if (!std::ifstream(path).good()) return c.Fail(f, "file not found: " + path);
-      return path;
-    };
-    if (!value.contains("reference")) return c.Fail(field + ".reference", "missing");
-    auto ref = resolve(field + ".reference", value["reference"]);
-    if (!ref.ok()) return ref.status();
-    s.reference = *ref;
-    if (value.contains("baseline")) {
-      auto base = resolve(field + ".baseline", value["baseline"]);
-      if (!base.ok()) return base.status();
-      s.baseline = *base;
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader reference, value.Field("reference"));
+    KSEEK_ASSIGN_OR_RETURN(s.reference, ResolveSource(reference, *task));
+    if (value.Has("baseline")) {
+      KSEEK_ASSIGN_OR_RETURN(s.baseline, ResolveSource(*value.Field("baseline"), *task));
     }
-    if (value.contains("kernels")) {
-      const json& ks = value["kernels"];
-      if (!ks.is_array()) return c.Fail(field + ".kernels", "expected an array of file names");
+    if (value.Has("kernels")) {
+      const JsonReader ks = *value.Field("kernels");
+      if (!ks.value().is_array()) return ks.Error("expected an array of file names");
       for (size_t i = 0; i < ks.size(); ++i) {
-        auto k = resolve(absl::StrCat(field, ".kernels[", i, "]"), ks[i]);
-        if (!k.ok()) return k.status();
-        s.kernels.push_back(*k);
+        KSEEK_ASSIGN_OR_RETURN(std::string k, ResolveSource(ks.Element(i), *task));
+        s.kernels.push_back(std::move(k));
       }
     }
     task->sources[family] = std::move(s);
@@ -340,106 +293,115 @@ absl::Status ParseSources(const Checker& c, const json& j, TaskSpec* task) {
   return absl::OkStatus();
 }
 
-absl::Status ParseStringList(const Checker& c, const json& j, const std::string& field,
-                             std::vector<std::string>* out) {
-  if (!j.is_array()) return c.Fail(field, "expected an array of strings");
-  for (size_t i = 0; i < j.size(); ++i) {
-    if (!j[i].is_string() || j[i].get<std::string>().empty())
-      return c.Fail(absl::StrCat(field, "[", i, "]"), "expected a non-empty string");
-    out->push_back(j[i].get<std::string>());
+// The value of parameter `p` in a scenario, as Scenario::params keeps it.
+absl::StatusOr<int64_t> ParseParamValue(const JsonReader& r, const ParamSpec& p) {
+  const json& value = r.value();
+  if (p.is_dtype) {
+    if (!value.is_string()) return r.Error("expected a dtype name");
+    auto d = ParseDtype(value.get<std::string>());
+    if (!d.ok()) return r.Error(d.status().message());
+    bool allowed = false;
+    for (auto a : p.allowed_dtypes) allowed |= a == *d;
+    if (!allowed)
+      return r.Error("dtype '" + value.get<std::string>() + "' is not allowed for this parameter");
+    return static_cast<int64_t>(*d);
   }
-  return absl::OkStatus();
+  KSEEK_ASSIGN_OR_RETURN(const int64_t v, r.AsInt());
+  if (p.min && v < *p.min) return r.Error(absl::StrCat(v, " is below the minimum ", *p.min));
+  if (p.max && v > *p.max) return r.Error(absl::StrCat(v, " is above the maximum ", *p.max));
+  if (p.multiple_of && v % *p.multiple_of != 0)
+    return r.Error(absl::StrCat(v, " is not a multiple of ", *p.multiple_of));
+  return v;
 }
 
-absl::StatusOr<Scenario> ParseScenario(const Checker& c, const TaskSpec& task, const json& j,
-                                       const std::string& field) {
-  KSEEK_RETURN_IF_ERROR(RequireType(c, j, field, json::value_t::object, "an object"));
-  KSEEK_RETURN_IF_ERROR(CheckKeys(c, j, field, {"name", "params", "targets", "description"}));
+absl::StatusOr<Scenario> ParseScenario(const JsonReader& r, const TaskSpec& task) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  KSEEK_RETURN_IF_ERROR(r.ExpectKeys({"name", "params", "targets", "description"}));
   Scenario s;
-  auto name = GetString(c, j, field + ".", "name", true);
-  if (!name.ok()) return name.status();
-  if (name->empty()) return c.Fail(field + ".name", "must not be empty");
-  s.name = *name;
-  if (!j.contains("params")) return c.Fail(field + ".params", "missing");
-  const json& params = j["params"];
-  KSEEK_RETURN_IF_ERROR(RequireType(c, params, field + ".params", json::value_t::object, "an object"));
-  for (const auto& [key, value] : params.items()) {
-    std::string f = absl::StrCat(field, ".params.", key);
+  KSEEK_ASSIGN_OR_RETURN(s.name, r.String("name"));
+  if (s.name.empty()) return r.FieldError("name", "must not be empty");
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader params, r.Object("params"));
+  for (const auto& [key, unused] : params.value().items()) {
     const ParamSpec* p = task.FindParam(key);
-    if (p == nullptr) return c.Fail(f, "not a parameter of task '" + task.name + "'");
-    if (p->is_dtype) {
-      if (!value.is_string()) return c.Fail(f, "expected a dtype name");
-      auto d = ParseDtype(value.get<std::string>());
-      if (!d.ok()) return c.Fail(f, std::string(d.status().message()));
-      bool allowed = false;
-      for (auto a : p->allowed_dtypes) allowed |= a == *d;
-      if (!allowed) return c.Fail(f, "dtype '" + value.get<std::string>() + "' is not allowed for this parameter");
-      s.params[key] = *d;
-    } else {
-      if (!value.is_number_integer()) return c.Fail(f, "expected an integer");
-      int64_t v = value.get<int64_t>();
-      if (p->min && v < *p->min) return c.Fail(f, absl::StrCat(v, " is below the minimum ", *p->min));
-      if (p->max && v > *p->max) return c.Fail(f, absl::StrCat(v, " is above the maximum ", *p->max));
-      if (p->multiple_of && v % *p->multiple_of != 0)
-        return c.Fail(f, absl::StrCat(v, " is not a multiple of ", *p->multiple_of));
-      s.params[key] = v;
-    }
+    if (p == nullptr) return params.FieldError(key, "not a parameter of task '" + task.name + "'");
+    KSEEK_ASSIGN_OR_RETURN(s.params[key], ParseParamValue(*params.Field(key), *p));
   }
   for (const auto& p : task.params)
-    if (!s.params.count(p.name)) return c.Fail(field + ".params." + p.name, "missing");
-  if (j.contains("targets")) {
+    if (!s.params.count(p.name)) return params.FieldError(p.name, "missing");
+  if (r.Has("targets")) {
+    const JsonReader list = *r.Field("targets");
     std::vector<std::string> names;
-    KSEEK_RETURN_IF_ERROR(ParseStringList(c, j["targets"], field + ".targets", &names));
+    KSEEK_RETURN_IF_ERROR(ParseStringList(list, &names));
     for (size_t i = 0; i < names.size(); ++i) {
       auto t = ParseTarget(names[i]);
-      std::string f = absl::StrCat(field, ".targets[", i, "]");
-      if (!t.ok()) return c.Fail(f, std::string(t.status().message()));
-      if (!task.Supports(*t)) return c.Fail(f, "the task does not support target " + names[i]);
+      if (!t.ok()) return list.Element(i).Error(t.status().message());
+      if (!task.Supports(*t)) return list.Element(i).Error("the task does not support target " + names[i]);
       s.targets.push_back(*t);
     }
   }
   // Every tensor must have a valid, positive shape in this scenario.
   for (const auto& t : task.tensors) {
     auto shape = TensorShape(t, s);
-    if (!shape.ok()) return c.Fail(field, absl::StrCat("tensor ", t.name, ": ", shape.status().message()));
+    if (!shape.ok()) return r.Error(absl::StrCat("tensor ", t.name, ": ", shape.status().message()));
   }
   return s;
 }
 
-absl::StatusOr<json> ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  try {
-    return json::parse(buf.str());
-  } catch (const json::parse_error& e) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not valid JSON: ", e.what()));
+// The optional object field `key` of `r`, checked against `allowed`;
+// nothing when it is absent.
+absl::StatusOr<std::optional<JsonReader>> OptionalSection(const JsonReader& r, const char* key,
+                                                          const std::set<std::string>& allowed) {
+  if (!r.Has(key)) return std::optional<JsonReader>();
+  KSEEK_ASSIGN_OR_RETURN(JsonReader section, r.Object(key));
+  KSEEK_RETURN_IF_ERROR(section.ExpectKeys(allowed));
+  return std::optional<JsonReader>(std::move(section));
+}
+
+absl::Status ParsePolicyLimitsGoal(const JsonReader& r, TaskSpec* task) {
+  KSEEK_ASSIGN_OR_RETURN(std::optional<JsonReader> policy,
+                         OptionalSection(r, "policy", {"forbidden_includes", "forbidden_symbols"}));
+  if (policy && policy->Has("forbidden_includes"))
+    KSEEK_RETURN_IF_ERROR(ParseStringList(*policy->Field("forbidden_includes"),
+                                          &task->policy.forbidden_includes));
+  if (policy && policy->Has("forbidden_symbols"))
+    KSEEK_RETURN_IF_ERROR(ParseStringList(*policy->Field("forbidden_symbols"),
+                                          &task->policy.forbidden_symbols));
+
+  KSEEK_ASSIGN_OR_RETURN(std::optional<JsonReader> limits,
+                         OptionalSection(r, "limits", {"scenario_timeout_s", "job_timeout_s"}));
+  for (const char* key : {"scenario_timeout_s", "job_timeout_s"}) {
+    if (!limits || !limits->Has(key)) continue;
+    KSEEK_ASSIGN_OR_RETURN(const double v, limits->Number(key));
+    if (v <= 0) return limits->FieldError(key, "must be positive");
+    (std::string(key) == "job_timeout_s" ? task->job_timeout_s : task->scenario_timeout_s) = v;
   }
+
+  KSEEK_ASSIGN_OR_RETURN(std::optional<JsonReader> goal, OptionalSection(r, "goal", {"speedup"}));
+  if (goal && goal->Has("speedup")) {
+    KSEEK_ASSIGN_OR_RETURN(const double v, goal->Number("speedup"));
+    if (v <= 0) return goal->FieldError("speedup", "must be positive");
+    task->goal_speedup = v;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
 
 absl::StatusOr<std::vector<Scenario>> ParseScenarios(const TaskSpec& task, const json& j,
                                                      const std::string& origin) {
-  Checker c(origin);
-  const json* list = &j;
-  std::string prefix = "scenarios";
+  const JsonReader root(j, origin);
+  JsonReader list = root;
   if (j.is_object()) {
-    if (!j.contains("scenarios")) return c.Fail("scenarios", "missing");
-    list = &j["scenarios"];
-  } else {
-    prefix = "";
+    KSEEK_ASSIGN_OR_RETURN(list, root.Field("scenarios"));
   }
-  if (!list->is_array()) return c.Fail(prefix.empty() ? "(top level)" : prefix, "expected an array of scenarios");
+  if (!list.value().is_array()) return list.Error("expected an array of scenarios");
   std::vector<Scenario> out;
   std::set<std::string> names;
-  for (size_t i = 0; i < list->size(); ++i) {
-    std::string field = absl::StrCat(prefix, "[", i, "]");
-    auto s = ParseScenario(c, task, (*list)[i], field);
-    if (!s.ok()) return s.status();
-    if (!names.insert(s->name).second) return c.Fail(field + ".name", "duplicate scenario name '" + s->name + "'");
-    out.push_back(std::move(*s));
+  for (size_t i = 0; i < list.size(); ++i) {
+    KSEEK_ASSIGN_OR_RETURN(Scenario s, ParseScenario(list.Element(i), task));
+    if (!names.insert(s.name).second)
+      return list.Element(i).FieldError("name", "duplicate scenario name '" + s.name + "'");
+    out.push_back(std::move(s));
   }
   return out;
 }
@@ -451,94 +413,47 @@ absl::StatusOr<TaskSpec> LoadTask(const std::string& dir_in) {
     return absl::NotFoundError(absl::StrCat(dir_in, ": no such task folder"));
   task.dir = resolved;
   task.file = task.dir + "/task.json";
-  auto parsed = ReadJson(task.file);
-  if (!parsed.ok()) return parsed.status();
-  const json& j = *parsed;
-  Checker c(task.file);
-  if (!j.is_object()) return c.Fail("(top level)", "expected an object");
-  KSEEK_RETURN_IF_ERROR(CheckKeys(c, j, "", {"name", "description", "params", "tensors", "flops", "bytes",
-                                             "sources", "policy", "targets", "limits", "goal", "scenarios"}));
-  auto name = GetString(c, j, "", "name", true);
-  if (!name.ok()) return name.status();
-  task.name = *name;
-  auto desc = GetString(c, j, "", "description", false);
-  if (!desc.ok()) return desc.status();
-  task.description = *desc;
-
-  if (!j.contains("params")) return c.Fail("params", "missing");
-  KSEEK_RETURN_IF_ERROR(ParseParams(c, j["params"], &task));
-  if (!j.contains("tensors")) return c.Fail("tensors", "missing");
-  KSEEK_RETURN_IF_ERROR(ParseTensors(c, j["tensors"], &task));
-
-  for (const char* key : {"flops", "bytes"}) {
-    if (!j.contains(key)) continue;
-    if (!j[key].is_string()) return c.Fail(key, "expected an expression string");
-    auto e = Expr::Parse(j[key].get<std::string>());
-    if (!e.ok()) return c.Fail(key, std::string(e.status().message()));
-    for (const auto& n : e->names())
-      if (!task.FindParam(n)) return c.Fail(key, "unknown parameter '" + n + "'");
-    (std::string(key) == "flops" ? task.flops : task.bytes) = *e;
+  KSEEK_ASSIGN_OR_RETURN(const json j, ReadJsonFile(task.file));
+  const JsonReader r(j, task.file);
+  KSEEK_RETURN_IF_ERROR(r.ExpectKeys({"name", "description", "params", "tensors", "flops", "bytes",
+                                      "sources", "policy", "targets", "limits", "goal", "scenarios"}));
+  KSEEK_ASSIGN_OR_RETURN(task.name, r.String("name"));
+  if (r.Has("description")) {
+    KSEEK_ASSIGN_OR_RETURN(task.description, r.String("description"));
   }
 
-  if (!j.contains("targets")) return c.Fail("targets", "missing");
-  std::vector<std::string> targets;
-  KSEEK_RETURN_IF_ERROR(ParseStringList(c, j["targets"], "targets", &targets));
-  if (targets.empty()) return c.Fail("targets", "a task needs at least one target");
-  for (size_t i = 0; i < targets.size(); ++i) {
-    auto t = ParseTarget(targets[i]);
-    if (!t.ok()) return c.Fail(absl::StrCat("targets[", i, "]"), std::string(t.status().message()));
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader params, r.Field("params"));
+  KSEEK_RETURN_IF_ERROR(ParseParams(params, &task));
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader tensors, r.Field("tensors"));
+  KSEEK_RETURN_IF_ERROR(ParseTensors(tensors, &task));
+  for (const char* key : {"flops", "bytes"}) {
+    if (!r.Has(key)) continue;
+    KSEEK_ASSIGN_OR_RETURN((std::string(key) == "flops" ? task.flops : task.bytes),
+                           ParseExpr(*r.Field(key), task, /*allow_integer=*/false,
+                                     "expected an expression string"));
+  }
+
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader targets, r.Field("targets"));
+  std::vector<std::string> names;
+  KSEEK_RETURN_IF_ERROR(ParseStringList(targets, &names));
+  if (names.empty()) return targets.Error("a task needs at least one target");
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto t = ParseTarget(names[i]);
+    if (!t.ok()) return targets.Element(i).Error(t.status().message());
     task.targets.push_back(*t);
   }
 
-  if (!j.contains("sources")) return c.Fail("sources", "missing");
-  KSEEK_RETURN_IF_ERROR(ParseSources(c, j["sources"], &task));
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader sources, r.Field("sources"));
+  KSEEK_RETURN_IF_ERROR(ParseSources(sources, &task));
   for (Target t : task.targets)
     if (!task.sources.count(TargetFamily(t)))
-      return c.Fail("sources", absl::StrCat("target ", TargetName(t), " needs sources for family \"",
-                                            TargetFamily(t), "\""));
+      return sources.Error(absl::StrCat("target ", TargetName(t), " needs sources for family \"",
+                                        TargetFamily(t), "\""));
+  KSEEK_RETURN_IF_ERROR(ParsePolicyLimitsGoal(r, &task));
 
-  if (j.contains("policy")) {
-    const json& p = j["policy"];
-    KSEEK_RETURN_IF_ERROR(RequireType(c, p, "policy", json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, p, "policy", {"forbidden_includes", "forbidden_symbols"}));
-    if (p.contains("forbidden_includes"))
-      KSEEK_RETURN_IF_ERROR(ParseStringList(c, p["forbidden_includes"], "policy.forbidden_includes",
-                                            &task.policy.forbidden_includes));
-    if (p.contains("forbidden_symbols"))
-      KSEEK_RETURN_IF_ERROR(ParseStringList(c, p["forbidden_symbols"], "policy.forbidden_symbols",
-                                            &task.policy.forbidden_symbols));
-  }
-
-  if (j.contains("limits")) {
-    const json& l = j["limits"];
-    KSEEK_RETURN_IF_ERROR(RequireType(c, l, "limits", json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, l, "limits", {"scenario_timeout_s", "job_timeout_s"}));
-    for (const char* key : {"scenario_timeout_s", "job_timeout_s"}) {
-      if (!l.contains(key)) continue;
-      auto v = GetNumber(c, l[key], absl::StrCat("limits.", key));
-      if (!v.ok()) return v.status();
-      if (*v <= 0) return c.Fail(absl::StrCat("limits.", key), "must be positive");
-      (std::string(key) == "job_timeout_s" ? task.job_timeout_s : task.scenario_timeout_s) = *v;
-    }
-  }
-
-  if (j.contains("goal")) {
-    const json& g = j["goal"];
-    KSEEK_RETURN_IF_ERROR(RequireType(c, g, "goal", json::value_t::object, "an object"));
-    KSEEK_RETURN_IF_ERROR(CheckKeys(c, g, "goal", {"speedup"}));
-    if (g.contains("speedup")) {
-      auto v = GetNumber(c, g["speedup"], "goal.speedup");
-      if (!v.ok()) return v.status();
-      if (*v <= 0) return c.Fail("goal.speedup", "must be positive");
-      task.goal_speedup = *v;
-    }
-  }
-
-  if (!j.contains("scenarios")) return c.Fail("scenarios", "missing");
-  auto scenarios = ParseScenarios(task, j, task.file);
-  if (!scenarios.ok()) return scenarios.status();
-  if (scenarios->empty()) return c.Fail("scenarios", "a task needs at least one scenario");
-  task.scenarios = std::move(*scenarios);
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader scenarios, r.Field("scenarios"));
+  KSEEK_ASSIGN_OR_RETURN(task.scenarios, ParseScenarios(task, j, task.file));
+  if (task.scenarios.empty()) return scenarios.Error("a task needs at least one scenario");
   return task;
 }
 

@@ -6,6 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_reader.h"
+#include "base/status_macros.h"
 
 namespace kseek {
 
@@ -152,133 +154,161 @@ json ToJson(const Verdict& v) {
 
 namespace {
 
-absl::Status Missing(const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat("verdict JSON: missing or malformed '", what, "'"));
+constexpr char kVerdictDocument[] = "verdict JSON";
+
+// The optional fields of `r` read into `out`, which keeps its value for a
+// missing one; a field of another type is r's status().
+void ReadOptional(JsonReader& r, const char* key, std::optional<double>* out) {
+  *out = r.OptionalNumber(key);
 }
 
-template <typename T>
-bool Get(const json& j, const char* key, T* out) {
-  if (!j.is_object() || !j.contains(key)) return false;
-  try {
-    *out = j.at(key).get<T>();
-  } catch (const json::exception&) {
-    return false;
+void ReadOptional(JsonReader& r, const char* key, int* out) {
+  *out = static_cast<int>(r.IntOr(key, *out));
+}
+
+void ReadOptional(JsonReader& r, const char* key, int64_t* out) { *out = r.IntOr(key, *out); }
+
+void ReadOptional(JsonReader& r, const char* key, double* out) { *out = r.NumberOr(key, *out); }
+
+void ReadOptional(JsonReader& r, const char* key, bool* out) { *out = r.BoolOr(key, *out); }
+
+void ReadOptional(JsonReader& r, const char* key, std::string* out) {
+  *out = r.StringOr(key, std::move(*out));
+}
+
+absl::StatusOr<TimeStats> TimeStatsFrom(const JsonReader& r) {
+  TimeStats t;
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  KSEEK_RETURN_IF_ERROR(r.Read("median", &t.median));
+  KSEEK_RETURN_IF_ERROR(r.Read("mean", &t.mean));
+  KSEEK_RETURN_IF_ERROR(r.Read("stderr", &t.stderr_ms));
+  KSEEK_RETURN_IF_ERROR(r.Read("min", &t.min));
+  KSEEK_RETURN_IF_ERROR(r.Read("max", &t.max));
+  KSEEK_RETURN_IF_ERROR(r.Read("n", &t.n));
+  return t;
+}
+
+absl::StatusOr<ScenarioResult::CrossCheck> CrossCheckFrom(const JsonReader& r) {
+  ScenarioResult::CrossCheck x;
+  KSEEK_RETURN_IF_ERROR(r.Read("candidate_excess_ms", &x.candidate_excess_ms));
+  KSEEK_RETURN_IF_ERROR(r.Read("baseline_excess_ms", &x.baseline_excess_ms));
+  KSEEK_RETURN_IF_ERROR(r.Read("allowed_ms", &x.allowed_ms));
+  KSEEK_RETURN_IF_ERROR(r.Read("measurements", &x.measurements));
+  return x;
+}
+
+absl::StatusOr<ScenarioResult> ScenarioResultFrom(JsonReader r) {
+  ScenarioResult s;
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  KSEEK_RETURN_IF_ERROR(r.Read("index", &s.index));
+  KSEEK_RETURN_IF_ERROR(r.Read("name", &s.name));
+  KSEEK_ASSIGN_OR_RETURN(const std::string status, r.String("status"));
+  KSEEK_ASSIGN_OR_RETURN(s.status, ParseStatus(status));
+  ReadOptional(r, "error", &s.error);
+  if (r.Has("params")) s.params = r.value()["params"];
+  if (r.Has("outputs")) {
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader outputs, r.Array("outputs"));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const JsonReader o = outputs.Element(i);
+      OutputError e;
+      KSEEK_RETURN_IF_ERROR(o.Read("tensor", &e.tensor));
+      KSEEK_RETURN_IF_ERROR(o.Read("rel_l2", &e.rel_l2));
+      KSEEK_RETURN_IF_ERROR(o.Read("max_abs", &e.max_abs));
+      KSEEK_RETURN_IF_ERROR(o.Read("within", &e.within));
+      s.outputs.push_back(e);
+    }
   }
-  return true;
+  ReadOptional(r, "rel_l2", &s.rel_l2);
+  ReadOptional(r, "max_abs", &s.max_abs);
+  if (r.Has("time_ms")) {
+    KSEEK_ASSIGN_OR_RETURN(s.time, TimeStatsFrom(*r.Field("time_ms")));
+  }
+  if (r.Has("baseline_time_ms")) {
+    KSEEK_ASSIGN_OR_RETURN(s.baseline, TimeStatsFrom(*r.Field("baseline_time_ms")));
+  }
+  ReadOptional(r, "speedup", &s.speedup);
+  ReadOptional(r, "tflops", &s.tflops);
+  ReadOptional(r, "gbps", &s.gbps);
+  ReadOptional(r, "flag", &s.flag);
+  if (r.Has("cross_check")) {
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader cross_check, r.Object("cross_check"));
+    KSEEK_ASSIGN_OR_RETURN(s.cross_check, CrossCheckFrom(cross_check));
+  }
+  if (r.Has("phase_seconds")) {
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader phases, r.Object("phase_seconds"));
+    for (const auto& [name, unused] : phases.value().items()) {
+      KSEEK_ASSIGN_OR_RETURN(s.phase_seconds[name], phases.Number(name));
+    }
+  }
+  KSEEK_RETURN_IF_ERROR(r.status());
+  return s;
 }
 
-template <typename T>
-void GetOptional(const json& j, const char* key, std::optional<T>* out) {
-  out->reset();
-  if (j.is_object() && j.contains(key) && j.at(key).is_number()) *out = j.at(key).get<T>();
+absl::Status ReadDevice(JsonReader d, DeviceInfo* device) {
+  ReadOptional(d, "name", &device->name);
+  const std::string cc = d.StringOr("cc");
+  if (!cc.empty()) sscanf(cc.c_str(), "%d.%d", &device->cc_major, &device->cc_minor);
+  ReadOptional(d, "sm_count", &device->sm_count);
+  ReadOptional(d, "memory_bytes", &device->memory_bytes);
+  ReadOptional(d, "l2_bytes", &device->l2_bytes);
+  ReadOptional(d, "sm_clock_mhz", &device->sm_clock_mhz);
+  ReadOptional(d, "mem_bandwidth_gbps", &device->mem_bandwidth_gbps);
+  ReadOptional(d, "driver", &device->driver);
+  return d.status();
+}
+
+absl::Status ReadCompile(JsonReader c, CompileInfo* compile) {
+  ReadOptional(c, "ok", &compile->ok);
+  ReadOptional(c, "cached", &compile->cached);
+  ReadOptional(c, "registers", &compile->registers);
+  ReadOptional(c, "smem_bytes", &compile->smem_bytes);
+  ReadOptional(c, "spill_bytes", &compile->spill_bytes);
+  ReadOptional(c, "stack_bytes", &compile->stack_bytes);
+  ReadOptional(c, "seconds", &compile->seconds);
+  ReadOptional(c, "command", &compile->command);
+  ReadOptional(c, "log", &compile->log);
+  return c.status();
 }
 
 }  // namespace
 
 absl::StatusOr<TimeStats> TimeStatsFromJson(const json& j) {
-  TimeStats t;
-  if (!Get(j, "median", &t.median) || !Get(j, "mean", &t.mean) || !Get(j, "stderr", &t.stderr_ms) ||
-      !Get(j, "min", &t.min) || !Get(j, "max", &t.max) || !Get(j, "n", &t.n))
-    return Missing("time_ms");
-  return t;
+  return TimeStatsFrom(JsonReader(j, kVerdictDocument, "time_ms"));
 }
 
 absl::StatusOr<ScenarioResult> ScenarioResultFromJson(const json& j) {
-  ScenarioResult s;
-  std::string status;
-  if (!Get(j, "index", &s.index)) return Missing("index");
-  if (!Get(j, "name", &s.name)) return Missing("name");
-  if (!Get(j, "status", &status)) return Missing("status");
-  auto parsed = ParseStatus(status);
-  if (!parsed.ok()) return parsed.status();
-  s.status = *parsed;
-  Get(j, "error", &s.error);
-  if (j.contains("params")) s.params = j["params"];
-  if (j.contains("outputs") && j["outputs"].is_array()) {
-    for (const auto& o : j["outputs"]) {
-      OutputError e;
-      if (!Get(o, "tensor", &e.tensor) || !Get(o, "rel_l2", &e.rel_l2) || !Get(o, "max_abs", &e.max_abs) ||
-          !Get(o, "within", &e.within))
-        return Missing("outputs");
-      s.outputs.push_back(e);
-    }
-  }
-  Get(j, "rel_l2", &s.rel_l2);
-  Get(j, "max_abs", &s.max_abs);
-  if (j.contains("time_ms") && !j["time_ms"].is_null()) {
-    auto t = TimeStatsFromJson(j["time_ms"]);
-    if (!t.ok()) return t.status();
-    s.time = *t;
-  }
-  if (j.contains("baseline_time_ms") && !j["baseline_time_ms"].is_null()) {
-    auto t = TimeStatsFromJson(j["baseline_time_ms"]);
-    if (!t.ok()) return t.status();
-    s.baseline = *t;
-  }
-  GetOptional(j, "speedup", &s.speedup);
-  GetOptional(j, "tflops", &s.tflops);
-  GetOptional(j, "gbps", &s.gbps);
-  Get(j, "flag", &s.flag);
-  if (j.contains("cross_check") && j["cross_check"].is_object()) {
-    const json& c = j["cross_check"];
-    ScenarioResult::CrossCheck x;
-    if (!Get(c, "candidate_excess_ms", &x.candidate_excess_ms) ||
-        !Get(c, "baseline_excess_ms", &x.baseline_excess_ms) ||
-        !Get(c, "allowed_ms", &x.allowed_ms) || !Get(c, "measurements", &x.measurements)) {
-      return Missing("cross_check");
-    }
-    s.cross_check = x;
-  }
-  if (j.contains("phase_seconds") && j["phase_seconds"].is_object()) {
-    for (const auto& [name, seconds] : j["phase_seconds"].items()) {
-      if (!seconds.is_number()) return Missing("phase_seconds");
-      s.phase_seconds[name] = seconds.get<double>();
-    }
-  }
-  return s;
+  return ScenarioResultFrom(JsonReader(j, kVerdictDocument, "scenario"));
 }
 
 absl::StatusOr<Verdict> VerdictFromJson(const json& j) {
   Verdict v;
-  if (!Get(j, "task", &v.task)) return Missing("task");
-  if (!Get(j, "target", &v.target)) return Missing("target");
-  if (j.contains("device_info")) {
-    const json& d = j["device_info"];
-    Get(d, "name", &v.device.name);
-    std::string cc;
-    if (Get(d, "cc", &cc)) sscanf(cc.c_str(), "%d.%d", &v.device.cc_major, &v.device.cc_minor);
-    Get(d, "sm_count", &v.device.sm_count);
-    Get(d, "memory_bytes", &v.device.memory_bytes);
-    Get(d, "l2_bytes", &v.device.l2_bytes);
-    Get(d, "sm_clock_mhz", &v.device.sm_clock_mhz);
-    Get(d, "mem_bandwidth_gbps", &v.device.mem_bandwidth_gbps);
-    Get(d, "driver", &v.device.driver);
+  JsonReader r(j, kVerdictDocument);
+  KSEEK_RETURN_IF_ERROR(r.ExpectObject());
+  KSEEK_RETURN_IF_ERROR(r.Read("task", &v.task));
+  KSEEK_RETURN_IF_ERROR(r.Read("target", &v.target));
+  if (r.Has("device_info")) {
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader device, r.Object("device_info"));
+    KSEEK_RETURN_IF_ERROR(ReadDevice(device, &v.device));
   }
-  Get(j, "seed", &v.seed);
-  Get(j, "all_correct", &v.all_correct);
-  GetOptional(j, "geomean_speedup", &v.geomean_speedup);
-  if (j.contains("goal")) {
-    Get(j["goal"], "speedup", &v.goal_speedup);
-    Get(j["goal"], "met", &v.goal_met);
+  if (r.Has("seed")) KSEEK_RETURN_IF_ERROR(r.Read("seed", &v.seed));
+  ReadOptional(r, "all_correct", &v.all_correct);
+  ReadOptional(r, "geomean_speedup", &v.geomean_speedup);
+  if (r.Has("goal")) {
+    KSEEK_ASSIGN_OR_RETURN(JsonReader goal, r.Object("goal"));
+    ReadOptional(goal, "speedup", &v.goal_speedup);
+    ReadOptional(goal, "met", &v.goal_met);
+    KSEEK_RETURN_IF_ERROR(goal.status());
   }
-  if (j.contains("compile")) {
-    const json& c = j["compile"];
-    Get(c, "ok", &v.compile.ok);
-    Get(c, "cached", &v.compile.cached);
-    Get(c, "registers", &v.compile.registers);
-    Get(c, "smem_bytes", &v.compile.smem_bytes);
-    Get(c, "spill_bytes", &v.compile.spill_bytes);
-    Get(c, "stack_bytes", &v.compile.stack_bytes);
-    Get(c, "seconds", &v.compile.seconds);
-    Get(c, "command", &v.compile.command);
-    Get(c, "log", &v.compile.log);
+  if (r.Has("compile")) {
+    KSEEK_ASSIGN_OR_RETURN(const JsonReader compile, r.Object("compile"));
+    KSEEK_RETURN_IF_ERROR(ReadCompile(compile, &v.compile));
   }
-  Get(j, "error", &v.error);
-  if (!j.contains("scenarios") || !j["scenarios"].is_array()) return Missing("scenarios");
-  for (const auto& s : j["scenarios"]) {
-    auto r = ScenarioResultFromJson(s);
-    if (!r.ok()) return r.status();
-    v.scenarios.push_back(std::move(*r));
+  ReadOptional(r, "error", &v.error);
+  KSEEK_RETURN_IF_ERROR(r.status());
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader scenarios, r.Array("scenarios"));
+  for (size_t i = 0; i < scenarios.size(); ++i) {
+    KSEEK_ASSIGN_OR_RETURN(ScenarioResult s, ScenarioResultFrom(scenarios.Element(i)));
+    v.scenarios.push_back(std::move(s));
   }
   return v;
 }

@@ -11,6 +11,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/file.h"
+#include "base/json_reader.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 #include "question_bank/question_text.h"
 
@@ -64,49 +67,22 @@ absl::Status CheckQuestion(const Question& q) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> GetString(const json& entry, const char* key) {
-  auto it = entry.find(key);
-  if (it == entry.end()) return absl::InvalidArgumentError(absl::StrCat(key, ": missing"));
-  if (!it->is_string())
-    return absl::InvalidArgumentError(
-        absl::StrCat(key, ": expected a string, got ", it->type_name()));
-  return it->get<std::string>();
-}
-
-// One entry of "questions" → Question; errors without the entry prefix.
-absl::StatusOr<Question> QuestionFromJson(const json& entry) {
-  if (!entry.is_object())
-    return absl::InvalidArgumentError(
-        absl::StrCat("expected an object, got ", entry.type_name()));
-  for (const auto& [key, value] : entry.items()) {
-    if (key != "id" && key != "text" && key != "category" && key != "triggers")
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown field '", key, "' (expected id, text, category, triggers)"));
-  }
+// One entry of "questions" → Question; `r`'s document names the entry
+// ("bank.json: questions[3] (id 'x')").
+absl::StatusOr<Question> QuestionFromJson(const JsonReader& r) {
+  KSEEK_RETURN_IF_ERROR(r.ExpectKeys({"id", "text", "category", "triggers"}));
   Question q;
-  absl::StatusOr<std::string> s = GetString(entry, "id");
-  if (!s.ok()) return s.status();
-  q.id = *s;
-  if (s = GetString(entry, "text"); !s.ok()) return s.status();
-  q.text = *s;
-  if (s = GetString(entry, "category"); !s.ok()) return s.status();
-  absl::StatusOr<Category> category = ParseCategory(*s);
-  if (!category.ok()) return category.status();
-  q.category = *category;
-  auto triggers = entry.find("triggers");
-  if (triggers == entry.end()) return absl::InvalidArgumentError("triggers: missing");
-  if (!triggers->is_array())
-    return absl::InvalidArgumentError(
-        absl::StrCat("triggers: expected an array, got ", triggers->type_name()));
-  for (size_t i = 0; i < triggers->size(); ++i) {
-    const json& t = (*triggers)[i];
-    if (!t.is_string())
-      return absl::InvalidArgumentError(
-          absl::StrCat("triggers[", i, "]: expected a string, got ", t.type_name()));
-    absl::StatusOr<Trigger> trigger = ParseTrigger(t.get<std::string>());
-    if (!trigger.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat("triggers[", i, "]: ", trigger.status().message()));
+  KSEEK_ASSIGN_OR_RETURN(q.id, r.String("id"));
+  KSEEK_ASSIGN_OR_RETURN(q.text, r.String("text"));
+  KSEEK_ASSIGN_OR_RETURN(const std::string category, r.String("category"));
+  absl::StatusOr<Category> parsed = ParseCategory(category);
+  if (!parsed.ok()) return r.Error(parsed.status().message());
+  q.category = *parsed;
+  KSEEK_ASSIGN_OR_RETURN(const JsonReader triggers, r.Array("triggers"));
+  for (size_t i = 0; i < triggers.size(); ++i) {
+    KSEEK_ASSIGN_OR_RETURN(const std::string name, triggers.Element(i).AsString());
+    absl::StatusOr<Trigger> trigger = ParseTrigger(name);
+    if (!trigger.ok()) return triggers.Element(i).Error(trigger.status().message());
     q.triggers.push_back(*trigger);
   }
   return q;
@@ -126,11 +102,9 @@ std::string Quoted(absl::string_view s) { return json(std::string(s)).dump(); }
 }  // namespace
 
 absl::StatusOr<Bank> Bank::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return Parse(text.str(), path);
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return Parse(*text, path);
 }
 
 absl::StatusOr<Bank> Bank::Parse(absl::string_view json_text, absl::string_view source) {
@@ -159,8 +133,9 @@ absl::StatusOr<Bank> Bank::Parse(absl::string_view json_text, absl::string_view 
     return fail(absl::StrCat("questions: expected an array, got ", entries->type_name()));
   std::vector<Question> questions;
   for (size_t i = 0; i < entries->size(); ++i) {
-    absl::StatusOr<Question> q = QuestionFromJson((*entries)[i]);
-    if (!q.ok()) return EntryError(source, i, IdOf((*entries)[i]), q.status().message());
+    const JsonReader entry((*entries)[i], absl::StrCat(source, ": ", EntryName(i, IdOf((*entries)[i]))));
+    absl::StatusOr<Question> q = QuestionFromJson(entry);
+    if (!q.ok()) return q.status();
     questions.push_back(*std::move(q));
   }
   return FromQuestions(std::move(questions), source);

@@ -1,12 +1,13 @@
 // The coordinator's agent allowlist (allowlist.h).
 #include "agent/allowlist.h"
 
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/file.h"
+#include "base/json_reader.h"
+#include "base/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace kseek::agent {
@@ -15,65 +16,54 @@ namespace {
 
 using nlohmann::json;
 
-absl::Status Bad(const std::string& source, const std::string& field, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(source, ": ", field, ": ", what));
-}
-
-absl::StatusOr<std::vector<std::string>> Strings(const json& value, const std::string& source,
-                                                 const std::string& field) {
-  if (!value.is_array()) return Bad(source, field, "expected an array of strings");
+absl::StatusOr<std::vector<std::string>> Strings(const JsonReader& r) {
+  if (!r.value().is_array()) return r.Error("expected an array of strings");
   std::vector<std::string> out;
-  for (const json& v : value) {
-    if (!v.is_string()) return Bad(source, field, "expected an array of strings");
-    out.push_back(v.get<std::string>());
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (!r.Element(i).value().is_string()) return r.Error("expected an array of strings");
+    out.push_back(r.Element(i).value().get<std::string>());
   }
   return out;
 }
 
-absl::StatusOr<AllowedAgent> ParseEntry(const std::string& name, const json& entry,
-                                        const std::string& source) {
-  const std::string field = absl::StrCat("agents.", name);
-  if (!entry.is_object()) return Bad(source, field, "expected an object");
+absl::StatusOr<AllowedAgent> ParseEntry(const std::string& name, const JsonReader& entry) {
+  KSEEK_RETURN_IF_ERROR(entry.ExpectObject());
   AllowedAgent agent;
   agent.name = name;
   AgentConfig& c = agent.config;
   std::string network;
-  for (const auto& [key, value] : entry.items()) {
-    const std::string at = absl::StrCat(field, ".", key);
+  for (const auto& [key, unused] : entry.value().items()) {
+    const JsonReader value = *entry.Field(key);
     if (key == "extra_args" || key == "extra_dirs") {
-      absl::StatusOr<std::vector<std::string>> list = Strings(value, source, at);
-      if (!list.ok()) return list.status();
-      (key == "extra_args" ? c.extra_args : c.extra_dirs) = *std::move(list);
+      KSEEK_ASSIGN_OR_RETURN((key == "extra_args" ? c.extra_args : c.extra_dirs), Strings(value));
     } else if (key == "env") {
-      if (!value.is_object()) return Bad(source, at, "expected an object of strings");
-      for (const auto& [var, v] : value.items()) {
-        if (!v.is_string()) return Bad(source, absl::StrCat(at, ".", var), "expected a string");
-        agent.env[var] = v.get<std::string>();
+      if (!value.value().is_object()) return value.Error("expected an object of strings");
+      for (const auto& [var, v] : value.value().items()) {
+        KSEEK_ASSIGN_OR_RETURN(agent.env[var], value.String(var));
       }
     } else if (key == "network") {
-      if (!value.is_string() || (value != "none" && value != "host")) {
-        return Bad(source, at, "expected \"none\" or \"host\"");
+      if (!value.value().is_string() || (value.value() != "none" && value.value() != "host")) {
+        return value.Error("expected \"none\" or \"host\"");
       }
-      network = value.get<std::string>();
+      network = value.value().get<std::string>();
     } else if (key == "kind" || key == "program" || key == "model" || key == "start_template" ||
                key == "resume_template") {
-      if (!value.is_string()) return Bad(source, at, "expected a string");
-      std::string text = value.get<std::string>();
+      KSEEK_ASSIGN_OR_RETURN(const std::string text, value.AsString());
       if (key == "kind") c.kind = text;
       if (key == "program") c.program = text;
       if (key == "model") c.model = text;
       if (key == "start_template") c.start_template = text;
       if (key == "resume_template") c.resume_template = text;
     } else {
-      return Bad(source, at,
-                 "unknown key (known: kind, program, model, extra_args, extra_dirs, "
-                 "start_template, resume_template, env, network)");
+      return value.Error(
+          "unknown key (known: kind, program, model, extra_args, extra_dirs, start_template, "
+          "resume_template, env, network)");
     }
   }
   agent.isolate_network = network.empty() ? c.kind == "command" : network == "none";
-  if (c.kind.empty()) return Bad(source, field + ".kind", "missing (claude, codex or command)");
+  if (c.kind.empty()) return entry.FieldError("kind", "missing (claude, codex or command)");
   absl::StatusOr<std::unique_ptr<AgentAdapter>> adapter = MakeAdapter(c);
-  if (!adapter.ok()) return Bad(source, field, std::string(adapter.status().message()));
+  if (!adapter.ok()) return entry.Error(adapter.status().message());
   return agent;
 }
 
@@ -93,32 +83,29 @@ AgentAllowlist AgentAllowlist::Default() {
 
 absl::StatusOr<AgentAllowlist> AgentAllowlist::Parse(const std::string& json_text,
                                                      const std::string& source) {
-  json doc = json::parse(json_text, nullptr, false);
-  if (doc.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(source, ": not JSON"));
+  KSEEK_ASSIGN_OR_RETURN(const json doc, ParseJson(json_text, source));
+  const JsonReader root(doc, source);
   if (!doc.is_object() || !doc.contains("agents") || !doc["agents"].is_object()) {
-    return Bad(source, "agents", "missing (an object of agents by name)");
+    return root.FieldError("agents", "missing (an object of agents by name)");
   }
   for (const auto& [key, value] : doc.items()) {
-    if (key != "agents") return Bad(source, key, "unknown key (known: agents)");
+    if (key != "agents") return root.FieldError(key, "unknown key (known: agents)");
   }
+  const JsonReader agents = *root.Field("agents");
   AgentAllowlist list;
   list.source_ = source;
   for (const auto& [name, entry] : doc["agents"].items()) {
-    if (name.empty()) return Bad(source, "agents", "an agent's name is empty");
-    absl::StatusOr<AllowedAgent> agent = ParseEntry(name, entry, source);
-    if (!agent.ok()) return agent.status();
-    list.agents_[name] = *std::move(agent);
+    if (name.empty()) return agents.Error("an agent's name is empty");
+    KSEEK_ASSIGN_OR_RETURN(list.agents_[name], ParseEntry(name, *agents.Field(name)));
   }
-  if (list.agents_.empty()) return Bad(source, "agents", "empty: no session could run");
+  if (list.agents_.empty()) return agents.Error("empty: no session could run");
   return list;
 }
 
 absl::StatusOr<AgentAllowlist> AgentAllowlist::Load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return Parse(buf.str(), path);
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  return Parse(*text, path);
 }
 
 absl::StatusOr<AllowedAgent> AgentAllowlist::Find(const std::string& name) const {

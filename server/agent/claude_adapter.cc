@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
-#include "agent/json_fields.h"
+#include "base/json_reader.h"
 #include "agent/text.h"
 
 namespace kseek::agent {
@@ -23,10 +23,10 @@ std::string ResultText(const json& content) {
   std::vector<std::string> parts;
   if (content.is_array()) {
     for (const json& block : content) {
-      if (block.is_object() && StringField(block, "type") == "text") {
-        parts.push_back(StringField(block, "text"));
+      if (block.is_object() && LenientString(block, "type") == "text") {
+        parts.push_back(LenientString(block, "text"));
       } else if (block.is_object()) {
-        parts.push_back(absl::StrCat("[", StringField(block, "type"), "]"));
+        parts.push_back(absl::StrCat("[", LenientString(block, "type"), "]"));
       }
     }
   }
@@ -62,8 +62,8 @@ class ClaudeStreamParser : public EventParser {
                                       absl::StrCat("unreadable line from claude: ", line)));
       return out;
     }
-    const std::string type = StringField(j, "type");
-    NoteSessionId(StringField(j, "session_id"), &out);
+    const std::string type = LenientString(j, "type");
+    NoteSessionId(LenientString(j, "session_id"), &out);
     if (type == "system") {
       OnSystem(j, &out);
     } else if (type == "assistant") {
@@ -84,9 +84,9 @@ class ClaudeStreamParser : public EventParser {
   }
 
   void OnSystem(const json& j, std::vector<AgentEvent>* out) {
-    if (StringField(j, "subtype") != "api_retry") return;
-    const std::string error = StringField(j, "error");
-    const std::optional<int64_t> status = IntField(j, "error_status");
+    if (LenientString(j, "subtype") != "api_retry") return;
+    const std::string error = LenientString(j, "error");
+    const std::optional<int64_t> status = LenientInt(j, "error_status");
     const std::string what =
         absl::StrCat("model API error", status ? absl::StrCat(" (HTTP ", *status, ")") : "",
                      error.empty() ? "" : absl::StrCat(": ", error));
@@ -99,8 +99,8 @@ class ClaudeStreamParser : public EventParser {
     }
     out->push_back(AgentEvent::Error(
         AgentErrorKind::kApi, false,
-        absl::StrCat(what, "; claude retries (attempt ", IntField(j, "attempt").value_or(0),
-                     " of ", IntField(j, "max_retries").value_or(0), ")")));
+        absl::StrCat(what, "; claude retries (attempt ", LenientInt(j, "attempt").value_or(0),
+                     " of ", LenientInt(j, "max_retries").value_or(0), ")")));
   }
 
   void OnAssistant(const json& j, std::vector<AgentEvent>* out) {
@@ -112,7 +112,7 @@ class ClaudeStreamParser : public EventParser {
       // A message the CLI made up to report a failure ("Not logged in ·
       // Please run /login"), not something the model said.
       const std::string text = content != message->end() ? ResultText(*content) : "";
-      const std::string error = StringField(j, "error");
+      const std::string error = LenientString(j, "error");
       const bool auth = error == "authentication_failed" || LooksLikeAuthFailure(text);
       Fatal(auth ? AgentErrorKind::kAuth : AgentErrorKind::kApi,
             absl::StrCat(text, error.empty() ? "" : absl::StrCat(" (", error, ")")), out);
@@ -121,13 +121,13 @@ class ClaudeStreamParser : public EventParser {
     if (content == message->end() || !content->is_array()) return;
     for (const json& block : *content) {
       if (!block.is_object()) continue;
-      const std::string type = StringField(block, "type");
+      const std::string type = LenientString(block, "type");
       if (type == "text") {
-        const std::string text = StringField(block, "text");
+        const std::string text = LenientString(block, "text");
         if (!text.empty()) out->push_back(AgentEvent::Message(text));
       } else if (type == "tool_use") {
-        const std::string id = StringField(block, "id");
-        const std::string name = StringField(block, "name");
+        const std::string id = LenientString(block, "id");
+        const std::string name = LenientString(block, "name");
         tool_names_[id] = name;
         out->push_back(AgentEvent::ToolCall(
             name, id, SummarizeToolInput(block.value("input", json::object()))));
@@ -141,8 +141,8 @@ class ClaudeStreamParser : public EventParser {
     auto content = message->find("content");
     if (content == message->end() || !content->is_array()) return;
     for (const json& block : *content) {
-      if (!block.is_object() || StringField(block, "type") != "tool_result") continue;
-      const std::string id = StringField(block, "tool_use_id");
+      if (!block.is_object() || LenientString(block, "type") != "tool_result") continue;
+      const std::string id = LenientString(block, "tool_use_id");
       auto name = tool_names_.find(id);
       const bool is_error = block.value("is_error", false);
       out->push_back(AgentEvent::ToolResult(name != tool_names_.end() ? name->second : "", id,
@@ -155,18 +155,18 @@ class ClaudeStreamParser : public EventParser {
     cost.usd = RunCost(j);
     auto usage = j.find("usage");
     if (usage != j.end() && usage->is_object()) {
-      const int64_t fresh = IntField(*usage, "input_tokens").value_or(0);
-      const int64_t written = IntField(*usage, "cache_creation_input_tokens").value_or(0);
-      const int64_t read = IntField(*usage, "cache_read_input_tokens").value_or(0);
+      const int64_t fresh = LenientInt(*usage, "input_tokens").value_or(0);
+      const int64_t written = LenientInt(*usage, "cache_creation_input_tokens").value_or(0);
+      const int64_t read = LenientInt(*usage, "cache_read_input_tokens").value_or(0);
       cost.input_tokens = fresh + written + read;
       cost.cached_input_tokens = read;
-      cost.output_tokens = IntField(*usage, "output_tokens");
+      cost.output_tokens = LenientInt(*usage, "output_tokens");
     }
     out->push_back(cost);
 
     const bool is_error = j.value("is_error", false);
-    std::string result = StringField(j, "result");
-    if (result.empty() && is_error) result = StringField(j, "subtype");
+    std::string result = LenientString(j, "result");
+    if (result.empty() && is_error) result = LenientString(j, "subtype");
     if (is_error && !fatal_reported_ && LooksLikeAuthFailure(result)) {
       Fatal(AgentErrorKind::kAuth, result, out);
     }

@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "nlohmann/json.hpp"
-#include "agent/json_fields.h"
+#include "base/json_reader.h"
 #include "agent/text.h"
 
 namespace kseek::agent {
@@ -28,8 +28,8 @@ std::string ChangesSummary(const json& item) {
   auto changes = item.find("changes");
   if (changes != item.end() && changes->is_array()) {
     for (const json& c : *changes) {
-      if (c.is_object()) parts.push_back(absl::StrCat(StringField(c, "kind"), " ",
-                                                      StringField(c, "path")));
+      if (c.is_object()) parts.push_back(absl::StrCat(LenientString(c, "kind"), " ",
+                                                      LenientString(c, "path")));
     }
   }
   return absl::StrJoin(parts, "; ");
@@ -46,9 +46,9 @@ class CodexJsonParser : public EventParser {
                                       absl::StrCat("unreadable line from codex: ", line)));
       return out;
     }
-    const std::string type = StringField(j, "type");
+    const std::string type = LenientString(j, "type");
     if (type == "thread.started") {
-      out.push_back(AgentEvent::SessionId(StringField(j, "thread_id")));
+      out.push_back(AgentEvent::SessionId(LenientString(j, "thread_id")));
     } else if (type == "item.started" || type == "item.completed") {
       auto item = j.find("item");
       if (item != j.end() && item->is_object()) OnItem(*item, type == "item.completed", &out);
@@ -57,7 +57,7 @@ class CodexJsonParser : public EventParser {
     } else if (type == "turn.failed") {
       std::string message = "turn failed";
       auto error = j.find("error");
-      if (error != j.end() && error->is_object()) message = StringField(*error, "message");
+      if (error != j.end() && error->is_object()) message = LenientString(*error, "message");
       out.push_back(AgentEvent::Error(
           LooksLikeAuthFailure(message) ? AgentErrorKind::kAuth : AgentErrorKind::kApi, true,
           message));
@@ -65,7 +65,7 @@ class CodexJsonParser : public EventParser {
     } else if (type == "error") {
       // Retries ("Reconnecting... 2/5 (...)") and the final failure before
       // turn.failed. Codex retries a refused key a few times; stop at once.
-      const std::string message = StringField(j, "message");
+      const std::string message = LenientString(j, "message");
       const bool auth = LooksLikeAuthFailure(message);
       out.push_back(AgentEvent::Error(auth ? AgentErrorKind::kAuth : AgentErrorKind::kApi,
                                       auth, message));
@@ -75,19 +75,19 @@ class CodexJsonParser : public EventParser {
 
  private:
   void OnItem(const json& item, bool completed, std::vector<AgentEvent>* out) {
-    const std::string type = StringField(item, "type");
-    const std::string id = StringField(item, "id");
-    const std::string status = StringField(item, "status");
+    const std::string type = LenientString(item, "type");
+    const std::string id = LenientString(item, "id");
+    const std::string status = LenientString(item, "status");
     if (type == "agent_message") {
       if (completed) {
-        last_message_ = StringField(item, "text");
+        last_message_ = LenientString(item, "text");
         out->push_back(AgentEvent::Message(last_message_));
       }
     } else if (type == "command_execution") {
-      Call("command", id, StringField(item, "command"), out);
+      Call("command", id, LenientString(item, "command"), out);
       if (completed) {
-        const std::optional<int64_t> exit_code = IntField(item, "exit_code");
-        std::string output = StringField(item, "aggregated_output");
+        const std::optional<int64_t> exit_code = LenientInt(item, "exit_code");
+        std::string output = LenientString(item, "aggregated_output");
         if (output.empty() && exit_code) output = absl::StrCat("exit code ", *exit_code);
         out->push_back(AgentEvent::ToolResult("command", id,
                                               status == "completed" && exit_code == 0, output));
@@ -99,8 +99,8 @@ class CodexJsonParser : public EventParser {
                                               absl::StrCat(status, ": ", ChangesSummary(item))));
       }
     } else if (type == "mcp_tool_call") {
-      const std::string tool = absl::StrCat(StringField(item, "server"), ".",
-                                            StringField(item, "tool"));
+      const std::string tool = absl::StrCat(LenientString(item, "server"), ".",
+                                            LenientString(item, "tool"));
       Call(tool, id, SummarizeToolInput(item.value("arguments", json())), out);
       if (completed) {
         auto error = item.find("error");
@@ -109,10 +109,10 @@ class CodexJsonParser : public EventParser {
         out->push_back(AgentEvent::ToolResult(tool, id, !failed, SummarizeToolInput(shown)));
       }
     } else if (type == "web_search") {
-      Call("web_search", id, StringField(item, "query"), out);
+      Call("web_search", id, LenientString(item, "query"), out);
       if (completed) out->push_back(AgentEvent::ToolResult("web_search", id, true, ""));
     } else if (type == "error" && completed) {
-      const std::string message = StringField(item, "message");
+      const std::string message = LenientString(item, "message");
       const bool auth = LooksLikeAuthFailure(message);
       out->push_back(AgentEvent::Error(auth ? AgentErrorKind::kAuth : AgentErrorKind::kAgent,
                                        auth, message));
@@ -129,9 +129,9 @@ class CodexJsonParser : public EventParser {
     AgentEvent cost = AgentEvent::Cost();
     auto usage = j.find("usage");
     if (usage != j.end() && usage->is_object()) {
-      cost.input_tokens = IntField(*usage, "input_tokens");
-      cost.cached_input_tokens = IntField(*usage, "cached_input_tokens");
-      cost.output_tokens = IntField(*usage, "output_tokens");
+      cost.input_tokens = LenientInt(*usage, "input_tokens");
+      cost.cached_input_tokens = LenientInt(*usage, "cached_input_tokens");
+      cost.output_tokens = LenientInt(*usage, "output_tokens");
     }
     out->push_back(cost);
     out->push_back(AgentEvent::TurnEnd(false, last_message_));

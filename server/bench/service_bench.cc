@@ -48,6 +48,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/file.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
 #include "job_credential.h"
@@ -82,14 +83,6 @@ using Clock = std::chrono::steady_clock;
 // One evaluation may take this long before the bench gives up on it.
 constexpr absl::Duration kEvaluationDeadline = absl::Seconds(300);
 constexpr absl::Duration kWorkerWait = absl::Seconds(30);
-
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot read"));
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 void SetDeadline(grpc::ClientContext* context, absl::Duration timeout) {
   context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
@@ -466,7 +459,7 @@ absl::StatusOr<v1::EvaluationRequest> BuildRequest() {
   *request.mutable_task() = *std::move(files);
   request.set_target("host");
   const std::string kernel = absl::GetFlag(FLAGS_kernel);
-  absl::StatusOr<std::string> source = ReadWholeFile(kernel);
+  absl::StatusOr<std::string> source = kseek::ReadFile(kernel);
   if (!source.ok()) return source.status();
   request.set_kernel_source(*std::move(source));
   const size_t slash = kernel.find_last_of('/');
@@ -495,7 +488,7 @@ absl::Status Run() {
   if (phase == "overhead" && absl::GetFlag(FLAGS_job_credential_file).empty()) {
     return absl::InvalidArgumentError("--job-credential-file: required for --phase overhead");
   }
-  absl::StatusOr<std::string> token = ReadWholeFile(absl::GetFlag(FLAGS_token_file));
+  absl::StatusOr<std::string> token = kseek::ReadFile(absl::GetFlag(FLAGS_token_file));
   if (!token.ok()) return token.status();
   absl::StatusOr<v1::EvaluationRequest> request = BuildRequest();
   if (!request.ok()) return request.status();
@@ -506,7 +499,7 @@ absl::Status Run() {
   if (absl::Status s = paths.WaitForWorkers(workers); !s.ok()) return s;
   if (phase == "overhead") {
     absl::StatusOr<std::string> credential =
-        ReadWholeFile(absl::GetFlag(FLAGS_job_credential_file));
+        kseek::ReadFile(absl::GetFlag(FLAGS_job_credential_file));
     if (!credential.ok()) return credential.status();
     paths.ConnectWorker(absl::GetFlag(FLAGS_worker),
                         std::string(absl::StripAsciiWhitespace(*credential)));
