@@ -1,5 +1,10 @@
 // The small helpers of base/: file reading, flag files, TLS files, the
 // status macros and the log line.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+
 #include "absl/status/status.h"
 #include "absl/time/civil_time.h"
 #include "base/file.h"
@@ -90,6 +95,24 @@ TEST(LogTest, ALineHasTheTimeInUtcAndTheProgram) {
   const absl::Time t = absl::FromCivil(absl::CivilSecond(2026, 12, 1, 14, 5, 9), absl::UTCTimeZone()) +
                        absl::Milliseconds(123);
   EXPECT_EQ(LogLine("kernelseekd", t, "serving"), "2026-12-01T14:05:09.123Z kernelseekd: serving\n");
+}
+
+TEST_F(BaseTest, LogWritesOneLineToStderrNamedAfterTheProgram) {
+  const std::string path = dir_ + "/stderr";
+  fflush(stderr);
+  const int saved = dup(STDERR_FILENO);
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  ASSERT_GE(fd, 0);
+  dup2(fd, STDERR_FILENO);
+  Logf("evaluation %s: %d scenarios", "ev_1", 3);
+  dup2(saved, STDERR_FILENO);
+  close(fd);
+  close(saved);
+  const std::string line = *ReadFile(path);
+  EXPECT_NE(line.find(" base_test: evaluation ev_1: 3 scenarios\n"), std::string::npos) << line;
+  // One line, the time before the program's name.
+  EXPECT_EQ(line.find(" base_test"), std::string("2026-12-01T14:05:09.123Z").size()) << line;
+  EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
 }
 
 TEST(TimeTest, NowMsIsTheUnixTimeInMilliseconds) {
