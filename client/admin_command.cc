@@ -10,10 +10,10 @@
 #include "absl/flags/declare.h"
 #include "absl/flags/flag.h"
 #include "absl/strings/str_format.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/service_commands.h"
 #include "nlohmann/json.hpp"
-#include "remote.h"
-#include "service_commands.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(std::string, role, "user", "the new user's role: user, admin or worker (admin user add)");

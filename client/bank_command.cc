@@ -8,11 +8,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/service_commands.h"
 #include "nlohmann/json.hpp"
-#include "question_bank/bank.h"
-#include "remote.h"
-#include "service_commands.h"
+#include "question_bank/src/bank.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(std::string, bank, "", "a bank file (bank list: read it instead of asking the coordinator)");

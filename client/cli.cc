@@ -1,5 +1,5 @@
 // Flag parsing for kseek subcommands (cli.h).
-#include "cli.h"
+#include "client/cli.h"
 
 #include <unistd.h>
 

@@ -1,5 +1,5 @@
 // Evaluation commands, local or through a coordinator (eval_command.h).
-#include "eval_command.h"
+#include "client/eval_command.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -19,13 +19,13 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/file.h"
-#include "cli.h"
-#include "compile.h"
-#include "evaluate.h"
-#include "remote.h"
-#include "remote_eval.h"
-#include "request.h"
-#include "task.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/remote_eval.h"
+#include "harness/src/compile.h"
+#include "harness/src/evaluate.h"
+#include "harness/src/task.h"
+#include "proto/request.h"
 
 ABSL_FLAG(std::string, task, "",
           "task folder (holding task.json; default: this folder when it holds task.json)");

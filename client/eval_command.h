@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "verdict.h"
+#include "harness/src/verdict.h"
 
 namespace kseek::cli {
 

@@ -8,12 +8,12 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/eval_command.h"
+#include "client/remote.h"
+#include "client/service_commands.h"
 #include "nlohmann/json.hpp"
-#include "convert.h"
-#include "eval_command.h"
-#include "remote.h"
-#include "service_commands.h"
+#include "proto/convert.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(int, limit, 50, "most evaluations to list (evals)");
@@ -42,7 +42,7 @@ const char kCancelUsage[] =
     "usage: kseek cancel [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE] EVAL\n"
     "\n"
     "Cancels a queued or running evaluation: it ends as failed (\"cancelled by USER\"), a\n"
-    "queued one at once, a running one once its worker has stopped the job (a verdict that\n"
+    "queued one at once, a running one once its worker has stopped the attempt (a verdict that\n"
     "arrives first is kept). Exit status: 0 cancelled, 2 bad usage, unknown or finished\n"
     "evaluation, or an unreachable coordinator.\n";
 
@@ -55,7 +55,7 @@ const char kTasksUsage[] =
 const char kWorkersUsage[] =
     "usage: kseek workers [--json] [--coordinator ADDR] [--token-file FILE] [--tls-ca FILE]\n"
     "\n"
-    "Lists the workers registered with the coordinator: target, device, health, job.\n";
+    "Lists the workers registered with the coordinator: target, device, health, the evaluation in hand.\n";
 
 std::vector<std::string> Allowed(std::vector<std::string> names) {
   names.insert(names.end(), kRemoteFlags.begin(), kRemoteFlags.end());
@@ -221,7 +221,7 @@ int CancelCommand(const std::vector<std::string>& args) {
     std::cout << nlohmann::json{{"evaluation_id", positional[0]}, {"was_running", response.was_running()}}.dump(2)
               << "\n";
   } else if (response.was_running()) {
-    std::cout << "cancelling " << positional[0] << ": its worker is stopping the job\n";
+    std::cout << "cancelling " << positional[0] << ": its worker is stopping the attempt\n";
   } else {
     std::cout << "cancelled " << positional[0] << "\n";
   }
@@ -310,7 +310,7 @@ int WorkersCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   std::cout << absl::StrFormat("%-16s %-8s %-28s %-22s %-10s %-16s %-20s %s\n", "worker", "target", "device",
-                               "address", "health", "job", "last heartbeat", "kernels");
+                               "address", "health", "evaluation", "last heartbeat", "kernels");
   for (const auto& w : response.workers()) {
     const v1::WorkerInfo& i = w.info();
     std::string health = !w.healthy() ? "lost" : i.draining() ? "draining" : "healthy";

@@ -17,12 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/file.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/service_commands.h"
 #include "grpc_health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
-#include "remote.h"
-#include "service_commands.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(std::string, worker, "", "worker address HOST:PORT to check (health)");

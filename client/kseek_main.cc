@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "cli.h"
-#include "eval_command.h"
-#include "service_commands.h"
+#include "client/cli.h"
+#include "client/eval_command.h"
+#include "client/service_commands.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Coordinator connection settings, channel and error reporting (remote.h).
-#include "remote.h"
+#include "client/remote.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +12,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "base/file.h"
-#include "cli.h"
+#include "client/cli.h"
 #include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, coordinator, "",

@@ -1,5 +1,5 @@
 // Submitting an evaluation and following its events (remote_eval.h).
-#include "remote_eval.h"
+#include "client/remote_eval.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "cli.h"
-#include "convert.h"
+#include "client/cli.h"
+#include "proto/convert.h"
 
 namespace kseek::cli {
 
@@ -138,7 +138,7 @@ class Watchdog {
       none_since_ = absl::Now();
     }
   }
-  // A job started: a worker exists.
+  // An attempt started: a worker exists.
   void Started() { Workers(1); }
   Reason reason() {
     absl::MutexLock lock(&mu_);

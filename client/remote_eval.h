@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "client/remote.h"
+#include "harness/src/verdict.h"
 #include "kernelseek/v1/evaluation.pb.h"
-#include "remote.h"
-#include "verdict.h"
 
 namespace kseek::cli {
 

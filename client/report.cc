@@ -1,4 +1,4 @@
-#include "report.h"
+#include "client/report.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/json_reader.h"
-#include "report_plot.h"
-#include "report_style.h"
-#include "report_trace.h"
+#include "client/report_plot.h"
+#include "client/report_style.h"
+#include "client/report_trace.h"
 
 namespace kseek::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "report_plot.h"
+#include "client/report_plot.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "report_style.h"
+#include "client/report_style.h"
 
 namespace kseek::report {
 namespace {

@@ -1,4 +1,4 @@
-#include "report_style.h"
+#include "client/report_style.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "report_trace.h"
+#include "client/report_trace.h"
 
 #include <algorithm>
 #include <cmath>

@@ -14,13 +14,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/file.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/report.h"
+#include "client/service_commands.h"
+#include "harness/src/task.h"
 #include "nlohmann/json.hpp"
-#include "remote.h"
-#include "report.h"
-#include "request.h"
-#include "service_commands.h"
-#include "task.h"
+#include "proto/request.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_DECLARE_FLAG(std::string, task);

@@ -29,10 +29,10 @@
 #include "absl/strings/strip.h"
 #include "base/child_process.h"
 #include "base/file.h"
-#include "cli.h"
+#include "client/cli.h"
+#include "client/remote.h"
+#include "client/service_commands.h"
 #include "nlohmann/json.hpp"
-#include "remote.h"
-#include "service_commands.h"
 
 ABSL_DECLARE_FLAG(bool, json);
 ABSL_FLAG(std::string, state_dir, ".kernelseek", "the coordinator's state folder (up, down)");
@@ -62,10 +62,10 @@ const char kDownUsage[] =
     "usage: kseek down [--state-dir DIR]\n"
     "\n"
     "Stops what `kseek up` started (the pids in DIR/up.json): the workers first (each\n"
-    "finishes the job in hand), then the coordinator; removes DIR/up.json and\n"
+    "finishes the attempt in hand), then the coordinator; removes DIR/up.json and\n"
     "DIR/client.json.\n";
 
-// How long workers get to finish the job in hand before SIGKILL.
+// How long workers get to finish the attempt in hand before SIGKILL.
 constexpr auto kWorkerStopTimeout = std::chrono::seconds(120);
 constexpr auto kCoordinatorStopTimeout = std::chrono::seconds(15);
 constexpr auto kStartTimeout = std::chrono::seconds(30);
@@ -475,7 +475,7 @@ int UpCommand(const std::vector<std::string>& args) {
       break;
     }
   }
-  std::cout << "stopping (workers finish the job in hand)\n" << std::flush;
+  std::cout << "stopping (workers finish the attempt in hand)\n" << std::flush;
   StopAll(procs, true);
   fs::remove(up_json, ec);
   fs::remove(client_json, ec);

@@ -1,5 +1,5 @@
 // Verdict <-> protocol message conversions (convert.h).
-#include "convert.h"
+#include "proto/convert.h"
 
 namespace kseek {
 

@@ -4,8 +4,8 @@
 #ifndef KERNELSEEK_PROTO_CONVERT_H_
 #define KERNELSEEK_PROTO_CONVERT_H_
 
+#include "harness/src/verdict.h"
 #include "kernelseek/v1/verdict.pb.h"
-#include "verdict.h"
 
 namespace kseek {
 

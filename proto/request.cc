@@ -1,5 +1,5 @@
 // Packing, validating and unpacking evaluation requests (request.h).
-#include "request.h"
+#include "proto/request.h"
 
 #include <stdlib.h>
 

@@ -9,9 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "evaluate.h"
+#include "harness/src/evaluate.h"
+#include "harness/src/task.h"
 #include "kernelseek/v1/evaluation.pb.h"
-#include "task.h"
 
 namespace kseek {
 

@@ -1,5 +1,5 @@
 // The coordinator's admission threads (see admission.h).
-#include "admission.h"
+#include "server/admission.h"
 
 #include <utility>
 

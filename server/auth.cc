@@ -1,5 +1,5 @@
 // Tokens, roles and the first-start bootstrap of kernelseekd (see auth.h).
-#include "auth.h"
+#include "server/auth.h"
 
 #include <fcntl.h>
 #include <openssl/rand.h>

@@ -24,7 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "grpcpp/server_context.h"
-#include "store.h"
+#include "server/store.h"
 
 namespace kseek::server {
 

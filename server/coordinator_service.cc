@@ -1,6 +1,6 @@
 // The Coordinator and Admin services of kernelseekd (see
 // coordinator_service.h).
-#include "coordinator_service.h"
+#include "server/coordinator_service.h"
 
 #include <cstdio>
 #include <fstream>
@@ -14,8 +14,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "base/time.h"
-#include "evaluate.h"
-#include "request.h"
+#include "harness/src/evaluate.h"
+#include "proto/request.h"
 
 namespace kseek::server {
 

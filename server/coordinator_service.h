@@ -20,16 +20,16 @@
 #ifndef KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 #define KERNELSEEK_SERVER_COORDINATOR_SERVICE_H_
 
-#include "admission.h"
-#include "auth.h"
-#include "dispatcher.h"
-#include "event_hub.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "service_util.h"
-#include "session_manager.h"
-#include "store.h"
-#include "task_catalog.h"
-#include "thread_set.h"
+#include "server/admission.h"
+#include "server/auth.h"
+#include "server/dispatcher.h"
+#include "server/event_hub.h"
+#include "server/service_util.h"
+#include "server/session_manager.h"
+#include "server/store.h"
+#include "server/task_catalog.h"
+#include "server/thread_set.h"
 
 namespace kseek::server {
 

@@ -1,5 +1,5 @@
 // The dispatcher of kernelseekd (see dispatcher.h).
-#include "dispatcher.h"
+#include "server/dispatcher.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,12 +8,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "auth.h"
 #include "base/log.h"
 #include "base/time.h"
-#include "job_credential.h"
+#include "harness/src/task.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
-#include "task.h"
+#include "proto/job_credential.h"
+#include "server/auth.h"
 
 namespace kseek::server {
 
@@ -81,9 +81,9 @@ void Dispatcher::Stop() {
   {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(
-        +[](int* n) { return *n == 0; }, &running_jobs_));
+        +[](int* n) { return *n == 0; }, &running_attempts_));
   }
-  jobs_.JoinAll();
+  attempt_threads_.JoinAll();
 }
 
 // ---- queues ----
@@ -212,7 +212,7 @@ absl::Status Dispatcher::Cancel(const std::string& id, const std::string& reason
       w.cancel_reason = reason;
       w.call->TryCancel();
     }
-    Logf("evaluation %s: cancelling its job: %s", id, reason);
+    Logf("evaluation %s: cancelling its attempt: %s", id, reason);
     return absl::OkStatus();
   }
   auto q = queues_.find(p.target);
@@ -477,7 +477,7 @@ void Dispatcher::CheckHeartbeatsLocked(int64_t now_ms) {
     if (!w.registered || !w.healthy || now_ms - w.last_heartbeat_ms <= timeout) continue;
     std::string why = absl::StrCat("no heartbeat for ", now_ms - w.last_heartbeat_ms, " ms");
     SetUnhealthyLocked(&w, id, why);
-    // Its job cannot be trusted to finish: break the stream, which
+    // Its attempt cannot be trusted to finish: break the stream, which
     // re-queues the evaluation.
     if (w.call != nullptr) {
       w.cancel_reason = why;
@@ -535,10 +535,10 @@ void Dispatcher::DispatchLocked(int64_t now_ms) {
       best->call = std::make_shared<grpc::ClientContext>();
       best->call->AddMetadata(kJobCredentialMetadata, best->job_credential);
       best->cancel_reason.clear();
-      ++running_jobs_;
+      ++running_attempts_;
       moved = true;
-      jobs_.Start([this, eval_id, best_id, channel = best->channel, call = best->call] {
-        RunJob(eval_id, best_id, channel, call);
+      attempt_threads_.Start([this, eval_id, best_id, channel = best->channel, call = best->call] {
+        RunAttempt(eval_id, best_id, channel, call);
       });
     }
     if (moved) PublishPositionsLocked(target);
@@ -574,13 +574,13 @@ void Dispatcher::Notice(const std::string& id, const std::string& text) {
   hub_->Publish(e);
 }
 
-void Dispatcher::RunJob(std::string id, std::string worker_id,
+void Dispatcher::RunAttempt(std::string id, std::string worker_id,
                         std::shared_ptr<grpc::Channel> channel,
                         std::shared_ptr<grpc::ClientContext> call) {
   std::string lost_reason;
   bool worker_busy = false;
   bool worker_refused = false;
-  JobEnd end =
+  AttemptEnd end =
       Execute(id, worker_id, channel, call.get(), &lost_reason, &worker_busy, &worker_refused);
 
   absl::MutexLock lock(&mu_);
@@ -588,11 +588,11 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
   if (w != workers_.end() && w->second.call == call) {
     w->second.current.clear();
     w->second.call.reset();
-    // Busy with someone else's job (say, one from before this process
+    // Busy with someone else's attempt (say, one from before this process
     // started): not idle until a heartbeat says so. Otherwise its queue is
-    // as empty as this job left it.
+    // as empty as this attempt left it.
     w->second.info.set_queue_length(worker_busy ? 1 : 0);
-    if (end == JobEnd::kRequeue && !worker_busy) {
+    if (end == AttemptEnd::kRequeue && !worker_busy) {
       SetUnhealthyLocked(&w->second, worker_id, lost_reason);
     }
     // Its next heartbeat answers known=false: it registers again and gets
@@ -601,20 +601,20 @@ void Dispatcher::RunJob(std::string id, std::string worker_id,
   }
   auto p = pending_.find(id);
   if (p != pending_.end()) {
-    if (end == JobEnd::kRequeue || end == JobEnd::kRetryLater) {
+    if (end == AttemptEnd::kRequeue || end == AttemptEnd::kRetryLater) {
       p->second.running = false;
       EnqueueLocked(id, true);
       PublishPositionsLocked(p->second.target);
-      if (end == JobEnd::kRetryLater) hold_until_ms_ = NowMs() + 1000;
-    } else if (end == JobEnd::kFinished) {
+      if (end == AttemptEnd::kRetryLater) hold_until_ms_ = NowMs() + 1000;
+    } else if (end == AttemptEnd::kFinished) {
       pending_.erase(p);
     }
   }
-  --running_jobs_;
+  --running_attempts_;
   wake_ = true;
 }
 
-Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string& worker_id,
+Dispatcher::AttemptEnd Dispatcher::Execute(const std::string& id, const std::string& worker_id,
                                        const std::shared_ptr<grpc::Channel>& channel,
                                        grpc::ClientContext* call,
                                        std::string* lost_reason, bool* worker_busy,
@@ -622,35 +622,35 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   absl::StatusOr<EvaluationRecord> eval = store_->GetEvaluation(id);
   if (!eval.ok()) {
     Logf("evaluation %s cannot start: %s", id, eval.status().message());
-    return JobEnd::kRetryLater;
+    return AttemptEnd::kRetryLater;
   }
-  if (eval->state == kStateDone || eval->state == kStateFailed) return JobEnd::kFinished;
+  if (eval->state == kStateDone || eval->state == kStateFailed) return AttemptEnd::kFinished;
   if (eval->attempts >= options_.max_attempts) {
     EndFailed(id, absl::StrCat("gave up after ", eval->attempts,
                                " attempts: every worker it ran on was lost"));
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
   int attempt = 0;
   absl::StatusOr<bool> started = store_->MarkRunning(id, worker_id, NowMs(), &attempt);
   if (!started.ok()) {
     Logf("evaluation %s cannot start: %s", id, started.status().message());
-    return JobEnd::kRetryLater;
+    return AttemptEnd::kRetryLater;
   }
-  if (!*started) return JobEnd::kFinished;
+  if (!*started) return AttemptEnd::kFinished;
 
-  v1::WorkerJob job;
-  job.set_evaluation_id(id);
-  job.set_attempt(attempt);
-  if (!job.mutable_request()->ParseFromString(eval->request)) {
+  v1::Attempt to_send;
+  to_send.set_evaluation_id(id);
+  to_send.set_number(attempt);
+  if (!to_send.mutable_request()->ParseFromString(eval->request)) {
     EndFailed(id, "the stored request does not parse");
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
   Logf("evaluation %s attempt %d on worker %s", id, attempt, worker_id);
 
   // A long stream: no deadline; a lost worker is noticed by the broken
   // connection, keepalives, or missed heartbeats (which cancel `call`).
   std::unique_ptr<v1::Worker::Stub> stub = v1::Worker::NewStub(channel);
-  std::unique_ptr<grpc::ClientReader<v1::EvaluationEvent>> reader = stub->Evaluate(call, job);
+  std::unique_ptr<grpc::ClientReader<v1::EvaluationEvent>> reader = stub->Evaluate(call, to_send);
   v1::EvaluationEvent event;
   int done = 0, total = 0;
   bool finished = false;
@@ -712,13 +712,13 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
     call->TryCancel();
     reader->Finish();
     Logf("evaluation %s finished on worker %s", id, worker_id);
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
   grpc::Status status = reader->Finish();
   std::string cancel_reason;
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return JobEnd::kStopped;
+    if (stopping_) return AttemptEnd::kStopped;
     auto w = workers_.find(worker_id);
     if (w != workers_.end() && w->second.call.get() == call) cancel_reason = w->second.cancel_reason;
   }
@@ -726,12 +726,12 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   if (!cancelled.empty()) {
     EndFailed(id, cancelled);
     Logf("evaluation %s cancelled on worker %s", id, worker_id);
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     EndFailed(id, absl::StrCat("worker ", worker_id, " rejected the request: ",
                                status.error_message()));
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
   *worker_busy = status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED;
   *worker_refused = status.error_code() == grpc::StatusCode::UNAUTHENTICATED;
@@ -745,23 +745,23 @@ Dispatcher::JobEnd Dispatcher::Execute(const std::string& id, const std::string&
   } else {
     *lost_reason = absl::StrCat("stream broke: ", status.error_message());
   }
-  // A worker that refused the job never ran it: that attempt does not count.
+  // A worker that refused the attempt never ran it: that attempt does not count.
   absl::StatusOr<bool> requeued = WithRetries(absl::StrCat("re-queueing ", id), [&] {
     return store_->Requeue(id, /*refund_attempt=*/*worker_busy || *worker_refused);
   });
   if (!requeued.ok()) {
     EndFailed(id, absl::StrCat("its worker was lost (", *lost_reason,
                                ") and it could not be re-queued: ", requeued.status().message()));
-    return JobEnd::kFinished;
+    return AttemptEnd::kFinished;
   }
-  if (!*requeued) return JobEnd::kFinished;
+  if (!*requeued) return AttemptEnd::kFinished;
   std::string text = *worker_busy
                          ? absl::StrCat("worker ", worker_id, " is busy; re-queued")
                          : absl::StrCat("worker ", worker_id, " lost (", *lost_reason,
                                         "); re-queued");
   Logf("evaluation %s: %s", id, text);
   Notice(id, text);
-  return JobEnd::kRequeue;
+  return AttemptEnd::kRequeue;
 }
 
 }  // namespace kseek::server

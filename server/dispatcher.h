@@ -1,5 +1,5 @@
 // The dispatcher of kernelseekd: per-target queues of evaluations, the
-// registry of workers and their health, and the jobs running on workers.
+// registry of workers and their health, and the attempts running on workers.
 //
 // Queues: one per target. Within a target, evaluations re-queued after a
 // lost worker go first; the rest are served round-robin over the users with
@@ -8,10 +8,10 @@
 // Workers register and heartbeat; each registration gets a new job
 // credential (proto/job_credential.h), sent on every Evaluate to that
 // worker. A worker that refuses the credential (UNAUTHENTICATED) is
-// forgotten until it registers again, and the job goes back to the queue
+// forgotten until it registers again, and the attempt goes back to the queue
 // without counting the attempt. One that misses heartbeats for longer
-// than the timeout, or whose job stream breaks, is unhealthy until its next
-// heartbeat. A job is dispatched only to a healthy, idle (no job from us,
+// than the timeout, or whose attempt stream breaks, is unhealthy until its next
+// heartbeat. An attempt is dispatched only to a healthy, idle (no attempt from us,
 // and none reported by its last heartbeat), non-draining worker of the
 // evaluation's target, as a Worker.Evaluate stream read by a thread of its
 // own (owned by the dispatcher; Stop() joins them); the events are stored
@@ -19,12 +19,12 @@
 // per evaluation) and published to the EventHub; the Started event, the
 // scenario results and the stored outcome of an evaluation of a session go
 // to the session progress observer first (the SessionManager, which enters
-// them in the session's trace). A job whose worker is lost goes back to the
+// them in the session's trace). An attempt whose worker is lost goes back to the
 // front of its queue, to be run again (the next attempt), up to a limit.
 //
 // WithdrawSession ends a finished session's queued evaluations as failed
 // (they never run); its running one, if any, is left to finish. Cancel ends
-// one evaluation as failed, stopping its job if it runs.
+// one evaluation as failed, stopping its attempt if it runs.
 //
 // Nothing accepted is dropped on a store error: Submit first asks the store
 // for room (RESOURCE_EXHAUSTED on a nearly full disk); an outcome the store
@@ -53,12 +53,12 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "event_hub.h"
 #include "grpcpp/grpcpp.h"
 #include "kernelseek/v1/coordinator.pb.h"
 #include "kernelseek/v1/worker.pb.h"
-#include "store.h"
-#include "thread_set.h"
+#include "server/event_hub.h"
+#include "server/store.h"
+#include "server/thread_set.h"
 
 namespace kseek::server {
 
@@ -97,7 +97,7 @@ class Dispatcher {
   // Rebuilds the queues and the worker list from the store, then starts
   // dispatching.
   absl::Status Start();
-  // Stops dispatching, cancels the running jobs (they stay running in the
+  // Stops dispatching, cancels the running attempts (they stay running in the
   // store, and the next Start queues them again) and joins their threads.
   // Idempotent.
   void Stop();
@@ -113,13 +113,13 @@ class Dispatcher {
   std::vector<std::string> WithdrawSession(const std::string& session_id,
                                            const std::string& reason);
   // Ends evaluation `id` as failed with `reason`: a queued one leaves its
-  // queue at once; a running one has its job's stream cancelled, and ends
+  // queue at once; a running one has its attempt's stream cancelled, and ends
   // when that stream does (a verdict that arrives first is kept).
   // FAILED_PRECONDITION when it is not pending here (it has finished).
   absl::Status Cancel(const std::string& id, const std::string& reason);
   // Calls `observer` with the Started event, each scenario result and the
   // outcome the worker sent (once stored) of every evaluation of a session,
-  // on the job's thread, as the worker sends them and before they are
+  // on the attempt's thread, as the worker sends them and before they are
   // published to the evaluation's watchers. An empty function stops the
   // calls, once those in flight have returned.
   void SetSessionProgressObserver(std::function<void(const SessionProgress&)> observer);
@@ -146,7 +146,7 @@ class Dispatcher {
     std::string current;      // evaluation running there
     std::shared_ptr<grpc::Channel> channel;
     std::string job_credential;  // of its registration with this process
-    std::shared_ptr<grpc::ClientContext> call;  // the running job's call
+    std::shared_ptr<grpc::ClientContext> call;  // the running attempt's call
     std::string cancel_reason;  // why `call` was cancelled, when it was
   };
   struct Pending {
@@ -163,10 +163,10 @@ class Dispatcher {
     std::map<std::string, std::deque<std::string>> by_user;
     std::deque<std::string> users;    // with queued work, in serving order
   };
-  // How a job ended, for the bookkeeping after it. kRetryLater: the store
+  // How an attempt ended, for the bookkeeping after it. kRetryLater: the store
   // could not be read or written to start it; it is queued again in memory
   // (the store still has it queued) and dispatching pauses a moment.
-  enum class JobEnd { kFinished, kRequeue, kRetryLater, kStopped };
+  enum class AttemptEnd { kFinished, kRequeue, kRetryLater, kStopped };
 
   void Loop();
   void CheckHeartbeatsLocked(int64_t now_ms) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -184,14 +184,14 @@ class Dispatcher {
   void SetUnhealthyLocked(Worker* w, const std::string& id, const std::string& why)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Runs one job on a worker (its own thread), then the bookkeeping.
-  void RunJob(std::string id, std::string worker_id, std::shared_ptr<grpc::Channel> channel,
+  // Runs one attempt on a worker (its own thread), then the bookkeeping.
+  void RunAttempt(std::string id, std::string worker_id, std::shared_ptr<grpc::Channel> channel,
               std::shared_ptr<grpc::ClientContext> call);
   // *worker_refused: the worker refused the job credential.
-  JobEnd Execute(const std::string& id, const std::string& worker_id,
+  AttemptEnd Execute(const std::string& id, const std::string& worker_id,
                  const std::shared_ptr<grpc::Channel>& channel, grpc::ClientContext* call,
                  std::string* lost_reason, bool* worker_busy, bool* worker_refused);
-  // Whether `w` can take a job of `target` now.
+  // Whether `w` can take an attempt of `target` now.
   static bool IdleFor(const Worker& w, const std::string& target);
   void Notice(const std::string& id, const std::string& text);
   // `write` again after store errors, per store_retries; the last result.
@@ -219,14 +219,14 @@ class Dispatcher {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool wake_ ABSL_GUARDED_BY(mu_) = false;  // something changed: dispatch again
-  int running_jobs_ ABSL_GUARDED_BY(mu_) = 0;
-  // No dispatch before this (after a store error on starting a job).
+  int running_attempts_ ABSL_GUARDED_BY(mu_) = 0;
+  // No dispatch before this (after a store error on starting an attempt).
   int64_t hold_until_ms_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Worker> workers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Pending> pending_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, TargetQueue> queues_ ABSL_GUARDED_BY(mu_);
   std::thread loop_;
-  ThreadSet jobs_;  // RunJob's threads, one per running job; Stop() joins them
+  ThreadSet attempt_threads_;  // RunAttempt's threads, one per running attempt; Stop() joins them
 };
 
 }  // namespace kseek::server

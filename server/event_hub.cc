@@ -1,5 +1,5 @@
 // The evaluation event hub (see event_hub.h).
-#include "event_hub.h"
+#include "server/event_hub.h"
 
 #include <utility>
 

@@ -34,30 +34,31 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
-#include "agent/confinement.h"
-#include "auth.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/status_macros.h"
 #include "base/tls.h"
-#include "question_bank/bank.h"
-#include "session_manager.h"
-#include "coordinator_service.h"
-#include "dispatcher.h"
-#include "event_hub.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "malformed_request.h"
-#include "reflection_v1.h"
-#include "store.h"
-#include "task_catalog.h"
+#include "question_bank/src/bank.h"
+#include "server/agent/confinement.h"
+#include "server/auth.h"
+#include "server/coordinator_service.h"
+#include "server/dispatcher.h"
+#include "server/event_hub.h"
+#include "server/malformed_request.h"
+#include "server/reflection_v1.h"
+#include "server/session_manager.h"
+#include "server/store.h"
+#include "server/task_catalog.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7450", "address to serve on (port 0: any free port)");
 ABSL_FLAG(std::string, state_dir, ".kernelseek",
           "folder for the database and the bootstrap token files (created 0700)");
 ABSL_FLAG(int, heartbeat_interval_ms, 1000, "how often workers are told to heartbeat");
 ABSL_FLAG(int, heartbeat_timeout_ms, 5000,
-          "a worker silent for longer is unhealthy and its job is re-queued");
+          "a worker silent for longer is unhealthy and its attempt is re-queued");
 ABSL_FLAG(int, max_attempts, 5, "attempts before an evaluation whose workers keep being lost fails");
 ABSL_FLAG(int, min_free_mb, 64,
           "new work is refused (RESOURCE_EXHAUSTED) while the state folder's disk has less free");
@@ -131,25 +132,16 @@ int Fail(const absl::Status& status) {
   return 1;
 }
 
-int Run() {
-  const std::string state_dir = absl::GetFlag(FLAGS_state_dir);
-  absl::StatusOr<std::optional<TlsServerPem>> tls =
-      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
-  if (!tls.ok()) return Fail(tls.status());
+// The dispatcher's settings from the flags: heartbeats, attempts, and TLS
+// to the workers (--tls-ca).
+absl::StatusOr<DispatcherOptions> DispatcherOptionsFromFlags() {
   if (absl::GetFlag(FLAGS_heartbeat_interval_ms) <= 0 ||
       absl::GetFlag(FLAGS_heartbeat_timeout_ms) <= absl::GetFlag(FLAGS_heartbeat_interval_ms)) {
-    return Fail(absl::InvalidArgumentError(
-        "--heartbeat-timeout-ms must exceed --heartbeat-interval-ms, which must be positive"));
+    return absl::InvalidArgumentError(
+        "--heartbeat-timeout-ms must exceed --heartbeat-interval-ms, which must be positive");
   }
   if (absl::GetFlag(FLAGS_max_attempts) < 1) {
-    return Fail(absl::InvalidArgumentError("--max-attempts must be at least 1"));
-  }
-
-  std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
-  if (tls->has_value()) {
-    grpc::SslServerCredentialsOptions options;
-    options.pem_key_cert_pairs.push_back({(*tls)->key, (*tls)->cert});
-    server_creds = grpc::SslServerCredentials(options);
+    return absl::InvalidArgumentError("--max-attempts must be at least 1");
   }
   DispatcherOptions dispatch;
   dispatch.heartbeat_interval = absl::Milliseconds(absl::GetFlag(FLAGS_heartbeat_interval_ms));
@@ -157,28 +149,46 @@ int Run() {
   dispatch.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   if (!absl::GetFlag(FLAGS_tls_ca).empty()) {
     absl::StatusOr<std::string> ca = ReadNamedFile("--tls-ca", absl::GetFlag(FLAGS_tls_ca));
-    if (!ca.ok()) return Fail(ca.status());
+    if (!ca.ok()) return ca.status();
     grpc::SslCredentialsOptions options;
     options.pem_root_certs = *ca;
     dispatch.worker_credentials = grpc::SslCredentials(options);
   }
+  return dispatch;
+}
 
-  absl::Status st = PrepareStateDir(state_dir);
-  if (!st.ok()) return Fail(st);
+// The store of `state_dir`, made and checked: the folder prepared, a lost
+// database refused, integrity checked, the first users bootstrapped.
+absl::StatusOr<std::unique_ptr<Store>> OpenStore(const std::string& state_dir) {
+  KSEEK_RETURN_IF_ERROR(PrepareStateDir(state_dir));
   if (absl::GetFlag(FLAGS_min_free_mb) < 0) {
-    return Fail(absl::InvalidArgumentError("--min-free-mb must not be negative"));
+    return absl::InvalidArgumentError("--min-free-mb must not be negative");
   }
   const std::string db = state_dir + "/kernelseek.db";
-  st = CheckStoreNotLost(state_dir, db);
-  if (!st.ok()) return Fail(st);
+  KSEEK_RETURN_IF_ERROR(CheckStoreNotLost(state_dir, db));
   StoreOptions store_options;
   store_options.min_free_bytes = int64_t{absl::GetFlag(FLAGS_min_free_mb)} << 20;
-  absl::StatusOr<std::unique_ptr<Store>> store = Store::Open(db, store_options);
+  KSEEK_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, Store::Open(db, store_options));
+  KSEEK_RETURN_IF_ERROR(store->CheckIntegrity());
+  KSEEK_RETURN_IF_ERROR(Bootstrap(store.get(), state_dir));
+  return store;
+}
+
+int Run() {
+  const std::string state_dir = absl::GetFlag(FLAGS_state_dir);
+  absl::StatusOr<std::optional<TlsServerPem>> tls =
+      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
+  if (!tls.ok()) return Fail(tls.status());
+  absl::StatusOr<DispatcherOptions> dispatch = DispatcherOptionsFromFlags();
+  if (!dispatch.ok()) return Fail(dispatch.status());
+  std::shared_ptr<grpc::ServerCredentials> server_creds = grpc::InsecureServerCredentials();
+  if (tls->has_value()) {
+    grpc::SslServerCredentialsOptions options;
+    options.pem_key_cert_pairs.push_back({(*tls)->key, (*tls)->cert});
+    server_creds = grpc::SslServerCredentials(options);
+  }
+  absl::StatusOr<std::unique_ptr<Store>> store = OpenStore(state_dir);
   if (!store.ok()) return Fail(store.status());
-  st = (*store)->CheckIntegrity();
-  if (!st.ok()) return Fail(st);
-  st = Bootstrap(store->get(), state_dir);
-  if (!st.ok()) return Fail(st);
 
   SessionOptions session_options;
   std::string bank_path = absl::GetFlag(FLAGS_bank);
@@ -260,13 +270,12 @@ int Run() {
     }
     session_options.agents = *std::move(allowlist);
   }
-  Logf("agents %s (%s)",
-                absl::StrJoin(session_options.agents.Names(), ", "),
-                session_options.agents.source());
+  Logf("agents %s (%s)", absl::StrJoin(session_options.agents.Names(), ", "),
+       session_options.agents.source());
 
   EventHub hub;
-  Dispatcher dispatcher(store->get(), &hub, dispatch);
-  st = dispatcher.Start();
+  Dispatcher dispatcher(store->get(), &hub, *std::move(dispatch));
+  absl::Status st = dispatcher.Start();
   if (!st.ok()) return Fail(st);
   Authenticator auth(store->get());
   const std::string session_options_socket = session_options.agent_socket;

@@ -1,5 +1,5 @@
 // Requests that do not parse (see malformed_request.h).
-#include "malformed_request.h"
+#include "server/malformed_request.h"
 
 #include <cstdio>
 #include <string>

@@ -1,5 +1,5 @@
 // gRPC server reflection v1 (see reflection_v1.h).
-#include "reflection_v1.h"
+#include "server/reflection_v1.h"
 
 #include <set>
 

@@ -1,5 +1,5 @@
 // Sessions of kernelseekd (see session_manager.h).
-#include "session_manager.h"
+#include "server/session_manager.h"
 
 #include <errno.h>
 #include <sys/stat.h>
@@ -14,15 +14,15 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "agent/adapter.h"
-#include "agent/confinement.h"
 #include "base/log.h"
 #include "base/time.h"
-#include "evaluate.h"
-#include "question_bank/self_ask.h"
-#include "request.h"
-#include "session_runner.h"
-#include "session_workspace.h"
+#include "harness/src/evaluate.h"
+#include "proto/request.h"
+#include "question_bank/src/self_ask.h"
+#include "server/agent/adapter.h"
+#include "server/agent/confinement.h"
+#include "server/session_runner.h"
+#include "server/session_workspace.h"
 
 namespace kseek::server {
 
@@ -170,8 +170,7 @@ void SessionManager::ReleaseAgentUser(const SessionRecord& session) {
   }
   if (st.ok()) st = agent::RemoveAgentUser(session.id);
   if (!st.ok()) {
-    Logf("session %s: releasing its agent's user: %s", session.id,
-                  st.message());
+    Logf("session %s: releasing its agent's user: %s", session.id, st.message());
   }
 }
 
@@ -397,8 +396,8 @@ void SessionManager::OnEvaluationProgress(const SessionProgress& p) {
   change.unless_ended = true;  // the final state stays the trace's last event
   absl::Status st = Append(p.session_id, {std::move(event)}, change).status();
   if (!st.ok() && !absl::IsFailedPrecondition(st)) {
-    Logf("session %s: cannot trace the progress of %s: %s",
-                  p.session_id, p.evaluation_id, st.message());
+    Logf("session %s: cannot trace the progress of %s: %s", p.session_id, p.evaluation_id,
+         st.message());
   }
 }
 

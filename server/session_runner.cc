@@ -1,5 +1,5 @@
 // The goal loop of one session (see session_runner.h).
-#include "session_runner.h"
+#include "server/session_runner.h"
 
 #include <signal.h>
 
@@ -13,17 +13,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "agent/confinement.h"
-#include "auth.h"
 #include "base/log.h"
 #include "base/time.h"
-#include "question_bank/decision_points.h"
-#include "question_bank/scheduler.h"
-#include "question_bank/self_ask.h"
-#include "request.h"
-#include "session_manager.h"
-#include "session_trace.h"
-#include "session_workspace.h"
+#include "proto/request.h"
+#include "question_bank/src/decision_points.h"
+#include "question_bank/src/scheduler.h"
+#include "question_bank/src/self_ask.h"
+#include "server/agent/confinement.h"
+#include "server/auth.h"
+#include "server/session_manager.h"
+#include "server/session_trace.h"
+#include "server/session_workspace.h"
 
 namespace kseek::server {
 

@@ -40,10 +40,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/adapter.h"
-#include "agent/agent_process.h"
 #include "kernelseek/v1/session.pb.h"
-#include "store.h"
+#include "server/agent/adapter.h"
+#include "server/agent/agent_process.h"
+#include "server/store.h"
 
 namespace kseek::server {
 

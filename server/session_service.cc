@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
-#include "coordinator_service.h"
 #include "kernelseek/v1/evaluation.pb.h"
-#include "question_bank/question.h"
+#include "question_bank/src/question.h"
+#include "server/coordinator_service.h"
 
 namespace kseek::server {
 

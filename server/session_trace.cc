@@ -1,16 +1,16 @@
 // Session trace events and reading a trace back (see session_trace.h).
-#include "session_trace.h"
+#include "server/session_trace.h"
 
 #include <map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "agent/text.h"
-#include "auth.h"
 #include "base/time.h"
 #include "kernelseek/v1/evaluation.pb.h"
 #include "kernelseek/v1/verdict.pb.h"
+#include "server/agent/text.h"
+#include "server/auth.h"
 
 namespace kseek::server {
 

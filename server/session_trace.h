@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "agent/event.h"
 #include "kernelseek/v1/evaluation.pb.h"
 #include "kernelseek/v1/verdict.pb.h"
 #include "nlohmann/json.hpp"
-#include "question_bank/decision_points.h"
-#include "question_bank/scheduler.h"
-#include "question_bank/stats.h"
-#include "store.h"
+#include "question_bank/src/decision_points.h"
+#include "question_bank/src/scheduler.h"
+#include "question_bank/src/stats.h"
+#include "server/agent/event.h"
+#include "server/store.h"
 
 namespace kseek::server {
 

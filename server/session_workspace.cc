@@ -1,5 +1,5 @@
 // Session workspaces (see session_workspace.h).
-#include "session_workspace.h"
+#include "server/session_workspace.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -16,9 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "auth.h"
 #include "nlohmann/json.hpp"
-#include "request.h"
+#include "proto/request.h"
+#include "server/auth.h"
 
 namespace kseek::server {
 

@@ -1,5 +1,5 @@
 // The SQLite store of kernelseekd (see store.h).
-#include "store.h"
+#include "server/store.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>

@@ -1,13 +1,13 @@
 // The coordinator's task catalog (see task_catalog.h).
-#include "task_catalog.h"
+#include "server/task_catalog.h"
 
 #include <algorithm>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "evaluate.h"
-#include "request.h"
+#include "harness/src/evaluate.h"
+#include "proto/request.h"
 
 namespace kseek::server {
 

@@ -12,9 +12,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "harness/src/task.h"
 #include "kernelseek/v1/coordinator.pb.h"
 #include "kernelseek/v1/evaluation.pb.h"
-#include "task.h"
 
 namespace kseek::server {
 

@@ -1,4 +1,4 @@
-#include "thread_set.h"
+#include "server/thread_set.h"
 
 #include <utility>
 

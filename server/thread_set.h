@@ -1,5 +1,5 @@
 // ThreadSet: the threads a component starts for work that must not block
-// its caller (a job on a worker, a session's cancellation), owned instead of
+// its caller (an attempt on a worker, a session's cancellation), owned instead of
 // detached. A thread that has finished is joined by the next Start();
 // JoinAll() (and the destructor) waits for every one. Nothing outlives the
 // owner: a component that is stopped has no threads left running.

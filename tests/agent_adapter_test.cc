@@ -3,10 +3,10 @@
 #include <string>
 #include <vector>
 
-#include "agent/adapter.h"
-#include "agent/command_adapter.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "server/agent/adapter.h"
+#include "server/agent/command_adapter.h"
+#include "tests/test_util.h"
 
 namespace kseek::agent {
 namespace {

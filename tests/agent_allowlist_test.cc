@@ -3,8 +3,8 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "agent/allowlist.h"
 #include "gtest/gtest.h"
+#include "server/agent/allowlist.h"
 
 namespace kseek::agent {
 namespace {

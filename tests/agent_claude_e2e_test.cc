@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "agent/adapter.h"
-#include "agent/agent_process.h"
-#include "agent_testing.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "server/agent/adapter.h"
+#include "server/agent/agent_process.h"
+#include "tests/agent_testing.h"
+#include "tests/test_util.h"
 
 namespace kseek::agent {
 namespace {

@@ -10,11 +10,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "agent/adapter.h"
-#include "agent/agent_process.h"
-#include "agent_testing.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "server/agent/adapter.h"
+#include "server/agent/agent_process.h"
+#include "tests/agent_testing.h"
+#include "tests/test_util.h"
 
 namespace kseek::agent {
 namespace {

@@ -5,14 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "agent/claude_adapter.h"
-#include "agent/codex_adapter.h"
-#include "agent/command_adapter.h"
-#include "agent/event.h"
-#include "agent/text.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "server/agent/claude_adapter.h"
+#include "server/agent/codex_adapter.h"
+#include "server/agent/command_adapter.h"
+#include "server/agent/event.h"
+#include "server/agent/text.h"
+#include "tests/test_util.h"
 
 namespace kseek::agent {
 namespace {

@@ -12,12 +12,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "agent/agent_process.h"
-#include "agent/claude_adapter.h"
-#include "agent/command_adapter.h"
-#include "agent_testing.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "server/agent/agent_process.h"
+#include "server/agent/claude_adapter.h"
+#include "server/agent/command_adapter.h"
+#include "tests/agent_testing.h"
+#include "tests/test_util.h"
 
 namespace kseek::agent {
 namespace {

@@ -16,11 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
-#include "agent/agent_process.h"
-#include "agent/event.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "server/agent/agent_process.h"
+#include "server/agent/event.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 

@@ -1,19 +1,19 @@
 // Coordinator authentication: token format and hashing, the first-start
 // bootstrap (folder 0700, token files 0600, written once), and bearer-token
 // checks with their status codes, through the Admin service in process.
-#include "auth.h"
+#include "server/auth.h"
 
 #include <sys/stat.h>
 
 #include <memory>
 #include <string>
 
-#include "coordinator_service.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "store.h"
-#include "test_util.h"
+#include "server/coordinator_service.h"
+#include "server/store.h"
+#include "tests/test_util.h"
 
 namespace kseek::server {
 namespace {

@@ -13,7 +13,7 @@
 #include "base/time.h"
 #include "base/tls.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -15,8 +15,8 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "request.h"
-#include "test_util.h"
+#include "proto/request.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 namespace {

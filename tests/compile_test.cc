@@ -1,7 +1,7 @@
 // Tests of the compile driver: host compiles, the cache, failures, the
 // ptxas report parser, the compiler lookup, and (with nvcc) CUDA compiles
 // for both GPU targets.
-#include "compile.h"
+#include "harness/src/compile.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "compile.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "harness/src/compile.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

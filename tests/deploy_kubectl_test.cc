@@ -9,7 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -26,7 +26,7 @@
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {
@@ -344,7 +344,7 @@ std::vector<std::string> CheckKubernetes(const Manifests& m, const Images& image
     if (!Selects(At(*ds, {"spec", "selector", "matchLabels"}), labels))
       problem(who + ": spec.selector does not select its own pods");
     if (Int(spec, {"terminationGracePeriodSeconds"}, 30) < 300)
-      problem(who + ": terminationGracePeriodSeconds under 300 s leaves no time to finish the job in hand");
+      problem(who + ": terminationGracePeriodSeconds under 300 s leaves no time to finish the attempt in hand");
     for (const auto& c : At(spec, {"containers"})) {
       const std::string cwho = who + " container " + Str(c, {"name"});
       if (!absl::StartsWith(Str(c, {"image"}), "kernelseek/worker")) problem(cwho + ": image is not kernelseek/worker");

@@ -13,7 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -1,11 +1,11 @@
 // The coordinator's dispatcher against fake workers (real gRPC servers on
 // loopback, in this process) and a real store: fair queue order between
-// users, visible waiting when no worker matches, a lost worker's job re-run
+// users, visible waiting when no worker matches, a lost worker's attempt re-run
 // on another with the verdict stored once, targets respected, a session's
 // queued evaluations withdrawn, the queues rebuilt after a restart,
 // cancelled evaluations, and verdicts that a full disk (a small tmpfs)
 // cannot take.
-#include "dispatcher.h"
+#include "server/dispatcher.h"
 
 #include <atomic>
 #include <filesystem>
@@ -16,13 +16,13 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "event_hub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
-#include "store.h"
-#include "test_util.h"
+#include "proto/job_credential.h"
+#include "server/event_hub.h"
+#include "server/store.h"
+#include "tests/test_util.h"
 
 namespace kseek::server {
 namespace {
@@ -32,7 +32,7 @@ namespace v1 = ::kernelseek::v1;
 // A worker that streams Started, two scenarios and a verdict, or (when
 // `lose_jobs`) dies after Started as far as the coordinator can tell. With
 // hold_verdicts(), it waits after Started until release() or until the
-// coordinator cancels the job; set_log_bytes() makes its verdicts carry a
+// coordinator cancels the attempt; set_log_bytes() makes its verdicts carry a
 // compiler log that large.
 class FakeWorker final : public v1::Worker::Service {
  public:
@@ -44,7 +44,7 @@ class FakeWorker final : public v1::Worker::Service {
   }
   ~FakeWorker() override { server_->Shutdown(); }
 
-  grpc::Status Evaluate(grpc::ServerContext* context, const v1::WorkerJob* job,
+  grpc::Status Evaluate(grpc::ServerContext* context, const v1::Attempt* attempt,
                         grpc::ServerWriter<v1::EvaluationEvent>* out) override {
     ++calls_;
     {
@@ -56,7 +56,7 @@ class FakeWorker final : public v1::Worker::Service {
       if (refuse_) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "not my coordinator");
     }
     v1::EvaluationEvent e;
-    e.set_evaluation_id(job->evaluation_id());
+    e.set_evaluation_id(attempt->evaluation_id());
     e.mutable_started()->set_scenarios(2);
     out->Write(e);
     if (lose_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "the worker process died");
@@ -68,7 +68,7 @@ class FakeWorker final : public v1::Worker::Service {
     if (context->IsCancelled()) {
       absl::MutexLock lock(&mu_);
       ++cancelled_;
-      return grpc::Status(grpc::StatusCode::CANCELLED, "the coordinator cancelled the job");
+      return grpc::Status(grpc::StatusCode::CANCELLED, "the coordinator cancelled the attempt");
     }
     for (int i = 0; i < 2; ++i) {
       e.mutable_scenario()->set_index(i);
@@ -77,7 +77,7 @@ class FakeWorker final : public v1::Worker::Service {
     }
     e.mutable_verdict()->set_task("fake");
     e.mutable_verdict()->set_all_correct(true);
-    e.mutable_verdict()->set_seed(static_cast<uint64_t>(job->attempt()));
+    e.mutable_verdict()->set_seed(static_cast<uint64_t>(attempt->number()));
     e.mutable_verdict()->mutable_compile()->set_log(std::string(log_bytes_.load(), 'l'));
     out->Write(e);
     return grpc::Status::OK;
@@ -92,7 +92,7 @@ class FakeWorker final : public v1::Worker::Service {
     hold_ = false;
   }
   void set_log_bytes(size_t n) { log_bytes_ = n; }
-  // Waits (bounded) until `n` jobs have got past Started.
+  // Waits (bounded) until `n` attempts have got past Started.
   bool AwaitStarted(int n) {
     for (int i = 0; i < 3000; ++i) {
       {
@@ -125,7 +125,7 @@ class FakeWorker final : public v1::Worker::Service {
     absl::MutexLock lock(&mu_);
     return credentials_;
   }
-  // Refuse every job as a worker does whose credential differs.
+  // Refuse every attempt as a worker does whose credential differs.
   void set_refuse(bool refuse) {
     absl::MutexLock lock(&mu_);
     refuse_ = refuse;
@@ -257,7 +257,7 @@ TEST_F(DispatcherTest, QueueIsFairBetweenUsersAndWaitsVisibly) {
   EXPECT_EQ(seen[0].queued().matching_workers(), 0);
 }
 
-TEST_F(DispatcherTest, LostWorkerJobRunsElsewhereAndIsStoredOnce) {
+TEST_F(DispatcherTest, LostWorkersAttemptRunsElsewhereAndIsStoredOnce) {
   FakeWorker lossy("host", /*lose_jobs=*/true);
   FakeWorker good("host", /*lose_jobs=*/false);
   // With equal standing, workers are tried in id order: the lossy one first.
@@ -396,7 +396,7 @@ TEST_F(DispatcherTest, ASessionsEvaluationReportsItsProgressBeforeItsWatchersHea
   EXPECT_TRUE(watch.events().back().has_verdict());
 }
 
-TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheJob) {
+TEST_F(DispatcherTest, WorkerOfAnotherTargetNeverGetsTheAttempt) {
   FakeWorker hopper("sm_90a", false);
   FakeWorker host("host", false);
   ASSERT_TRUE(dispatcher_->RegisterWorker(hopper.Info("wk_gpu")).ok());
@@ -520,7 +520,7 @@ TEST_F(DispatcherTest, CancelledQueuedEvaluationEndsFailedAndNeverRuns) {
   EXPECT_EQ(host.calls(), 1);
 }
 
-TEST_F(DispatcherTest, CancelledRunningEvaluationStopsItsJobAndTheWorkerStaysHealthy) {
+TEST_F(DispatcherTest, CancelledRunningEvaluationStopsItsAttemptAndTheWorkerStaysHealthy) {
   FakeWorker host("host", false);
   host.hold_verdicts();
   ASSERT_TRUE(dispatcher_->RegisterWorker(host.Info("wk_host")).ok());
@@ -539,7 +539,7 @@ TEST_F(DispatcherTest, CancelledRunningEvaluationStopsItsJobAndTheWorkerStaysHea
   EXPECT_EQ(host.cancelled(), 1);
   for (const v1::WorkerStatus& w : dispatcher_->ListWorkers()) EXPECT_TRUE(w.healthy());
 
-  // The worker takes the next job.
+  // The worker takes the next attempt.
   host.release();
   Submit("ev_2", "alice", "host");
   EXPECT_EQ(AwaitFinished("ev_2").state, kStateDone);
@@ -622,7 +622,7 @@ TEST(DispatcherDiskTest, VerdictTheDiskCannotTakeEndsFailedWithTheReason) {
 namespace kseek::server {
 namespace {
 
-TEST_F(DispatcherTest, EveryJobCarriesTheCredentialOfTheWorkersLatestRegistration) {
+TEST_F(DispatcherTest, EveryAttemptCarriesTheCredentialOfTheWorkersLatestRegistration) {
   FakeWorker worker("host", false);
   absl::StatusOr<v1::RegisterWorkerResponse> first = dispatcher_->RegisterWorker(worker.Info("wk_c"));
   ASSERT_TRUE(first.ok()) << first.status();
@@ -658,7 +658,7 @@ TEST_F(DispatcherTest, AWorkerThatRefusesTheCredentialIsForgottenAndTheAttemptNo
   EXPECT_EQ(queued->attempts, 0);
   EXPECT_EQ(worker.calls(), 1);
 
-  // Registered again (a new credential), it runs the job.
+  // Registered again (a new credential), it runs the attempt.
   worker.set_refuse(false);
   ASSERT_TRUE(dispatcher_->RegisterWorker(worker.Info("wk_r")).ok());
   EvaluationRecord done = AwaitFinished("ev_r");

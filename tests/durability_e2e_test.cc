@@ -20,8 +20,8 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "store.h"
-#include "test_util.h"
+#include "server/store.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 namespace {

@@ -1,5 +1,5 @@
 // Task expressions: arithmetic, precedence, functions, errors.
-#include "expr.h"
+#include "harness/src/expr.h"
 
 #include "gtest/gtest.h"
 #include "kernelseek/abi.h"

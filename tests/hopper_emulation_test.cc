@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

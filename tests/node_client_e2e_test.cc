@@ -14,7 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 namespace {

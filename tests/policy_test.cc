@@ -1,6 +1,6 @@
 // Tests of the static policy check: one group per rule family, then the
 // reading of comments and literals, false positives, and line numbers.
-#include "policy.h"
+#include "harness/src/policy.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -10,13 +10,13 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "question_bank/bank.h"
-#include "question_bank/claimed_limit.h"
-#include "question_bank/decision_points.h"
-#include "question_bank/question_text.h"
-#include "question_bank/self_ask.h"
-#include "question_bank/stats.h"
-#include "test_util.h"
+#include "question_bank/src/bank.h"
+#include "question_bank/src/claimed_limit.h"
+#include "question_bank/src/decision_points.h"
+#include "question_bank/src/question_text.h"
+#include "question_bank/src/self_ask.h"
+#include "question_bank/src/stats.h"
+#include "tests/test_util.h"
 
 namespace kseek::question_bank {
 namespace {

@@ -13,7 +13,7 @@
 #include "grpc_reflection_v1.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 namespace {

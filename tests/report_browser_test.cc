@@ -7,6 +7,7 @@
 // The screenshots are kept in a folder under the test temp dir, printed.
 #include <stdlib.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -20,13 +21,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "client/report.h"
+#include "client/report_style.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "report.h"
-#include "report_style.h"
-#include "test_util.h"
-#include "zlib.h"
+#include "tests/test_util.h"
 
 namespace kseek::report {
 namespace {

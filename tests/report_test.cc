@@ -20,13 +20,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "client/report.h"
+#include "client/report_style.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "question_bank/question.h"
-#include "report.h"
-#include "report_style.h"
-#include "test_util.h"
+#include "question_bank/src/question.h"
+#include "tests/test_util.h"
 
 namespace kseek::report {
 namespace {

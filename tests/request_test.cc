@@ -1,13 +1,13 @@
 // Evaluation requests in transit: packing a task, validation with errors
 // that name the field, and the verdict's protocol round trip.
-#include "request.h"
+#include "proto/request.h"
 
 #include <cmath>
 #include <limits>
 
-#include "convert.h"
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "proto/convert.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

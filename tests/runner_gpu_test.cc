@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "compile.h"
 #include "gtest/gtest.h"
-#include "runner.h"
-#include "task.h"
-#include "test_util.h"
-#include "verdict.h"
+#include "harness/src/compile.h"
+#include "harness/src/runner.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

@@ -1,14 +1,14 @@
 // RunScenarios and kseek-runner on the host target: a tiny task (y = 2x)
 // and kernels, good and bad, compiled here with the host compiler.
-#include "runner.h"
+#include "harness/src/runner.h"
 
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "task.h"
-#include "test_util.h"
-#include "verdict.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

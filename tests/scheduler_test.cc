@@ -9,8 +9,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "question_bank/bank.h"
-#include "question_bank/scheduler.h"
+#include "question_bank/src/bank.h"
+#include "question_bank/src/scheduler.h"
 
 namespace kseek::question_bank {
 namespace {

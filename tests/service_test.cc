@@ -13,8 +13,8 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "request.h"
-#include "test_util.h"
+#include "proto/request.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {
@@ -170,7 +170,7 @@ v1::Evaluation WaitState(Cluster& c, const std::string& id, const std::string& s
   return e;
 }
 
-TEST(Service, WorkerKilledMidJobCompletesOnAnother) {
+TEST(Service, WorkerKilledMidAttemptCompletesOnAnother) {
   Cluster c;
   c.StartCoordinator();
   for (int i = 0; i < 3; ++i) c.StartWorker();
@@ -367,7 +367,7 @@ TEST(Service, MalformedRequestsAreInvalidArgumentNamingTheField) {
   EXPECT_EQ(list.evaluations_size(), 0) << "nothing malformed is stored";
 }
 
-TEST(Service, AJobWithoutAMatchingWorkerWaitsVisibly) {
+TEST(Service, AnEvaluationWithoutAMatchingWorkerWaitsVisibly) {
   Cluster c;
   c.StartCoordinator();
   c.StartWorker("host");

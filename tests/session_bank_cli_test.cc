@@ -5,7 +5,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

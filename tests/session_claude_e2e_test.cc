@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "agent_testing.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "session_testing.h"
+#include "tests/agent_testing.h"
+#include "tests/session_testing.h"
 
 namespace kseek {
 namespace {

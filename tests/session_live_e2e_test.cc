@@ -16,7 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "session_testing.h"
+#include "tests/session_testing.h"
 
 namespace kseek {
 namespace {

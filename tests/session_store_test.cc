@@ -17,8 +17,8 @@
 #include "absl/strings/strip.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "store.h"
-#include "test_util.h"
+#include "server/store.h"
+#include "tests/test_util.h"
 
 namespace kseek::server {
 namespace {

@@ -22,8 +22,8 @@
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "request.h"
-#include "test_util.h"
+#include "proto/request.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 

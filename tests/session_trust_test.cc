@@ -38,8 +38,8 @@
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "session_testing.h"
-#include "session_workspace.h"
+#include "server/session_workspace.h"
+#include "tests/session_testing.h"
 
 namespace kseek {
 namespace {

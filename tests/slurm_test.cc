@@ -44,8 +44,8 @@
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "request.h"
-#include "test_util.h"
+#include "proto/request.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {
@@ -533,7 +533,7 @@ TEST_F(SlurmTest, WorkerJobDrainsOnScancelAndNoEvaluationIsLost) {
 // the runner of the evaluation in hand included, then SIGKILL after KillWait.
 // The worker drains and its runner ignores the signal: the evaluation in
 // hand is finished by the draining worker within KillWait with its true
-// verdict (a job in hand longer than KillWait is killed and re-run on
+// verdict (an attempt in hand longer than KillWait is killed and re-run on
 // another worker: worker_test.cc and dispatcher_test.cc), the queued ones
 // wait for the next job, and no evaluation ends with a false verdict.
 TEST_F(SlurmTest, PlainScancelDrainsAndStoresNoFalseVerdict) {

@@ -5,7 +5,7 @@
 // is full, and the reserve makes room to record a failure. Damaged files
 // are DATA_LOSS naming the file; an online backup taken during writes is a
 // sound, consistent copy.
-#include "store.h"
+#include "server/store.h"
 
 #include <sqlite3.h>
 
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek::server {
 namespace {

@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek::testing {
 namespace {

@@ -1,12 +1,12 @@
 // task.json loading: a valid task round-trips; every malformed field is
 // refused with the file, the field and what is wrong.
-#include "task.h"
+#include "harness/src/task.h"
 
 #include <filesystem>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "test_util.h"
+#include "tests/test_util.h"
 
 namespace kseek {
 namespace {

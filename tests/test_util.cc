@@ -1,5 +1,5 @@
 // Helpers shared by the tests (see test_util.h).
-#include "test_util.h"
+#include "tests/test_util.h"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -24,7 +24,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "base/file.h"
-#include "compile.h"
+#include "harness/src/compile.h"
 
 namespace kseek::testing {
 

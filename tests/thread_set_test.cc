@@ -1,6 +1,6 @@
 // ThreadSet: every thread it starts is joined, by JoinAll() or the
 // destructor; a thread of the set may start another.
-#include "thread_set.h"
+#include "server/thread_set.h"
 
 #include <atomic>
 

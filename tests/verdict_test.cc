@@ -1,5 +1,5 @@
 // Verdict statistics, summary and the JSON round trip.
-#include "verdict.h"
+#include "harness/src/verdict.h"
 
 #include <cmath>
 

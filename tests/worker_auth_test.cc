@@ -1,6 +1,6 @@
 // A worker registered with a real kernelseekd, reached by someone else: its
-// port refuses every job without the coordinator's job credential
-// (UNAUTHENTICATED, the job never starts), whatever else the caller holds,
+// port refuses every attempt without the coordinator's job credential
+// (UNAUTHENTICATED, the attempt never starts), whatever else the caller holds,
 // while the coordinator's own evaluations run there; revoking the worker's
 // token ends the credential.
 #include <chrono>
@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
-#include "request.h"
-#include "session_testing.h"
+#include "proto/job_credential.h"
+#include "proto/request.h"
+#include "tests/session_testing.h"
 
 namespace kseek {
 namespace {
@@ -21,17 +21,17 @@ namespace v1 = ::kernelseek::v1;
 using testing::Cluster;
 using testing::Softmax;
 
-v1::WorkerJob ForgedJob() {
-  v1::WorkerJob job;
-  job.set_evaluation_id("ev_forged");
-  job.set_attempt(1);
+v1::Attempt ForgedAttempt() {
+  v1::Attempt attempt;
+  attempt.set_evaluation_id("ev_forged");
+  attempt.set_number(1);
   absl::StatusOr<v1::TaskFiles> files = PackTask(Softmax(), Target::kHost);
   EXPECT_TRUE(files.ok()) << files.status();
-  *job.mutable_request()->mutable_task() = *files;
-  job.mutable_request()->set_target("host");
-  job.mutable_request()->set_kernel_source(testing::ReadFile(Softmax() + "/fast_host.cc"));
-  job.mutable_request()->set_kernel_name("fast_host.cc");
-  return job;
+  *attempt.mutable_request()->mutable_task() = *files;
+  attempt.mutable_request()->set_target("host");
+  attempt.mutable_request()->set_kernel_source(testing::ReadFile(Softmax() + "/fast_host.cc"));
+  attempt.mutable_request()->set_kernel_name("fast_host.cc");
+  return attempt;
 }
 
 // The status of Evaluate on the worker with `metadata` ({key, value}).
@@ -40,13 +40,13 @@ grpc::Status Forge(const std::string& worker, const std::vector<std::pair<std::s
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
   for (const auto& [k, v] : metadata) ctx.AddMetadata(k, v);
-  auto reader = stub->Evaluate(&ctx, ForgedJob());
+  auto reader = stub->Evaluate(&ctx, ForgedAttempt());
   v1::EvaluationEvent event;
-  if (reader->Read(&event)) ADD_FAILURE() << "the forged job sent " << event.DebugString();
+  if (reader->Read(&event)) ADD_FAILURE() << "the forged attempt sent " << event.DebugString();
   return reader->Finish();
 }
 
-TEST(WorkerAuth, AWorkerRunsItsCoordinatorsJobsAndNobodyElses) {
+TEST(WorkerAuth, AWorkerRunsItsCoordinatorsAttemptsAndNobodyElses) {
   Cluster c;
   c.StartCoordinator();
   c.StartWorker();

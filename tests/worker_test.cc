@@ -1,10 +1,10 @@
 // kseek-worker as a real process on the host target: Info and Evaluate over
 // gRPC (events, busy, wrong target), refusing a GPU target it cannot serve,
 // staying up while its coordinator is unreachable, draining on SIGTERM (also
-// when the runner of the job in hand is signalled too, as a batch system
-// stopping the whole job does), and interrupting, not failing, a job whose
+// when the runner of the attempt in hand is signalled too, as a batch system
+// stopping the whole job does), and interrupting, not failing, an attempt whose
 // runner is killed from outside while it drains. Every Evaluate needs the
-// job credential: refused without it or with another (the job never
+// job credential: refused without it or with another (the attempt never
 // starts), accepted with the one of the current registration only.
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -33,13 +33,13 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/file.h"
-#include "device_check.h"
 #include "gtest/gtest.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "job_credential.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
-#include "request.h"
-#include "test_util.h"
+#include "proto/job_credential.h"
+#include "proto/request.h"
+#include "tests/test_util.h"
+#include "worker/device_check.h"
 
 namespace kseek {
 namespace {
@@ -146,11 +146,11 @@ class WorkerProcess {
 };
 
 // The softmax task's fast host kernel on two host scenarios.
-v1::WorkerJob SoftmaxJob(const std::string& evaluation_id, const std::string& target) {
-  v1::WorkerJob job;
-  job.set_evaluation_id(evaluation_id);
-  job.set_attempt(1);
-  v1::EvaluationRequest* request = job.mutable_request();
+v1::Attempt SoftmaxAttempt(const std::string& evaluation_id, const std::string& target) {
+  v1::Attempt attempt;
+  attempt.set_evaluation_id(evaluation_id);
+  attempt.set_number(1);
+  v1::EvaluationRequest* request = attempt.mutable_request();
   absl::StatusOr<v1::TaskFiles> files = PackTask(SourceDir() + "/kernels/softmax", Target::kHost);
   EXPECT_TRUE(files.ok()) << files.status();
   if (files.ok()) *request->mutable_task() = *files;
@@ -160,7 +160,7 @@ v1::WorkerJob SoftmaxJob(const std::string& evaluation_id, const std::string& ta
   request->add_scenario_names("r1_c1_f32_host");
   request->add_scenario_names("r100_c17_f32_host");
   request->mutable_timing()->set_max_samples(3);
-  return job;
+  return attempt;
 }
 
 // The job credential of the test workers (their --job-credential-file).
@@ -176,14 +176,14 @@ std::unique_ptr<grpc::ClientContext> StreamContext(const std::string& credential
 
 // The status of an Evaluate that must be refused before any event.
 grpc::Status Refusal(v1::Worker::Stub* stub, std::unique_ptr<grpc::ClientContext> context,
-                     const v1::WorkerJob& job) {
-  auto reader = stub->Evaluate(context.get(), job);
+                     const v1::Attempt& attempt) {
+  auto reader = stub->Evaluate(context.get(), attempt);
   v1::EvaluationEvent event;
-  if (reader->Read(&event)) ADD_FAILURE() << "an event of a refused job: " << event.DebugString();
+  if (reader->Read(&event)) ADD_FAILURE() << "an event of a refused attempt: " << event.DebugString();
   return reader->Finish();
 }
 
-// Reads the rest of a job's stream after Started: the scenario results (in
+// Reads the rest of an attempt's stream after Started: the scenario results (in
 // `scenarios`) and the verdict, and checks that the stream ends OK.
 void ExpectScenariosAndVerdict(grpc::ClientReader<v1::EvaluationEvent>* reader,
                                const std::string& evaluation_id,
@@ -303,7 +303,7 @@ class WorkerTest : public ::testing::Test {
   }
 
   // Flags of a host worker whose coordinator is not there, and which takes
-  // jobs with kTestCredential.
+  // attempts with kTestCredential.
   static std::vector<std::string> HostFlags() {
     return {"--target=host", "--listen=127.0.0.1:0",
             "--coordinator=127.0.0.1:" + std::to_string(UnusedPort()),
@@ -317,7 +317,7 @@ class WorkerTest : public ::testing::Test {
 std::string* WorkerTest::cache_dir_ = nullptr;
 std::string* WorkerTest::credential_file_ = nullptr;
 
-TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheJob) {
+TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheAttempt) {
   const std::string work_dir = TempDir("worker_test_work");
   std::vector<std::string> flags = HostFlags();
   flags.push_back("--work-dir=" + work_dir);
@@ -327,25 +327,25 @@ TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheJob) {
 
   // No credential, a forged one, one of the right length, the bearer token
   // header instead: each UNAUTHENTICATED before any event.
-  grpc::Status none = Refusal(stub.get(), StreamContext(""), SoftmaxJob("ev_forged", "host"));
+  grpc::Status none = Refusal(stub.get(), StreamContext(""), SoftmaxAttempt("ev_forged", "host"));
   EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED) << none.error_message();
   EXPECT_NE(none.error_message().find("no job credential"), std::string::npos)
       << none.error_message();
   grpc::Status forged =
-      Refusal(stub.get(), StreamContext("forged"), SoftmaxJob("ev_forged", "host"));
+      Refusal(stub.get(), StreamContext("forged"), SoftmaxAttempt("ev_forged", "host"));
   EXPECT_EQ(forged.error_code(), grpc::StatusCode::UNAUTHENTICATED) << forged.error_message();
   std::string near(kTestCredential);
   near.back() = near.back() == 'f' ? 'e' : 'f';
   grpc::Status same_length =
-      Refusal(stub.get(), StreamContext(near), SoftmaxJob("ev_forged", "host"));
+      Refusal(stub.get(), StreamContext(near), SoftmaxAttempt("ev_forged", "host"));
   EXPECT_EQ(same_length.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   auto bearer = StreamContext("");
   bearer->AddMetadata("authorization", std::string("Bearer ") + kTestCredential);
-  grpc::Status as_bearer = Refusal(stub.get(), std::move(bearer), SoftmaxJob("ev_forged", "host"));
+  grpc::Status as_bearer = Refusal(stub.get(), std::move(bearer), SoftmaxAttempt("ev_forged", "host"));
   EXPECT_EQ(as_bearer.error_code(), grpc::StatusCode::UNAUTHENTICATED);
-  // Even a job for another target learns nothing before the credential.
+  // Even an attempt for another target learns nothing before the credential.
   grpc::Status other_target =
-      Refusal(stub.get(), StreamContext("forged"), SoftmaxJob("ev_forged", "sm_90a"));
+      Refusal(stub.get(), StreamContext("forged"), SoftmaxAttempt("ev_forged", "sm_90a"));
   EXPECT_EQ(other_target.error_code(), grpc::StatusCode::UNAUTHENTICATED);
 
   // Nothing ran: no scratch folder was made, the worker is idle, and the
@@ -372,9 +372,9 @@ TEST_F(WorkerTest, RefusesEvaluateWithoutItsJobCredentialAndNeverStartsTheJob) {
     EXPECT_NE(worker.Log().find("kernels: seccomp filter"), std::string::npos) << worker.Log();
   }
 
-  // The worker's own credential runs the same job.
+  // The worker's own credential runs the same attempt.
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), SoftmaxJob("ev_real", "host"));
+  auto reader = stub->Evaluate(context.get(), SoftmaxAttempt("ev_real", "host"));
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << reader->Finish().error_message() << worker.Log();
   ASSERT_TRUE(event.has_started()) << event.DebugString();
@@ -389,14 +389,14 @@ TEST_F(WorkerTest, WithoutCoordinatorOrCredentialFileEveryEvaluateIsRefused) {
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
   auto stub = worker.Stub();
   for (const std::string& credential : {std::string(), std::string(kTestCredential)}) {
-    grpc::Status st = Refusal(stub.get(), StreamContext(credential), SoftmaxJob("ev_x", "host"));
+    grpc::Status st = Refusal(stub.get(), StreamContext(credential), SoftmaxAttempt("ev_x", "host"));
     EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << credential;
   }
   // It said so at start (logged after the address is printed).
   EXPECT_NE(worker.Log().find("every Evaluate is refused"), std::string::npos) << worker.Log();
 }
 
-TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
+TEST_F(WorkerTest, EvaluatesOneAttemptAtATimeAndRefusesOtherTargets) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
   auto stub = worker.Stub();
@@ -415,10 +415,10 @@ TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
   EXPECT_FALSE(info.device_name().empty());
   EXPECT_NE(info.compiler_version().find("c++"), std::string::npos) << info.compiler_version();
 
-  // A job for a GPU target is refused, naming both targets.
+  // An attempt for a GPU target is refused, naming both targets.
   {
     auto context = StreamContext();
-    auto reader = stub->Evaluate(context.get(), SoftmaxJob("ev_gpu", "sm_90a"));
+    auto reader = stub->Evaluate(context.get(), SoftmaxAttempt("ev_gpu", "sm_90a"));
     v1::EvaluationEvent event;
     EXPECT_FALSE(reader->Read(&event));
     grpc::Status status = reader->Finish();
@@ -428,7 +428,7 @@ TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
   }
 
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), SoftmaxJob("ev_first", "host"));
+  auto reader = stub->Evaluate(context.get(), SoftmaxAttempt("ev_first", "host"));
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << reader->Finish().error_message() << worker.Log();
   EXPECT_EQ(event.evaluation_id(), "ev_first");
@@ -436,10 +436,10 @@ TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
   EXPECT_EQ(event.started().attempt(), 1);
   EXPECT_EQ(event.started().scenarios(), 2);
 
-  // While it runs, a second job is turned away and Info counts the first.
+  // While it runs, a second attempt is turned away and Info counts the first.
   {
     auto second_context = StreamContext();
-    auto second = stub->Evaluate(second_context.get(), SoftmaxJob("ev_second", "host"));
+    auto second = stub->Evaluate(second_context.get(), SoftmaxAttempt("ev_second", "host"));
     v1::EvaluationEvent ignored;
     EXPECT_FALSE(second->Read(&ignored));
     grpc::Status status = second->Finish();
@@ -462,10 +462,10 @@ TEST_F(WorkerTest, EvaluatesOneJobAtATimeAndRefusesOtherTargets) {
   EXPECT_EQ(verdict.target(), "host");
   EXPECT_EQ(verdict.scenarios_size(), 2);
 
-  // Idle again: the next job is taken.
+  // Idle again: the next attempt is taken.
   {
     auto next_context = StreamContext();
-    auto next = stub->Evaluate(next_context.get(), SoftmaxJob("ev_third", "host"));
+    auto next = stub->Evaluate(next_context.get(), SoftmaxAttempt("ev_third", "host"));
     ASSERT_TRUE(next->Read(&event));
     EXPECT_TRUE(event.has_started());
     std::vector<v1::ScenarioResult> more;
@@ -482,10 +482,10 @@ TEST_F(WorkerTest, RequestThatDoesNotUnpackEndsWithFailedNamingTheField) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
   auto stub = worker.Stub();
-  v1::WorkerJob job = SoftmaxJob("ev_bad", "host");
-  job.mutable_request()->set_scenario_names(1, "no_such_scenario");
+  v1::Attempt attempt = SoftmaxAttempt("ev_bad", "host");
+  attempt.mutable_request()->set_scenario_names(1, "no_such_scenario");
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), job);
+  auto reader = stub->Evaluate(context.get(), attempt);
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << worker.Log();
   EXPECT_EQ(event.evaluation_id(), "ev_bad");
@@ -496,19 +496,19 @@ TEST_F(WorkerTest, RequestThatDoesNotUnpackEndsWithFailedNamingTheField) {
   EXPECT_TRUE(reader->Finish().ok());
 }
 
-TEST_F(WorkerTest, SigtermFinishesTheJobInHandRefusesNewOnesAndExitsZero) {
+TEST_F(WorkerTest, SigtermFinishesTheAttemptInHandRefusesNewOnesAndExitsZero) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
   auto stub = worker.Stub();
 
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), SoftmaxJob("ev_drain", "host"));
+  auto reader = stub->Evaluate(context.get(), SoftmaxAttempt("ev_drain", "host"));
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << worker.Log();
   ASSERT_TRUE(event.has_started());
 
   ASSERT_EQ(kill(worker.pid(), SIGTERM), 0);
-  // Once it drains (or, the job done, has shut down) a new job is refused
+  // Once it drains (or, the attempt done, has shut down) a new attempt is refused
   // as unavailable.
   for (int i = 0; i < 600; ++i) {
     v1::WorkerInfo info;
@@ -519,7 +519,7 @@ TEST_F(WorkerTest, SigtermFinishesTheJobInHandRefusesNewOnesAndExitsZero) {
   }
   {
     auto late_context = StreamContext();
-    auto late = stub->Evaluate(late_context.get(), SoftmaxJob("ev_late", "host"));
+    auto late = stub->Evaluate(late_context.get(), SoftmaxAttempt("ev_late", "host"));
     v1::EvaluationEvent ignored;
     EXPECT_FALSE(late->Read(&ignored));
     grpc::Status status = late->Finish();
@@ -568,17 +568,17 @@ std::vector<pid_t> ChildrenNamed(pid_t parent, const std::string& name) {
 TEST_F(WorkerTest, KilledWorkerLeavesNoRunnerBehind) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
-  v1::WorkerJob job = SoftmaxJob("ev_hang", "host");
-  job.mutable_request()->set_kernel_source(
+  v1::Attempt attempt = SoftmaxAttempt("ev_hang", "host");
+  attempt.mutable_request()->set_kernel_source(
       "#include \"kernelseek/abi.h\"\n"
       "extern \"C\" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {\n"
       "  volatile long spin = 0;\n"
       "  for (;;) spin = spin + 1;\n"
       "}\n");
-  job.mutable_request()->set_kernel_name("hang.cc");
+  attempt.mutable_request()->set_kernel_name("hang.cc");
   auto stub = worker.Stub();
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), job);
+  auto reader = stub->Evaluate(context.get(), attempt);
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << worker.Log();
   ASSERT_TRUE(event.has_started()) << event.DebugString();
@@ -602,7 +602,7 @@ TEST_F(WorkerTest, KilledWorkerLeavesNoRunnerBehind) {
   if (!gone) kill(runners[0], SIGKILL);
 }
 
-// Slow enough that signals reach a job while its runner is in a scenario.
+// Slow enough that signals reach an attempt while its runner is in a scenario.
 const std::string kSlowSoftmax = testing::SlowSoftmaxHostKernel(1500000000L);
 
 // The worker's kseek-runner children, waited for (up to a minute) until
@@ -618,19 +618,19 @@ std::vector<pid_t> WaitForRunners(pid_t worker) {
 
 // What a batch system's "stop this job" does (Slurm's plain scancel): the
 // stop signals go to every process of the job, the worker and the runner of
-// the job in hand alike. The worker drains and says NOT_SERVING to the
-// health check; the runner ignores the signals; the job ends with its true
+// the attempt in hand alike. The worker drains and says NOT_SERVING to the
+// health check; the runner ignores the signals; the attempt ends with its true
 // verdict.
-TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheJobInHandKeepsItsTrueVerdict) {
+TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheAttemptInHandKeepsItsTrueVerdict) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
-  v1::WorkerJob job = SoftmaxJob("ev_stop_all", "host");
-  job.mutable_request()->set_kernel_source(kSlowSoftmax);
-  job.mutable_request()->set_kernel_name("slow.cc");
-  job.mutable_request()->mutable_timing()->set_disabled(true);
+  v1::Attempt attempt = SoftmaxAttempt("ev_stop_all", "host");
+  attempt.mutable_request()->set_kernel_source(kSlowSoftmax);
+  attempt.mutable_request()->set_kernel_name("slow.cc");
+  attempt.mutable_request()->mutable_timing()->set_disabled(true);
   auto stub = worker.Stub();
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), job);
+  auto reader = stub->Evaluate(context.get(), attempt);
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << worker.Log();
   ASSERT_TRUE(event.has_started()) << event.DebugString();
@@ -641,7 +641,7 @@ TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheJobInHandKeepsItsTrueVerd
   for (pid_t runner : runners) {
     for (int sig : {SIGTERM, SIGHUP, SIGINT}) EXPECT_EQ(kill(runner, sig), 0) << "runner " << runner;
   }
-  // While the job is in hand, the health check says the worker is not
+  // While the attempt is in hand, the health check says the worker is not
   // serving, for the server and for the Worker service by name.
   for (const std::string service : {"", "kernelseek.v1.Worker"}) {
     testing::ProcessResult health = RunProcess({BinDir() + "/kseek", "health", "--worker",
@@ -650,7 +650,7 @@ TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheJobInHandKeepsItsTrueVerd
     EXPECT_NE(health.out.find("\"status\": \"NOT_SERVING\""), std::string::npos)
         << "service '" << service << "': " << health.out << health.err;
   }
-  EXPECT_TRUE(worker.Running()) << "the worker left before the job in hand ended:\n"
+  EXPECT_TRUE(worker.Running()) << "the worker left before the attempt in hand ended:\n"
                                 << worker.Log();
 
   std::vector<v1::ScenarioResult> scenarios;
@@ -667,24 +667,24 @@ TEST_F(WorkerTest, StopSignalsToEveryProcessDrainAndTheJobInHandKeepsItsTrueVerd
 
 // A runner killed from outside while the worker drains (the SIGKILL a batch
 // system sends at the end of its grace time, the OOM killer) is no fault of
-// the candidate: the job ends without a crash or a verdict, UNAVAILABLE,
+// the candidate: the attempt ends without a crash or a verdict, UNAVAILABLE,
 // which tells the coordinator to run it elsewhere.
-TEST_F(WorkerTest, RunnerKilledFromOutsideWhileDrainingInterruptsTheJobWithoutACrash) {
+TEST_F(WorkerTest, RunnerKilledFromOutsideWhileDrainingInterruptsTheAttemptWithoutACrash) {
   WorkerProcess worker(HostFlags());
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
-  v1::WorkerJob job = SoftmaxJob("ev_interrupted", "host");
-  job.mutable_request()->set_kernel_source(
+  v1::Attempt attempt = SoftmaxAttempt("ev_interrupted", "host");
+  attempt.mutable_request()->set_kernel_source(
       "#include \"kernelseek/abi.h\"\n"
       "extern \"C\" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* args) {\n"
       "  volatile long spin = 0;\n"
       "  for (;;) spin = spin + 1;\n"
       "}\n");
-  job.mutable_request()->set_kernel_name("hang.cc");
-  job.mutable_request()->clear_scenario_names();
-  job.mutable_request()->add_scenario_names("r1_c1_f32_host");
+  attempt.mutable_request()->set_kernel_name("hang.cc");
+  attempt.mutable_request()->clear_scenario_names();
+  attempt.mutable_request()->add_scenario_names("r1_c1_f32_host");
   auto stub = worker.Stub();
   auto context = StreamContext();
-  auto reader = stub->Evaluate(context.get(), job);
+  auto reader = stub->Evaluate(context.get(), attempt);
   v1::EvaluationEvent event;
   ASSERT_TRUE(reader->Read(&event)) << worker.Log();
   ASSERT_TRUE(event.has_started()) << event.DebugString();
@@ -714,7 +714,7 @@ TEST_F(WorkerTest, RunnerKilledFromOutsideWhileDrainingInterruptsTheJobWithoutAC
   for (pid_t runner : runners) EXPECT_EQ(kill(runner, SIGKILL), 0) << "runner " << runner;
 
   while (reader->Read(&event)) {
-    ADD_FAILURE() << "an interrupted job sent an event: " << event.DebugString();
+    ADD_FAILURE() << "an interrupted attempt sent an event: " << event.DebugString();
   }
   grpc::Status status = reader->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
@@ -792,10 +792,10 @@ TEST_F(WorkerTest, RegistersOnceTheCoordinatorIsUpHeartbeatsAndReportsDraining) 
   server->Shutdown();
 }
 
-// Past the credential check, a job for another target is refused with
+// Past the credential check, an attempt for another target is refused with
 // FAILED_PRECONDITION: a cheap way to tell an accepted credential.
 grpc::StatusCode CredentialCheck(v1::Worker::Stub* stub, const std::string& credential) {
-  return Refusal(stub, StreamContext(credential), SoftmaxJob("ev_probe", "sm_90a")).error_code();
+  return Refusal(stub, StreamContext(credential), SoftmaxAttempt("ev_probe", "sm_90a")).error_code();
 }
 
 // Waits up to a minute for `done`.
@@ -808,7 +808,7 @@ bool Eventually(const std::function<bool()>& done) {
   return false;
 }
 
-TEST_F(WorkerTest, TakesJobsWithTheCredentialOfItsCurrentRegistrationOnly) {
+TEST_F(WorkerTest, TakesAttemptsWithTheCredentialOfItsCurrentRegistrationOnly) {
   FakeCoordinator fake;
   int port = 0;
   grpc::ServerBuilder builder;

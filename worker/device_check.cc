@@ -1,5 +1,5 @@
 // The device and compiler checks of kseek-worker (device_check.h).
-#include "device_check.h"
+#include "worker/device_check.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -17,7 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/child_process.h"
-#include "compile.h"
+#include "harness/src/compile.h"
 
 namespace kseek {
 

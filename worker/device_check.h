@@ -10,7 +10,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "task.h"
+#include "harness/src/task.h"
 
 namespace kseek {
 

@@ -1,8 +1,8 @@
 // kseek-worker: serves the Worker gRPC service for one target (sm_90a,
 // sm_100a or host) and one GPU, and keeps itself registered with a
 // coordinator. Prints "listening on HOST:PORT" as the first line of stdout;
-// everything else goes to stderr. SIGTERM (or SIGINT) drains: no new job is
-// taken, the health check says NOT_SERVING, the job in hand finishes, then
+// everything else goes to stderr. SIGTERM (or SIGINT) drains: no new attempt is
+// taken, the health check says NOT_SERVING, the attempt in hand finishes, then
 // the process exits 0.
 #include <pthread.h>
 #include <signal.h>
@@ -35,11 +35,11 @@
 #include "base/file.h"
 #include "base/log.h"
 #include "base/tls.h"
-#include "device_check.h"
-#include "evaluate.h"
-#include "registration.h"
-#include "sandbox.h"
-#include "worker_service.h"
+#include "harness/src/evaluate.h"
+#include "harness/src/sandbox.h"
+#include "worker/device_check.h"
+#include "worker/registration.h"
+#include "worker/worker_service.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:0",
           "address the Worker service listens on (port 0: any free port)");
@@ -63,7 +63,7 @@ ABSL_FLAG(int, compile_jobs, 2, "compiles of a job that run at once");
 ABSL_FLAG(bool, allow_unconfined, false,
           "serve even where this machine cannot sandbox kernels (no seccomp filters): their code "
           "then runs with this worker's rights");
-ABSL_FLAG(std::string, work_dir, "", "folder for the jobs' private scratch folders (default: temp dir)");
+ABSL_FLAG(std::string, work_dir, "", "folder for the attempts' private scratch folders (default: temp dir)");
 
 namespace kseek {
 namespace {
@@ -296,7 +296,7 @@ int Main(int argc, char** argv) {
   while (sigwait(&stop_signals, &sig) != 0) {
   }
   Log(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
-                         ": draining (finishing the job in hand, taking no new one)"));
+                         ": draining (finishing the attempt in hand, taking no new one)"));
   service->StartDraining();
   if (health != nullptr) health->SetServingStatus(false);
   if (registration) registration->Wake();

@@ -1,5 +1,5 @@
 // Registration and heartbeats of a kseek-worker (registration.h).
-#include "registration.h"
+#include "worker/registration.h"
 
 #include <algorithm>
 #include <fstream>
@@ -72,7 +72,7 @@ void Registration::Refused(const grpc::Status& status) {
     return;
   }
   Log(absl::StrCat("the coordinator refused this worker's token (", status.error_message(),
-                         "); no job is accepted until it registers again"));
+                         "); no attempt is accepted until it registers again"));
   service_->SetJobCredential("");
 }
 

@@ -26,7 +26,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
-#include "worker_service.h"
+#include "worker/worker_service.h"
 
 namespace kseek {
 

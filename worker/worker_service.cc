@@ -1,6 +1,6 @@
-// The Worker service: job admission, the job thread, and the event stream
+// The Worker service: attempt admission, the attempt thread, and the event stream
 // (worker_service.h).
-#include "worker_service.h"
+#include "worker/worker_service.h"
 
 #include <signal.h>
 
@@ -11,22 +11,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/log.h"
-#include "convert.h"
-#include "job_credential.h"
-#include "request.h"
+#include "proto/convert.h"
+#include "proto/job_credential.h"
+#include "proto/request.h"
 
 namespace kseek {
 
 namespace v1 = ::kernelseek::v1;
 
-// The server side of one Evaluate stream. The job thread queues events
+// The server side of one Evaluate stream. The attempt thread queues events
 // (Send) and ends the stream (Close); gRPC's callbacks write them one at a
 // time. The object deletes itself once gRPC is done with it (OnDone) and
-// the job has closed it, whichever comes last. When the client goes away
-// the remaining events are dropped and the job runs to its end.
-class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
+// the attempt has closed it, whichever comes last. When the client goes away
+// the remaining events are dropped and the attempt runs to its end.
+class WorkerService::AttemptStream final : public grpc::ServerWriteReactor<v1::EvaluationEvent> {
  public:
-  explicit JobStream(std::string evaluation_id) : evaluation_id_(std::move(evaluation_id)) {}
+  explicit AttemptStream(std::string evaluation_id) : evaluation_id_(std::move(evaluation_id)) {}
 
   void Send(v1::EvaluationEvent event) {
     event.set_evaluation_id(evaluation_id_);
@@ -102,7 +102,7 @@ class WorkerService::JobStream final : public grpc::ServerWriteReactor<v1::Evalu
   v1::EvaluationEvent in_flight_ ABSL_GUARDED_BY(mu_);  // the event being written
   grpc::Status end_status_ ABSL_GUARDED_BY(mu_);         // what Close asked for
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool closed_ ABSL_GUARDED_BY(mu_) = false;     // the job sends nothing more
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;     // the attempt sends nothing more
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // the client went away
   bool finished_ ABSL_GUARDED_BY(mu_) = false;   // Finish was called
   bool done_ ABSL_GUARDED_BY(mu_) = false;       // OnDone ran
@@ -180,7 +180,7 @@ void WorkerService::WaitIdle() {
   {
     absl::MutexLock lock(&mu_);
     mu_.Await(absl::Condition(+[](bool* busy) { return !*busy; }, &busy_));
-    finished = std::move(job_thread_);
+    finished = std::move(attempt_thread_);
   }
   if (finished.joinable()) finished.join();
 }
@@ -195,10 +195,10 @@ grpc::ServerUnaryReactor* WorkerService::Info(grpc::CallbackServerContext* conte
 }
 
 grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
-    grpc::CallbackServerContext* context, const v1::WorkerJob* job) {
-  const std::string& target = job->request().target();
+    grpc::CallbackServerContext* context, const v1::Attempt* attempt) {
+  const std::string& target = attempt->request().target();
   auto reject = [&](grpc::StatusCode code, const std::string& message) {
-    Log(absl::StrCat("refused evaluation ", job->evaluation_id(), ": ", message));
+    Log(absl::StrCat("refused evaluation ", attempt->evaluation_id(), ": ", message));
     return new RejectedStream(grpc::Status(code, message));
   };
   // The credential comes first: a caller without it learns nothing else
@@ -215,15 +215,15 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
     return reject(grpc::StatusCode::UNAUTHENTICATED,
                   presented == metadata.end()
                       ? absl::StrCat("no job credential (metadata ", kJobCredentialMetadata,
-                                     "): this worker runs jobs only for its coordinator")
+                                     "): this worker runs attempts only for its coordinator")
                       : "the job credential is not this worker's coordinator's");
   }
   if (draining_) return reject(grpc::StatusCode::UNAVAILABLE, "worker is draining");
-  // A job for another target could never run here, busy or not.
+  // An attempt for another target could never run here, busy or not.
   if (target != TargetName(options_.target)) {
     return reject(grpc::StatusCode::FAILED_PRECONDITION,
                   absl::StrCat("request.target: this worker serves target ",
-                               TargetName(options_.target), ", the job is for target '", target,
+                               TargetName(options_.target), ", the attempt is for target '", target,
                                "'"));
   }
   if (busy_) {
@@ -231,19 +231,19 @@ grpc::ServerWriteReactor<v1::EvaluationEvent>* WorkerService::Evaluate(
                   absl::StrCat("worker is busy with evaluation ", current_evaluation_));
   }
   busy_ = true;
-  current_evaluation_ = job->evaluation_id();
-  // The previous job's thread is ending: after clearing busy_ it only sends
+  current_evaluation_ = attempt->evaluation_id();
+  // The previous attempt's thread is ending: after clearing busy_ it only sends
   // its last event and closes its stream.
-  if (job_thread_.joinable()) job_thread_.join();
-  auto* stream = new JobStream(job->evaluation_id());
-  job_thread_ = std::thread([this, stream, copy = *job] { RunJob(stream, copy); });
+  if (attempt_thread_.joinable()) attempt_thread_.join();
+  auto* stream = new AttemptStream(attempt->evaluation_id());
+  attempt_thread_ = std::thread([this, stream, copy = *attempt] { RunAttempt(stream, copy); });
   return stream;
 }
 
-void WorkerService::RunJob(JobStream* stream, const v1::WorkerJob& job) {
-  absl::StatusOr<v1::EvaluationEvent> last = Execute(stream, job);
-  // The worker is free before the client can see the end of the job, so
-  // that a next job sent on the verdict is taken.
+void WorkerService::RunAttempt(AttemptStream* stream, const v1::Attempt& attempt) {
+  absl::StatusOr<v1::EvaluationEvent> last = Execute(stream, attempt);
+  // The worker is free before the client can see the end of the attempt, so
+  // that a next attempt sent on the verdict is taken.
   {
     absl::MutexLock lock(&mu_);
     busy_ = false;
@@ -257,10 +257,10 @@ void WorkerService::RunJob(JobStream* stream, const v1::WorkerJob& job) {
   stream->Close();
 }
 
-absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
-                                                           const v1::WorkerJob& job) {
+absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(AttemptStream* stream,
+                                                           const v1::Attempt& attempt) {
   const std::string label =
-      absl::StrCat("evaluation ", job.evaluation_id(), " (attempt ", job.attempt(), ")");
+      absl::StrCat("evaluation ", attempt.evaluation_id(), " (attempt ", attempt.number(), ")");
   auto failed = [&](absl::string_view error) {
     Log(absl::StrCat(label, " failed: ", error));
     v1::EvaluationEvent event;
@@ -268,7 +268,7 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
     return event;
   };
 
-  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(job.request());
+  absl::StatusOr<std::unique_ptr<UnpackedRequest>> unpacked = UnpackedRequest::Create(attempt.request());
   if (!unpacked.ok()) return failed(unpacked.status().message());
   const TaskSpec& task = (*unpacked)->task();
   EvalRequest& eval = (*unpacked)->mutable_eval();
@@ -285,21 +285,21 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(JobStream* stream,
   v1::Started* s = started.mutable_started();
   s->set_worker_id(CurrentInfo().worker_id());
   s->set_device(options_.device.name);
-  s->set_attempt(job.attempt());
+  s->set_attempt(attempt.number());
   s->set_scenarios(static_cast<int>(scenarios));
   stream->Send(std::move(started));
   Log(absl::StrCat(label, ": task ", task.name, ", ", scenarios, " scenarios"));
 
-  // A runner stopped from outside while draining ends the job as
+  // A runner stopped from outside while draining ends the attempt as
   // interrupted: no crash is reported against the candidate, and the stream
   // ends UNAVAILABLE so that the coordinator runs the evaluation elsewhere.
   // The check is made as each scenario ends and again at the end of the
-  // job, when a stop signal that reached the runner first has certainly
+  // attempt, when a stop signal that reached the runner first has certainly
   // reached the worker too. Events after an interruption are not sent.
   std::string interrupted;
   auto check = [&](const ScenarioResult& r) {
     if (!interrupted.empty() || !StoppedFromOutside(r) || !Draining()) return;
-    interrupted = absl::StrCat("worker is draining and evaluation ", job.evaluation_id(),
+    interrupted = absl::StrCat("worker is draining and evaluation ", attempt.evaluation_id(),
                                " was interrupted: its runner was killed by signal ",
                                r.runner_signal, " (", strsignal(r.runner_signal),
                                ") from outside during scenario ", r.name,

@@ -10,7 +10,7 @@
 // caller's source_name takes its place when they are returned.
 // The .so is renamed into place last, so its presence means the entry is
 // complete. Failed compiles are never cached.
-#include "compile.h"
+#include "harness/src/compile.h"
 
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -205,7 +205,7 @@ std::vector<std::string> TargetFlags(Target target, const std::vector<std::strin
   }
   if (IsCuda(target)) {
     static const char* const kCudaFlags[] = {
-#include "cuda_flags.inc"
+#include "harness/src/cuda_flags.inc"
     };
     for (const char* f : kCudaFlags) flags.push_back(f);
   } else {

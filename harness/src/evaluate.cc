@@ -1,5 +1,5 @@
 // Evaluate(): policy -> compile -> run -> verdict (evaluate.h).
-#include "evaluate.h"
+#include "harness/src/evaluate.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/file.h"
-#include "compile.h"
-#include "policy.h"
+#include "harness/src/compile.h"
+#include "harness/src/policy.h"
 
 namespace kseek {
 

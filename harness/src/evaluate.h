@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "runner.h"
-#include "task.h"
-#include "verdict.h"
+#include "harness/src/runner.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 
 namespace kseek {
 

@@ -1,5 +1,5 @@
 // Recursive-descent parser and evaluator for task expressions (expr.h).
-#include "expr.h"
+#include "harness/src/expr.h"
 
 #include <cctype>
 #include <limits>

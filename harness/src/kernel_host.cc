@@ -1,5 +1,5 @@
 // Kernel hosts (kernel_host.h): the judge's side and the host's own loop.
-#include "kernel_host.h"
+#include "harness/src/kernel_host.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -20,11 +20,11 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "harness/src/runner_data.h"
+#include "harness/src/runner_protocol.h"
+#include "harness/src/runner_scenario.h"
+#include "harness/src/sandbox.h"
 #include "nlohmann/json.hpp"
-#include "runner_data.h"
-#include "runner_protocol.h"
-#include "runner_scenario.h"
-#include "sandbox.h"
 
 namespace kseek {
 

@@ -41,9 +41,9 @@
 
 #include "absl/status/statusor.h"
 #include "base/child_process.h"
+#include "harness/src/runner_device.h"
+#include "harness/src/task.h"
 #include "kernelseek/abi.h"
-#include "runner_device.h"
-#include "task.h"
 
 namespace kseek {
 

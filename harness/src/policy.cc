@@ -86,7 +86,7 @@
 // This is a reading of the text, not of the preprocessed program, and a
 // courtesy: it refuses early, with the line, what the run-time sandbox
 // (sandbox.h, in the kernel hosts) refuses anyway. No guarantee rests on it.
-#include "policy.h"
+#include "harness/src/policy.h"
 
 #include <algorithm>
 #include <set>

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "task.h"
+#include "harness/src/task.h"
 
 namespace kseek {
 

@@ -2,7 +2,7 @@
 // kseek-runner child with a private result pipe, reads its messages, enforces
 // the time limits and starts a fresh child after a crash or a hang. Also the
 // job-file and device JSON shared with the child (runner_protocol.h).
-#include "runner.h"
+#include "harness/src/runner.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -29,7 +29,7 @@
 #include "base/child_process.h"
 #include "base/json_reader.h"
 #include "base/status_macros.h"
-#include "runner_protocol.h"
+#include "harness/src/runner_protocol.h"
 
 namespace kseek {
 

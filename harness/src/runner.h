@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "task.h"
-#include "verdict.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 
 namespace kseek {
 

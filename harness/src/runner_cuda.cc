@@ -7,7 +7,7 @@
 // every blocking stream, so the end event also covers work a kernel put on
 // other blocking streams. Work on non-blocking streams escapes the events
 // but not cuCtxSynchronize; the runner compares the two clocks to catch it.
-#include "runner_device.h"
+#include "harness/src/runner_device.h"
 
 #include "absl/strings/str_cat.h"
 

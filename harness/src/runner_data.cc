@@ -1,6 +1,6 @@
 // Random inputs, element conversions and output comparison for
 // kseek-runner (runner_data.h).
-#include "runner_data.h"
+#include "harness/src/runner_data.h"
 
 #include <algorithm>
 #include <atomic>

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "kernelseek/abi.h"
-#include "task.h"
-#include "verdict.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 
 namespace kseek {
 

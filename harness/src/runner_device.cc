@@ -1,6 +1,6 @@
 // The host device of kseek-runner, device buffers and guarded tensor
 // buffers (runner_device.h).
-#include "runner_device.h"
+#include "harness/src/runner_device.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -24,9 +24,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernelseek/abi.h"
-#include "runner_data.h"
-#include "task.h"
-#include "verdict.h"
+#include "harness/src/runner_data.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 
 namespace kseek {
 

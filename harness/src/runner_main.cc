@@ -30,12 +30,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/json_reader.h"
+#include "harness/src/kernel_host.h"
+#include "harness/src/runner_device.h"
+#include "harness/src/runner_protocol.h"
+#include "harness/src/runner_scenario.h"
+#include "harness/src/task.h"
 #include "nlohmann/json.hpp"
-#include "kernel_host.h"
-#include "runner_device.h"
-#include "runner_protocol.h"
-#include "runner_scenario.h"
-#include "task.h"
 
 extern char** environ;
 

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "harness/src/runner.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 #include "nlohmann/json.hpp"
-#include "runner.h"
-#include "task.h"
-#include "verdict.h"
 
 namespace kseek {
 

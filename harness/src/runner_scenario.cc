@@ -1,6 +1,6 @@
 // Correctness and timing of one scenario in kseek-runner
 // (runner_scenario.h).
-#include "runner_scenario.h"
+#include "harness/src/runner_scenario.h"
 
 #include <dlfcn.h>
 
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "runner_data.h"
+#include "harness/src/runner_data.h"
 
 namespace kseek {
 

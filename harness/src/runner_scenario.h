@@ -19,12 +19,12 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "kernel_host.h"
+#include "harness/src/kernel_host.h"
+#include "harness/src/runner.h"
+#include "harness/src/runner_device.h"
+#include "harness/src/task.h"
+#include "harness/src/verdict.h"
 #include "kernelseek/abi.h"
-#include "runner.h"
-#include "runner_device.h"
-#include "task.h"
-#include "verdict.h"
 
 namespace kseek {
 

@@ -1,5 +1,5 @@
 // The kernel host's seccomp filter (sandbox.h).
-#include "sandbox.h"
+#include "harness/src/sandbox.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>

@@ -1,5 +1,5 @@
 // Loading and validating task.json (format: harness/README.md).
-#include "task.h"
+#include "harness/src/task.h"
 
 #include <unistd.h>
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "expr.h"
+#include "harness/src/expr.h"
 #include "kernelseek/abi.h"
 #include "nlohmann/json.hpp"
 

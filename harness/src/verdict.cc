@@ -1,5 +1,5 @@
 // Verdict statistics and JSON form (verdict.h).
-#include "verdict.h"
+#include "harness/src/verdict.h"
 
 #include <algorithm>
 #include <cmath>

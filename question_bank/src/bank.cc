@@ -1,4 +1,4 @@
-#include "question_bank/bank.h"
+#include "question_bank/src/bank.h"
 
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "base/json_reader.h"
 #include "base/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "question_bank/question_text.h"
+#include "question_bank/src/question_text.h"
 
 namespace kseek::question_bank {
 namespace {

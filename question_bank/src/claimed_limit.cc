@@ -1,4 +1,4 @@
-#include "question_bank/claimed_limit.h"
+#include "question_bank/src/claimed_limit.h"
 
 #include <regex>
 #include <string>

@@ -1,4 +1,4 @@
-#include "question_bank/decision_points.h"
+#include "question_bank/src/decision_points.h"
 
 #include <algorithm>
 #include <functional>
@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "question_bank/claimed_limit.h"
+#include "question_bank/src/claimed_limit.h"
 
 namespace kseek::question_bank {
 namespace {

@@ -1,4 +1,4 @@
-#include "question_bank/question.h"
+#include "question_bank/src/question.h"
 
 #include <utility>
 

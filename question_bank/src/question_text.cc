@@ -1,4 +1,4 @@
-#include "question_bank/question_text.h"
+#include "question_bank/src/question_text.h"
 
 #include <string>
 

@@ -1,4 +1,4 @@
-#include "question_bank/scheduler.h"
+#include "question_bank/src/scheduler.h"
 
 #include <algorithm>
 #include <cmath>

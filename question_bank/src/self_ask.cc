@@ -1,4 +1,4 @@
-#include "question_bank/self_ask.h"
+#include "question_bank/src/self_ask.h"
 
 #include <algorithm>
 

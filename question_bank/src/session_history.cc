@@ -1,4 +1,4 @@
-#include "question_bank/session_history.h"
+#include "question_bank/src/session_history.h"
 
 #include <algorithm>
 

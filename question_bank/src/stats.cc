@@ -1,4 +1,4 @@
-#include "question_bank/stats.h"
+#include "question_bank/src/stats.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,13 +1,13 @@
-#include "agent/adapter.h"
+#include "server/agent/adapter.h"
 
 #include <sys/stat.h>
 
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/claude_adapter.h"
-#include "agent/codex_adapter.h"
-#include "agent/command_adapter.h"
+#include "server/agent/claude_adapter.h"
+#include "server/agent/codex_adapter.h"
+#include "server/agent/command_adapter.h"
 
 namespace kseek::agent {
 

@@ -38,7 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/event.h"
+#include "server/agent/event.h"
 
 namespace kseek::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/agent_process.h"
+#include "server/agent/agent_process.h"
 
 #include <sched.h>
 #include <signal.h>
@@ -16,9 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "agent/confinement.h"
-#include "agent/text.h"
 #include "base/child_process.h"
+#include "server/agent/confinement.h"
+#include "server/agent/text.h"
 
 extern char** environ;
 

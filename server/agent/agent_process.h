@@ -46,9 +46,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "agent/adapter.h"
-#include "agent/event.h"
 #include "base/child_process.h"
+#include "server/agent/adapter.h"
+#include "server/agent/event.h"
 
 namespace kseek::agent {
 

@@ -1,5 +1,5 @@
 // The coordinator's agent allowlist (allowlist.h).
-#include "agent/allowlist.h"
+#include "server/agent/allowlist.h"
 
 #include <utility>
 

@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/adapter.h"
+#include "server/agent/adapter.h"
 
 namespace kseek::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/claude_adapter.h"
+#include "server/agent/claude_adapter.h"
 
 #include <map>
 #include <string>
@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "nlohmann/json.hpp"
 #include "base/json_reader.h"
-#include "agent/text.h"
+#include "nlohmann/json.hpp"
+#include "server/agent/text.h"
 
 namespace kseek::agent {
 namespace {

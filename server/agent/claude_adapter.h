@@ -25,7 +25,7 @@
 
 #include <memory>
 
-#include "agent/adapter.h"
+#include "server/agent/adapter.h"
 
 namespace kseek::agent {
 

@@ -1,4 +1,4 @@
-#include "agent/codex_adapter.h"
+#include "server/agent/codex_adapter.h"
 
 #include <set>
 #include <string>
@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "nlohmann/json.hpp"
 #include "base/json_reader.h"
-#include "agent/text.h"
+#include "nlohmann/json.hpp"
+#include "server/agent/text.h"
 
 namespace kseek::agent {
 namespace {

@@ -29,7 +29,7 @@
 
 #include <memory>
 
-#include "agent/adapter.h"
+#include "server/agent/adapter.h"
 
 namespace kseek::agent {
 

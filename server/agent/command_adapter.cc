@@ -1,4 +1,4 @@
-#include "agent/command_adapter.h"
+#include "server/agent/command_adapter.h"
 
 #include <utility>
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "agent/adapter.h"
+#include "server/agent/adapter.h"
 
 namespace kseek::agent {
 

@@ -1,5 +1,5 @@
 // Confinement of agents (confinement.h).
-#include "agent/confinement.h"
+#include "server/agent/confinement.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
-#include "agent/event.h"
+#include "server/agent/event.h"
 
-#include "agent/text.h"
+#include "server/agent/text.h"
 
 namespace kseek::agent {
 

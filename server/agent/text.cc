@@ -1,4 +1,4 @@
-#include "agent/text.h"
+#include "server/agent/text.h"
 
 #include <vector>
 

@@ -4,7 +4,7 @@
 //
 //   --phase overhead    the same evaluation N times directly against a
 //                       worker (Worker.Evaluate; one the coordinator does
-//                       not know, so that its direct jobs never make the
+//                       not know, so that its direct attempts never make the
 //                       coordinator's worker look busy) and through the
 //                       coordinator (Coordinator.SubmitEvaluation),
 //                       interleaved direct/coordinator so both share the
@@ -49,12 +49,12 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "base/file.h"
+#include "harness/src/task.h"
 #include "kernelseek/v1/coordinator.grpc.pb.h"
 #include "kernelseek/v1/worker.grpc.pb.h"
-#include "job_credential.h"
 #include "nlohmann/json.hpp"
-#include "request.h"
-#include "task.h"
+#include "proto/job_credential.h"
+#include "proto/request.h"
 
 ABSL_FLAG(std::string, phase, "overhead", "overhead or throughput");
 ABSL_FLAG(std::string, coordinator, "", "kernelseekd address (HOST:PORT)");
@@ -133,15 +133,15 @@ class Paths {
   }
 
   absl::StatusOr<double> Direct() {
-    v1::WorkerJob job;
-    job.set_evaluation_id(absl::StrCat("bench_direct_", direct_count_.fetch_add(1)));
-    job.set_attempt(1);
-    *job.mutable_request() = request_;
+    v1::Attempt attempt;
+    attempt.set_evaluation_id(absl::StrCat("bench_direct_", direct_count_.fetch_add(1)));
+    attempt.set_number(1);
+    *attempt.mutable_request() = request_;
     const Clock::time_point start = Clock::now();
     grpc::ClientContext context;
     SetDeadline(&context, kEvaluationDeadline);
     context.AddMetadata(kseek::kJobCredentialMetadata, job_credential_);
-    auto reader = worker_->Evaluate(&context, job);
+    auto reader = worker_->Evaluate(&context, attempt);
     absl::Status status = ReadToVerdict(reader.get(), "Worker.Evaluate");
     if (!status.ok()) return status;
     return Millis(start);

@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
-#include "question_bank/bank.h"
-#include "question_bank/decision_points.h"
-#include "question_bank/stats.h"
+#include "question_bank/src/bank.h"
+#include "question_bank/src/decision_points.h"
+#include "question_bank/src/stats.h"
 
 namespace kseek::question_bank {
 

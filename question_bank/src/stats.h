@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "question_bank/session_history.h"
+#include "question_bank/src/session_history.h"
 
 namespace kseek::question_bank {
 

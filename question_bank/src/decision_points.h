@@ -29,8 +29,8 @@
 
 #include "absl/time/time.h"
 
-#include "question_bank/question.h"
-#include "question_bank/session_history.h"
+#include "question_bank/src/question.h"
+#include "question_bank/src/session_history.h"
 
 namespace kseek::question_bank {
 

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-#include "question_bank/question.h"
+#include "question_bank/src/question.h"
 
 namespace kseek::question_bank {
 

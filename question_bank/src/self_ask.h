@@ -16,7 +16,7 @@
 
 #include "absl/strings/string_view.h"
 
-#include "question_bank/bank.h"
+#include "question_bank/src/bank.h"
 
 namespace kseek::question_bank {
 
