@@ -63,7 +63,7 @@ absl::Status Dispatcher::Start() {
   }
   for (const auto& [target, q] : queues_) PublishPositionsLocked(target);
   Logf("%d evaluations pending (%d were running and are queued again), %d workers known",
-      pending->size(), requeued, workers_.size());
+       pending->size(), requeued, workers_.size());
   loop_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
 }
@@ -237,7 +237,7 @@ absl::StatusOr<bool> Dispatcher::WithRetries(const std::string& what,
   absl::Duration delay = options_.store_retry_delay;
   for (int i = 0; i < options_.store_retries && !result.ok(); ++i) {
     Logf("%s: %s; trying again in %s", what, result.status().message(),
-        absl::FormatDuration(delay));
+         absl::FormatDuration(delay));
     absl::SleepFor(delay);
     delay *= 2;
     result = write();
@@ -258,8 +258,8 @@ void Dispatcher::EndFailed(const std::string& id, const std::string& error) {
     e.mutable_failed()->set_error(error);
   } else {
     Logf("evaluation %s failed (%s), and that could not be stored either (%s): the store keeps "
-        "it pending and the next start runs it again",
-        id, error, changed.status().message());
+         "it pending and the next start runs it again",
+         id, error, changed.status().message());
     e.mutable_failed()->set_error(absl::StrCat(
         error, "; not recorded either (", changed.status().message(),
         "), so the coordinator runs it again after its next restart"));
@@ -412,7 +412,7 @@ absl::StatusOr<v1::RegisterWorkerResponse> Dispatcher::RegisterWorker(const v1::
   w.channel = grpc::CreateCustomChannel(info.address(), creds, args);
   w.job_credential = RandomHex(32);
   Logf("worker %s registered: target %s at %s (%s)", id, info.target(), info.address(),
-      info.device_name());
+       info.device_name());
   PublishPositionsLocked(info.target());
   wake_ = true;
 

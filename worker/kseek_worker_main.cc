@@ -34,6 +34,7 @@
 #include "base/child_process.h"
 #include "base/file.h"
 #include "base/log.h"
+#include "base/status_macros.h"
 #include "base/tls.h"
 #include "harness/src/evaluate.h"
 #include "harness/src/sandbox.h"
@@ -140,6 +141,66 @@ int Fail(const absl::Status& status) {
   return 2;
 }
 
+// The runner children's sandbox on this machine: the seccomp filter (or
+// --allow-unconfined), a network namespace where one can be made, the
+// host target's address-space limit; options->confinement says it in words.
+absl::Status ChooseConfinement(WorkerOptions* options) {
+  options->sandbox.enabled = true;
+  if (options->target == Target::kHost) {
+    options->sandbox.max_address_space_bytes = kHostAddressSpaceBytes;
+  }
+  std::string seccomp_why;
+  if (!CanUseSeccomp(&seccomp_why)) {
+    if (!absl::GetFlag(FLAGS_allow_unconfined)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "this machine cannot sandbox kernels (seccomp filter: ", seccomp_why,
+          "); --allow-unconfined serves anyway, with kernels running with this worker's rights"));
+    }
+    Log(absl::StrCat("kernels run unconfined (--allow-unconfined): no seccomp filter (",
+                     seccomp_why, ")"));
+    options->sandbox.seccomp_kernels = false;
+  }
+  std::string why;
+  options->sandbox.isolate_network = CanIsolateNetwork(&why);
+  if (!options->sandbox.isolate_network) {
+    Log(absl::StrCat("runner children keep network access: no network namespace (", why, ")"));
+  }
+  options->confinement = Confinement(*options, seccomp_why);
+  Log(absl::StrCat("kernels: ", options->confinement));
+  return absl::OkStatus();
+}
+
+// TLS of this service (--tls-cert and --tls-key), else plaintext.
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ServerCredentialsFromFlags() {
+  KSEEK_ASSIGN_OR_RETURN(
+      const std::optional<TlsServerPem> tls,
+      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key)));
+  if (!tls) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  ssl.pem_key_cert_pairs.push_back({tls->key, tls->cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+// Where and how to register (--coordinator, --token-file, --tls-ca); the
+// credential accepted without a registration (--job-credential-file) goes
+// into `options`.
+absl::StatusOr<RegistrationOptions> RegistrationFromFlags(WorkerOptions* options) {
+  RegistrationOptions reg;
+  reg.coordinator = absl::GetFlag(FLAGS_coordinator);
+  if (const std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
+    KSEEK_ASSIGN_OR_RETURN(reg.token, ReadTokenFile("--token-file", file));
+    reg.token_file = file;
+  }
+  if (const std::string file = absl::GetFlag(FLAGS_job_credential_file); !file.empty()) {
+    KSEEK_ASSIGN_OR_RETURN(options->static_job_credential,
+                           ReadTokenFile("--job-credential-file", file));
+  }
+  if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
+    KSEEK_ASSIGN_OR_RETURN(reg.tls_ca_pem, ReadNamedFile("--tls-ca", file));
+  }
+  return reg;
+}
+
 int Main(int argc, char** argv) {
   absl::FlagsUsageConfig usage;
   usage.version_string = [] { return std::string("kseek-worker " KSEEK_VERSION " (protocol kernelseek.v1)\n"); };
@@ -198,58 +259,12 @@ int Main(int argc, char** argv) {
     return Fail(absl::FailedPreconditionError(
         absl::StrCat("--work-dir ", options.work_dir, ": cannot create: ", strerror(errno))));
   }
-  options.sandbox.enabled = true;
-  if (*target == Target::kHost) options.sandbox.max_address_space_bytes = kHostAddressSpaceBytes;
-  std::string seccomp_why;
-  if (!CanUseSeccomp(&seccomp_why)) {
-    if (!absl::GetFlag(FLAGS_allow_unconfined)) {
-      return Fail(absl::FailedPreconditionError(absl::StrCat(
-          "this machine cannot sandbox kernels (seccomp filter: ", seccomp_why,
-          "); --allow-unconfined serves anyway, with kernels running with this worker's rights")));
-    }
-    Log(absl::StrCat("kernels run unconfined (--allow-unconfined): no seccomp filter (",
-                           seccomp_why, ")"));
-    options.sandbox.seccomp_kernels = false;
-  }
-  std::string why;
-  options.sandbox.isolate_network = CanIsolateNetwork(&why);
-  if (!options.sandbox.isolate_network) {
-    Log(absl::StrCat("runner children keep network access: no network namespace (", why,
-                           ")"));
-  }
-  options.confinement = Confinement(options, seccomp_why);
-  Log(absl::StrCat("kernels: ", options.confinement));
-
-  std::shared_ptr<grpc::ServerCredentials> server_credentials;
-  absl::StatusOr<std::optional<TlsServerPem>> tls =
-      ReadTlsServerPem(absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key));
-  if (!tls.ok()) return Fail(tls.status());
-  if (!tls->has_value()) {
-    server_credentials = grpc::InsecureServerCredentials();
-  } else {
-    grpc::SslServerCredentialsOptions ssl;
-    ssl.pem_key_cert_pairs.push_back({(*tls)->key, (*tls)->cert});
-    server_credentials = grpc::SslServerCredentials(ssl);
-  }
-
-  RegistrationOptions reg;
-  reg.coordinator = absl::GetFlag(FLAGS_coordinator);
-  if (const std::string file = absl::GetFlag(FLAGS_token_file); !file.empty()) {
-    absl::StatusOr<std::string> token = ReadTokenFile("--token-file", file);
-    if (!token.ok()) return Fail(token.status());
-    reg.token = *token;
-    reg.token_file = file;
-  }
-  if (const std::string file = absl::GetFlag(FLAGS_job_credential_file); !file.empty()) {
-    absl::StatusOr<std::string> credential = ReadTokenFile("--job-credential-file", file);
-    if (!credential.ok()) return Fail(credential.status());
-    options.static_job_credential = *credential;
-  }
-  if (const std::string file = absl::GetFlag(FLAGS_tls_ca); !file.empty()) {
-    absl::StatusOr<std::string> ca = ReadNamedFile("--tls-ca", file);
-    if (!ca.ok()) return Fail(ca.status());
-    reg.tls_ca_pem = *ca;
-  }
+  if (absl::Status st = ChooseConfinement(&options); !st.ok()) return Fail(st);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> server_credentials =
+      ServerCredentialsFromFlags();
+  if (!server_credentials.ok()) return Fail(server_credentials.status());
+  absl::StatusOr<RegistrationOptions> reg = RegistrationFromFlags(&options);
+  if (!reg.ok()) return Fail(reg.status());
 
   // The advertised address needs the bound port, and the service needs the
   // advertised address: bind first, then fill it in before serving.
@@ -259,7 +274,7 @@ int Main(int argc, char** argv) {
   int port = 0;
   auto service = std::make_unique<WorkerService>(options);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(listen, server_credentials, &port);
+  builder.AddListeningPort(listen, *server_credentials, &port);
   builder.RegisterService(service.get());
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
@@ -276,19 +291,19 @@ int Main(int argc, char** argv) {
   std::printf("listening on %s\n", bound.c_str());
   std::fflush(stdout);
   Log(absl::StrCat("target ", TargetName(*target), " on ", device->name,
-                         *target == Target::kHost ? "" : absl::StrCat(" (GPU ", gpu, ")"),
-                         "; compiler ", *compiler, "; serving on ", bound, ", advertised as ",
-                         advertise));
+                   *target == Target::kHost ? "" : absl::StrCat(" (GPU ", gpu, ")"),
+                   "; compiler ", *compiler, "; serving on ", bound, ", advertised as ",
+                   advertise));
 
   std::unique_ptr<Registration> registration;
-  if (reg.coordinator.empty()) {
+  if (reg->coordinator.empty()) {
     Log(options.static_job_credential.empty()
-                  ? "no --coordinator and no --job-credential-file: serving without registering, "
-                    "and every Evaluate is refused (UNAUTHENTICATED)"
-                  : "no --coordinator: serving without registering, for the holder of "
-                    "--job-credential-file");
+            ? "no --coordinator and no --job-credential-file: serving without registering, "
+              "and every Evaluate is refused (UNAUTHENTICATED)"
+            : "no --coordinator: serving without registering, for the holder of "
+              "--job-credential-file");
   } else {
-    registration = std::make_unique<Registration>(reg, service.get());
+    registration = std::make_unique<Registration>(*reg, service.get());
     registration->Start();
   }
 
@@ -296,7 +311,7 @@ int Main(int argc, char** argv) {
   while (sigwait(&stop_signals, &sig) != 0) {
   }
   Log(absl::StrCat(sig == SIGTERM ? "SIGTERM" : "SIGINT",
-                         ": draining (finishing the attempt in hand, taking no new one)"));
+                   ": draining (finishing the attempt in hand, taking no new one)"));
   service->StartDraining();
   if (health != nullptr) health->SetServingStatus(false);
   if (registration) registration->Wake();

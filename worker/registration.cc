@@ -72,7 +72,7 @@ void Registration::Refused(const grpc::Status& status) {
     return;
   }
   Log(absl::StrCat("the coordinator refused this worker's token (", status.error_message(),
-                         "); no attempt is accepted until it registers again"));
+                   "); no attempt is accepted until it registers again"));
   service_->SetJobCredential("");
 }
 
@@ -149,8 +149,8 @@ void Registration::Loop() {
       ok = registered = Register();
       if (ok) {
         Log(absl::StrCat("registered with coordinator ", options_.coordinator, " as ",
-                               worker_id_, " (heartbeat every ",
-                               absl::FormatDuration(interval_), ")"));
+                         worker_id_, " (heartbeat every ",
+                         absl::FormatDuration(interval_), ")"));
       }
     } else {
       bool known = true;
@@ -166,7 +166,7 @@ void Registration::Loop() {
     if (ok) {
       if (!reachable) {
         Log(absl::StrCat("coordinator ", options_.coordinator, " is reachable again after ",
-                               failures, " failed attempt", failures == 1 ? "" : "s"));
+                         failures, " failed attempt", failures == 1 ? "" : "s"));
       }
       reachable = true;
       failures = 0;
@@ -177,8 +177,8 @@ void Registration::Loop() {
     ++failures;
     if (reachable) {
       Log(absl::StrCat("coordinator ", options_.coordinator, " unreachable (", last_error_,
-                             "); retrying with backoff up to ",
-                             absl::FormatDuration(options_.max_backoff)));
+                       "); retrying with backoff up to ",
+                       absl::FormatDuration(options_.max_backoff)));
       reachable = false;
     }
     if (Sleep(backoff)) return;

@@ -320,9 +320,9 @@ absl::StatusOr<v1::EvaluationEvent> WorkerService::Execute(AttemptStream* stream
   if (!interrupted.empty()) return absl::UnavailableError(interrupted);
   if (!verdict.ok()) return failed(verdict.status().message());
   Log(absl::StrCat(label, ": done, ", verdict->all_correct ? "all correct" : "not all correct",
-                         verdict->geomean_speedup
-                             ? absl::StrFormat(", geomean speedup %.3fx", *verdict->geomean_speedup)
-                             : ""));
+                   verdict->geomean_speedup
+                       ? absl::StrFormat(", geomean speedup %.3fx", *verdict->geomean_speedup)
+                       : ""));
   v1::EvaluationEvent event;
   *event.mutable_verdict() = ToProto(*verdict);
   return event;
