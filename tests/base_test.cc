@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/civil_time.h"
+#include "base/cpu_model.h"
 #include "base/file.h"
 #include "base/log.h"
 #include "base/status_macros.h"
@@ -113,6 +114,16 @@ TEST_F(BaseTest, LogWritesOneLineToStderrNamedAfterTheProgram) {
   // One line, the time before the program's name.
   EXPECT_EQ(line.find(" base_test"), std::string("2026-12-01T14:05:09.123Z").size()) << line;
   EXPECT_EQ(line.find('\n'), line.size() - 1) << line;
+}
+
+TEST(CpuModelTest, IsTheFirstModelNameLineOrAGenericName) {
+  EXPECT_EQ(CpuModelFromCpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\n"
+                                "model name\t: AMD EPYC 9654 96-Core Processor \n"
+                                "model name\t: second\n"),
+            "AMD EPYC 9654 96-Core Processor");
+  EXPECT_EQ(CpuModelFromCpuinfo("processor\t: 0\n"), "host CPU");
+  EXPECT_EQ(CpuModelFromCpuinfo(""), "host CPU");
+  EXPECT_FALSE(CpuModel().empty());
 }
 
 TEST(TimeTest, NowMsIsTheUnixTimeInMilliseconds) {

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "base/child_process.h"
+#include "base/cpu_model.h"
 #include "harness/src/compile.h"
 
 namespace kseek {
@@ -80,20 +80,6 @@ absl::StatusOr<CudaDriver> LoadDriver() {
         "no usable CUDA driver (libcuda.so.1 lacks a driver API entry point)");
   }
   return d;
-}
-
-// The CPU model from /proc/cpuinfo, or a generic name.
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!absl::StartsWith(line, "model name")) continue;
-    const size_t colon = line.find(':');
-    if (colon != std::string::npos) {
-      return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-    }
-  }
-  return "host CPU";
 }
 
 WorkerDevice HostDevice() {

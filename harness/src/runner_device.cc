@@ -15,15 +15,13 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
+#include "base/cpu_model.h"
 
 namespace kseek {
 
@@ -102,20 +100,6 @@ namespace {
 constexpr size_t kHostAlignment = 4096;
 constexpr size_t kDefaultLastLevelCache = size_t{64} << 20;
 constexpr size_t kMaxHostFlushBytes = size_t{1} << 30;
-
-std::string CpuModel() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (absl::StartsWith(line, "model name")) {
-      size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
-      }
-    }
-  }
-  return "host CPU";
-}
 
 int64_t SysconfOr(int name, int64_t fallback) {
   long v = sysconf(name);
