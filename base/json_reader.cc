@@ -151,34 +151,32 @@ absl::StatusOr<bool> JsonReader::AsBool() const {
   return value_->get<bool>();
 }
 
-absl::StatusOr<std::string> JsonReader::String(absl::string_view key) const {
+template <typename T>
+absl::StatusOr<T> JsonReader::Required(absl::string_view key,
+                                       absl::StatusOr<T> (JsonReader::*as)() const) const {
   absl::StatusOr<JsonReader> f = Field(key);
   if (!f.ok()) return f.status();
-  return f->AsString();
+  return ((*f).*as)();
+}
+
+absl::StatusOr<std::string> JsonReader::String(absl::string_view key) const {
+  return Required(key, &JsonReader::AsString);
 }
 
 absl::StatusOr<int64_t> JsonReader::Int(absl::string_view key) const {
-  absl::StatusOr<JsonReader> f = Field(key);
-  if (!f.ok()) return f.status();
-  return f->AsInt();
+  return Required(key, &JsonReader::AsInt);
 }
 
 absl::StatusOr<uint64_t> JsonReader::Uint(absl::string_view key) const {
-  absl::StatusOr<JsonReader> f = Field(key);
-  if (!f.ok()) return f.status();
-  return f->AsUint();
+  return Required(key, &JsonReader::AsUint);
 }
 
 absl::StatusOr<double> JsonReader::Number(absl::string_view key) const {
-  absl::StatusOr<JsonReader> f = Field(key);
-  if (!f.ok()) return f.status();
-  return f->AsNumber();
+  return Required(key, &JsonReader::AsNumber);
 }
 
 absl::StatusOr<bool> JsonReader::Bool(absl::string_view key) const {
-  absl::StatusOr<JsonReader> f = Field(key);
-  if (!f.ok()) return f.status();
-  return f->AsBool();
+  return Required(key, &JsonReader::AsBool);
 }
 
 namespace {

@@ -108,6 +108,10 @@ class JsonReader {
  private:
   // The field, or nullptr when it is missing or null.
   const nlohmann::json* Find(absl::string_view key) const;
+  // The required field `key` read by `as` (AsString, AsInt, ...).
+  template <typename T>
+  absl::StatusOr<T> Required(absl::string_view key,
+                             absl::StatusOr<T> (JsonReader::*as)() const) const;
   // `read` applied to the field when it is there, else nullopt; its error
   // becomes status() unless that holds one already.
   template <typename T, typename ReadAs>
