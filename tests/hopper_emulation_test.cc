@@ -69,8 +69,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // short-sequence rule), 192-key tiles at head_dim 128 without causal
 // masking, no short key tiles, Q barriers per consumer at every head_dim,
 // 16-byte O stores at head_dim 64 only (the 4-byte stores at 128 and 256),
-// and the mma.sync kernel with one query head per row tile (no GQA
-// packing, so GQA decode on either kernel).
+// the mma.sync kernel with one query head per row tile (no GQA packing, so
+// GQA decode on either kernel), O rescaled under the next S in every WGMMA
+// kernel, and S over all of D's columns at head_dims 80-96 and 136-192.
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) {
@@ -84,7 +85,7 @@ TEST_P(NonDefaultSwitches, PassOnTheirShapes) {
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                          ::testing::Values("s_hd128_bf16", "s_hd64", "w_hd64", "w_hd128",
-                                           "w_hd256", "pk_"),
+                                           "w_hd256", "pk_", "dim_"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string name = info.param;
                            if (name.back() == '_') name.pop_back();

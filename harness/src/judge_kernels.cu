@@ -10,7 +10,10 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "compare_partial.h"
 #include "kernelseek/abi.h"
+
+using kseek::ComparePartial;
 
 namespace {
 
@@ -83,34 +86,7 @@ __device__ double Load(const void* p, unsigned long long i, int dtype) {
   return 0;
 }
 
-// What one block of a comparison found; the layout of
-// kseek::ComparePartial (runner_data.h).
-struct Partial {
-  double diff2, ref2, max_abs;
-  unsigned long long nan_count, first_nan;
-  unsigned long long ref_nan_count, first_ref_nan;
-  unsigned long long inf_count, first_inf;
-  double inf_cand, inf_ref;
-};
-
 constexpr int kThreads = 256;
-
-// Folds b into a, b's elements coming after a's.
-__device__ void Fold(Partial& a, const Partial& b) {
-  a.diff2 += b.diff2;
-  a.ref2 += b.ref2;
-  a.max_abs = fmax(a.max_abs, b.max_abs);
-  if (a.nan_count == 0) a.first_nan = b.first_nan;
-  a.nan_count += b.nan_count;
-  if (a.ref_nan_count == 0) a.first_ref_nan = b.first_ref_nan;
-  a.ref_nan_count += b.ref_nan_count;
-  if (a.inf_count == 0) {
-    a.first_inf = b.first_inf;
-    a.inf_cand = b.inf_cand;
-    a.inf_ref = b.inf_ref;
-  }
-  a.inf_count += b.inf_count;
-}
 
 }  // namespace
 
@@ -141,74 +117,32 @@ extern "C" __global__ void kseek_first_difference(const unsigned char* a, const 
 }
 
 // Block k compares elements [k * chunk, min(count, (k + 1) * chunk)) and
-// writes partials[k]; the host folds the partials in block order. Every
-// thread takes the elements i = begin + threadIdx.x + j * kThreads, and the
-// threads are folded in index order pairwise (a fixed tree), so the sums do
-// not depend on scheduling.
+// writes partials[k]; the host merges the partials in block order. Every
+// thread takes the elements i = begin + threadIdx.x + j * kThreads through
+// compare_partial.h's rule, and the threads' partials are merged pairwise
+// in a fixed tree, so the sums do not depend on scheduling.
 extern "C" __global__ void __launch_bounds__(kThreads)
     kseek_compare(const void* cand, const void* ref, unsigned long long count, int dtype,
-                  unsigned long long chunk, Partial* partials) {
-  __shared__ Partial parts[kThreads];
-  Partial p = {};
+                  unsigned long long chunk, ComparePartial* partials) {
+  // Raw storage: a __shared__ array may not have a constructor.
+  __shared__ alignas(ComparePartial) unsigned char storage[kThreads * sizeof(ComparePartial)];
+  ComparePartial* parts = reinterpret_cast<ComparePartial*>(storage);
+  ComparePartial p;
+  double diff2 = 0, ref2 = 0, max_abs = 0;
   const unsigned long long begin = static_cast<unsigned long long>(blockIdx.x) * chunk;
   unsigned long long end = begin + chunk;
   if (end > count) end = count;
   for (unsigned long long i = begin + threadIdx.x; i < end; i += kThreads) {
-    const double x = Load(cand, i, dtype);
-    const double r = Load(ref, i, dtype);
-    if (isfinite(x) && isfinite(r)) {
-      const double d = x - r;
-      p.diff2 += d * d;
-      p.ref2 += r * r;
-      p.max_abs = fmax(p.max_abs, fabs(d));
-      continue;
-    }
-    // Every thread's elements ascend, so its first is its smallest.
-    if (isnan(x)) {
-      if (p.nan_count++ == 0) p.first_nan = i;
-      continue;
-    }
-    if (isnan(r)) {
-      if (p.ref_nan_count++ == 0) p.first_ref_nan = i;
-      continue;
-    }
-    if (x == r) continue;  // the same infinity
-    if (p.inf_count++ == 0) {
-      p.first_inf = i;
-      p.inf_cand = x;
-      p.inf_ref = r;
-    }
+    kseek::CompareElement(i, Load(cand, i, dtype), Load(ref, i, dtype), diff2, ref2, max_abs, p);
   }
+  p.diff2 = diff2;
+  p.ref2 = ref2;
+  p.max_abs = max_abs;
   parts[threadIdx.x] = p;
   __syncthreads();
-  // Thread t's elements interleave with the others', so "first" is the
-  // smallest index over the threads that found one, not the fold order's.
   for (int width = 1; width < kThreads; width *= 2) {
     const int t = threadIdx.x;
-    if (t % (2 * width) == 0) {
-      Partial& a = parts[t];
-      const Partial& b = parts[t + width];
-      const bool nan_b_first = b.nan_count > 0 && (a.nan_count == 0 || b.first_nan < a.first_nan);
-      const bool ref_nan_b_first =
-          b.ref_nan_count > 0 && (a.ref_nan_count == 0 || b.first_ref_nan < a.first_ref_nan);
-      const bool inf_b_first = b.inf_count > 0 && (a.inf_count == 0 || b.first_inf < a.first_inf);
-      Partial m = a;
-      Fold(m, b);
-      if (nan_b_first) m.first_nan = b.first_nan;
-      else if (a.nan_count > 0) m.first_nan = a.first_nan;
-      if (ref_nan_b_first) m.first_ref_nan = b.first_ref_nan;
-      else if (a.ref_nan_count > 0) m.first_ref_nan = a.first_ref_nan;
-      if (inf_b_first) {
-        m.first_inf = b.first_inf;
-        m.inf_cand = b.inf_cand;
-        m.inf_ref = b.inf_ref;
-      } else if (a.inf_count > 0) {
-        m.first_inf = a.first_inf;
-        m.inf_cand = a.inf_cand;
-        m.inf_ref = a.inf_ref;
-      }
-      a = m;
-    }
+    if (t % (2 * width) == 0) kseek::MergeComparePartial(parts[t], parts[t + width]);
     __syncthreads();
   }
   if (threadIdx.x == 0) partials[blockIdx.x] = parts[0];

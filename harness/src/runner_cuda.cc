@@ -226,7 +226,7 @@ class CudaDevice : public Device {
     int type = static_cast<int>(dtype), kind = dist.kind == Distribution::kUniform ? 1 : 0;
     double a = dist.a, b = dist.b;
     void* args[] = {&out, &n, &s, &type, &kind, &a, &b};
-    return Launch(fill_, StrideBlocks(count), args, "the judge's random fill");
+    return Queue(fill_, StrideBlocks(count), args, "the judge's random fill");
   }
   absl::StatusOr<size_t> FirstDifference(const void* a, const void* b, size_t bytes) override {
     if (first_difference_ == nullptr) return Device::FirstDifference(a, b, bytes);
@@ -317,12 +317,15 @@ class CudaDevice : public Device {
     return std::max<uint64_t>(1, std::min(kMaxStrideBlocks,
                                           (elements + kJudgeThreads - 1) / kJudgeThreads));
   }
-  // Queues `f` with `blocks` x kJudgeThreads threads on the legacy stream,
-  // and waits for it.
+  // Queues `f` with `blocks` x kJudgeThreads threads on the legacy stream;
+  // Launch also waits for it, so that its errors name it.
+  absl::Status Queue(CUfunction f, uint64_t blocks, void** args, const std::string& what) {
+    return Check(api_.LaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kJudgeThreads, 1, 1, 0,
+                                   CU_STREAM_LEGACY, args, nullptr),
+                 absl::StrCat("launching ", what));
+  }
   absl::Status Launch(CUfunction f, uint64_t blocks, void** args, const std::string& what) {
-    absl::Status st = Check(api_.LaunchKernel(f, static_cast<unsigned>(blocks), 1, 1, kJudgeThreads,
-                                              1, 1, 0, CU_STREAM_LEGACY, args, nullptr),
-                            absl::StrCat("launching ", what));
+    absl::Status st = Queue(f, blocks, args, what);
     if (st.ok()) st = Check(api_.CtxSynchronize(), absl::StrCat("cuCtxSynchronize after ", what));
     return st;
   }

@@ -118,37 +118,13 @@ struct LoadU8 {
 
 std::string Num(double v) { return absl::StrFormat("%.4g", v); }
 
-using Partial = ComparePartial;
-
 template <typename Load>
-Partial CompareRange(const void* cand, const void* ref, size_t begin, size_t end,
+ComparePartial CompareRange(const void* cand, const void* ref, size_t begin, size_t end,
                      const Load& load) {
-  Partial p;
+  ComparePartial p;
   double diff2 = 0, ref2 = 0, max_abs = 0;  // kept in registers
   for (size_t i = begin; i < end; ++i) {
-    const double x = load(cand, i);
-    const double r = load(ref, i);
-    if (std::isfinite(x) && std::isfinite(r)) {
-      const double d = x - r;
-      diff2 += d * d;
-      ref2 += r * r;
-      max_abs = std::max(max_abs, std::fabs(d));
-      continue;
-    }
-    if (std::isnan(x)) {
-      if (p.nan_count++ == 0) p.first_nan = i;
-      continue;
-    }
-    if (std::isnan(r)) {
-      if (p.ref_nan_count++ == 0) p.first_ref_nan = i;
-      continue;
-    }
-    if (x == r) continue;  // the same infinity
-    if (p.inf_count++ == 0) {
-      p.first_inf = i;
-      p.inf_cand = x;
-      p.inf_ref = r;
-    }
+    CompareElement(i, load(cand, i), load(ref, i), diff2, ref2, max_abs, p);
   }
   p.diff2 = diff2;
   p.ref2 = ref2;
@@ -159,7 +135,7 @@ Partial CompareRange(const void* cand, const void* ref, size_t begin, size_t end
 template <typename Load>
 Comparison Compare(const std::string& name, const void* cand, const void* ref,
                    size_t count, const Tolerance& tol, Load load) {
-  std::vector<Partial> parts((count + kDataChunk - 1) / kDataChunk);
+  std::vector<ComparePartial> parts((count + kDataChunk - 1) / kDataChunk);
   ForEachChunk(parts.size(), [&](size_t k) {
     parts[k] = CompareRange(cand, ref, k * kDataChunk,
                             std::min(count, (k + 1) * kDataChunk), load);
@@ -173,47 +149,29 @@ Comparison FinishComparison(const std::string& name, size_t count, const Toleran
                             const std::vector<ComparePartial>& parts) {
   Comparison c;
   c.result.tensor = name;
-  // In order: the sums, and the first offending element, are the same
-  // for any number of threads.
-  double diff2 = 0, ref2 = 0, max_abs = 0;
-  size_t nan_count = 0, first_nan = 0;
-  size_t ref_nan_count = 0, first_ref_nan = 0;
-  size_t inf_count = 0, first_inf = 0;
-  double inf_cand = 0, inf_ref = 0;
-  for (const Partial& p : parts) {
-    diff2 += p.diff2;
-    ref2 += p.ref2;
-    max_abs = std::max(max_abs, p.max_abs);
-    if (nan_count == 0) first_nan = p.first_nan;
-    nan_count += p.nan_count;
-    if (ref_nan_count == 0) first_ref_nan = p.first_ref_nan;
-    ref_nan_count += p.ref_nan_count;
-    if (inf_count == 0) {
-      first_inf = p.first_inf;
-      inf_cand = p.inf_cand;
-      inf_ref = p.inf_ref;
-    }
-    inf_count += p.inf_count;
-  }
-  double rel = ref2 > 0 ? std::sqrt(diff2) / std::sqrt(ref2) : std::sqrt(diff2);
+  // In order: the sums are the same for any number of threads.
+  ComparePartial all;
+  for (const ComparePartial& p : parts) MergeComparePartial(all, p);
+  double rel = all.ref2 > 0 ? std::sqrt(all.diff2) / std::sqrt(all.ref2) : std::sqrt(all.diff2);
+  double max_abs = all.max_abs;
   if (!std::isfinite(rel)) rel = DBL_MAX;
   if (!std::isfinite(max_abs)) max_abs = DBL_MAX;
   c.result.rel_l2 = rel;
   c.result.max_abs = max_abs;
 
   std::vector<std::string> problems;
-  if (nan_count > 0) {
-    problems.push_back(absl::StrCat("NaN at element ", first_nan, " (", nan_count,
+  if (all.nan_count > 0) {
+    problems.push_back(absl::StrCat("NaN at element ", all.first_nan, " (", all.nan_count,
                                     " of ", count, " elements are NaN)"));
   }
-  if (inf_count > 0) {
-    problems.push_back(absl::StrCat("element ", first_inf, " is ", Num(inf_cand),
-                                    " where the reference has ", Num(inf_ref), " (",
-                                    inf_count, " such elements)"));
+  if (all.inf_count > 0) {
+    problems.push_back(absl::StrCat("element ", all.first_inf, " is ", Num(all.inf_cand),
+                                    " where the reference has ", Num(all.inf_ref), " (",
+                                    all.inf_count, " such elements)"));
   }
-  if (ref_nan_count > 0) {
+  if (all.ref_nan_count > 0) {
     problems.push_back(absl::StrCat("the reference has NaN at element ",
-                                    first_ref_nan, " (", ref_nan_count,
+                                    all.first_ref_nan, " (", all.ref_nan_count,
                                     " elements); the task's reference is broken"));
   }
   if (rel > tol.rel_l2) {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compare_partial.h"
 #include "kernelseek/abi.h"
 #include "harness/src/task.h"
 #include "harness/src/verdict.h"
@@ -77,21 +78,8 @@ Comparison CompareOutput(const std::string& name, kseek_dtype dtype,
                          const void* candidate, const void* reference,
                          size_t count, const Tolerance& tol);
 
-// What a comparison found in one range of elements: CompareOutput's sums,
-// counts and first offending elements (indices into the whole tensor).
-// Plain doubles and 64-bit integers: the CUDA comparison kernel
-// (judge_kernels.cu) writes this layout.
-struct ComparePartial {
-  double diff2 = 0, ref2 = 0, max_abs = 0;
-  uint64_t nan_count = 0, first_nan = 0;
-  uint64_t ref_nan_count = 0, first_ref_nan = 0;
-  uint64_t inf_count = 0, first_inf = 0;
-  double inf_cand = 0, inf_ref = 0;
-};
-static_assert(sizeof(ComparePartial) == 88, "the layout judge_kernels.cu writes");
-
-// CompareOutput's verdict from the partials of consecutive ranges, in
-// order, that together cover `count` elements.
+// CompareOutput's verdict from the partials (compare_partial.h) of ranges
+// that together cover `count` elements, added in the order given.
 Comparison FinishComparison(const std::string& name, size_t count, const Tolerance& tol,
                             const std::vector<ComparePartial>& parts);
 

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3f: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3g: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -20,15 +20,18 @@
 // the same way, and on other architectures (the WGMMA kernel is empty
 // there). Among the mma.sync kernels, the decode kernel takes row groups
 // (queries x pack) of at most 32 rows, except GQA shapes at head_dim <= 128
-// whose key range it would split (LaunchMma: measured slower there), and
-// version 1 the others.
+// whose key range it would split while version 1 would split it fewer than
+// 12 ways (LaunchMma: measured slower there), and version 1 the others.
 //
 // head_dim: any multiple of 8 from 64 to 256. Both kernels are compiled for
 // D = 64, 128 and 256 columns, and a head_dim runs on the next D up: TMA
 // boxes (WGMMA kernel) and cp.async chunks (mma.sync kernel) past head_dim
 // are zero-filled, so those columns add nothing to S and give O columns
 // that the stores skip; rows in memory are head_dim long (RowElements).
-// The scale is 1/sqrt(head_dim).
+// With head_dim at most 3/4 of D (80/96 on 128, 160/192 on 256) the WGMMA
+// kernel computes S over the first 3/4 of the columns only (KD, "narrow
+// scores": a quarter of S's wgmma steps skipped). The scale is
+// 1/sqrt(head_dim).
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
@@ -101,7 +104,10 @@
 //   release K(i) (and Q after the item's last S); mask; online softmax in
 //   fp32 (maxima, ex2.approx.ftz, sums); wait for P V and release V(i - 1);
 //   rescale O; round P to 16 bits in registers (the accumulator layout of
-//   S is the A layout of P V). The first tile (S only) and the last P V are
+//   S is the A layout of P V). With the 176-key tiles the rescale instead
+//   comes just before the next P V is issued, under the next tile's S
+//   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
+//   s512, so only there). The first tile (S only) and the last P V are
 //   peeled out of the loop, and no wgmma sits in a branch that depends on
 //   the tile: otherwise ptxas serialises every wgmma of the kernel. So a
 //   consumer also computes tiles past its own rows' causal limits (masked
@@ -151,8 +157,17 @@
 //   decode scenarios correct and extra 27/27 with the decode kernel on every
 //   decode shape that reached the mma.sync kernels (35 of the 48); the final
 //   routing (decode kernel also without GQA; GQA shapes that split keys at
-//   head_dim <= 128 back on version 1) only by the CPU emulation and by
-//   O against cuDNN's in the timing run: its kseek eval is still to run.
+//   head_dim <= 128 back on version 1) then by kseek eval of the decode,
+//   many-short and prefill scenarios.
+//   Version 3g (this file), one run of all 312 scenarios
+//   (bench/results/hopper_v3g_h200.txt, the command above with
+//   ANCHOR_TIMEOUT=540 FA_EVAL_TIMEOUT=380; NOTES.md v3g): kseek eval of
+//   all 312 correct (fresh seed, no timing), extra_scenarios.json 27/27;
+//   0.951x FA3 and 1.036x cuDNN over the FA3 grid (524 TFLOP/s; FA3 551,
+//   cuDNN 506), 0.999x FA3 / 1.283x cuDNN over all, decode 1.094x FA3, the head
+//   dims other than 64/128/256 0.982x FA3; head_dim 128, seqlen 16384,
+//   bf16, non-causal 686 TFLOP/s (FA3 743, cuDNN 658; 87% of the measured
+//   790 peak); lowest ragged_s4097_hd128_causal at 0.74x FA3.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -219,7 +234,8 @@
 //   count picked for the best wave
 //   efficiency). Each split writes its normalised partial O (fp32) and its
 //   LSE to a static device scratch buffer; a second kernel, one warp per
-//   row, combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
+//   row (a block per row after 16 or more splits of the decode kernel),
+//   combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
 //   O_s. The split count is lowered until the partials fit the scratch
 //   buffer (32 MB of O). The scratch buffer is shared by all calls of the
 //   library, so calls must not run concurrently on different streams.
@@ -263,7 +279,18 @@
 //   version 3e in one run: 1.14x v3e over the 48 decode scenarios (1.26x
 //   cuDNN; v3e 1.10x), batch-1024 128-key GQA decode 1.74-1.88x, head_dim
 //   256 decode 1.32x; slower (0.70-0.96x) on GQA shapes at head_dim <= 128
-//   that split keys, which therefore stay on version 1.
+//   that split keys.
+//   Long splits (version 3g). GQA shapes at head_dim <= 128 that version 1
+//   would split at least 12 ways (batch 1-4 with 16-32k keys) take the
+//   decode kernel with splits planned for one block per SM (at most 64, of
+//   at least 8 key tiles each: fewer, longer splits than for its 2-3 blocks
+//   per SM), and with 16 or more splits CombineSplits runs a block per row
+//   (warp w of 8 takes splits w, w + 8, ..., four loads in flight; a
+//   shared-memory sum) instead of a warp walking every split. Measured
+//   side by side with 3f (bench/results/hopper_v3g_variants_h200.txt):
+//   batch-1 32k-key GQA decode 1.17-1.88x, batch-4 16k-key GQA 8 / 16
+//   1.04 / 1.27x; the other GQA shapes that split keys at head_dim <= 128
+//   (2-7 splits of version 1) stay on version 1.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -324,6 +351,18 @@
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
 //                               and 1 Q buffer; 128 as with causal masking)
+//   KSEEK_FA_RESCALE_UNDER_S    where the WGMMA consumers rescale O by a
+//                               tile's new maxima just before the next P V
+//                               is issued, under the next tile's S, instead
+//                               of after the tile's own P V: 1 (default)
+//                               with the wide key tiles (head_dim 128
+//                               without causal masking: +0.4-0.8% there),
+//                               2 every WGMMA kernel (-6% at head_dim 64
+//                               causal s512), 0 none
+//   KSEEK_FA_NARROW_SCORES      1 (default): with head_dim at most 3/4 of
+//                               the kernel's D (80/96 on 128, 160/192 on
+//                               256) the WGMMA kernel computes S over the
+//                               first 3/4 of the columns only; 0: over all
 //   KSEEK_FA_WGMMA_MAX_HEAD_DIM head dims above it always take the mma.sync
 //                               kernel
 //   KSEEK_FA_MMA_PACK_GQA       1: the mma.sync kernel packs the query heads
@@ -379,6 +418,12 @@
 #ifndef KSEEK_FA_HD128_FULL_BLOCK_N
 #define KSEEK_FA_HD128_FULL_BLOCK_N 176
 #endif
+#ifndef KSEEK_FA_NARROW_SCORES
+#define KSEEK_FA_NARROW_SCORES 1
+#endif
+#ifndef KSEEK_FA_RESCALE_UNDER_S
+#define KSEEK_FA_RESCALE_UNDER_S 1
+#endif
 #ifndef KSEEK_FA_WGMMA_SPLIT_KEYS
 #define KSEEK_FA_WGMMA_SPLIT_KEYS 1
 #endif
@@ -417,6 +462,9 @@ constexpr int kDecodeThreads = 32 * kDecodeWarps;
 constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
 constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
 constexpr int kDecodeMaxSplitsNoGqa = 16;  // at head_dim <= 128 (LaunchMma)
+constexpr int kDecodeMinSplitsGqa = 12;    // of version 1, at head_dim <= 128
+constexpr int kDecodeMaxSplitsGqa = 64;    // the decode kernel's long splits
+constexpr int kDecodeMinTilesGqa = 8;      // key tiles per long split
 constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
@@ -467,6 +515,7 @@ struct Problem {
   int q_tiles;          // ceil(seqlen_q / kBlockM)
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
+  int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 };
@@ -1764,15 +1813,17 @@ __device__ __forceinline__ void AccumulatePVWgmma(
 
 // S (64 x kN, fp32) = Q K^T: Q (64 rows of this consumer) and K (the
 // first half of the stage) K-major in 128-byte-swizzled shared memory,
-// 16 columns per step (32 bytes inside the swizzle atom's row).
-template <typename T, int D, int kN>
+// 16 columns per step (32 bytes inside the swizzle atom's row), over the
+// first KD of the D columns (the others hold zeros past head_dim).
+template <typename T, int D, int kN, int KD = D>
 __device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
                                                  uint32_t q_rows,
                                                  uint32_t stage) {
+  static_assert(KD % 16 == 0 && KD <= D, "S columns");
   constexpr uint32_t kQColBlockBytes = kWgRows * kColBlockRowBytes;
   constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
+  for (int kk = 0; kk < KD / 16; ++kk) {
     const uint32_t step = (kk % 4) * 32;
     const uint64_t da =
         Descriptor(q_rows + (kk / 4) * kQColBlockBytes + step, 16, 1024);
@@ -1798,7 +1849,7 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <typename T, int D, int NC, int BN, int QB>
+template <typename T, int D, int NC, int BN, int QB, int KD>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -1968,6 +2019,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // to -inf and add nothing), and the first tile (S only) and the last
   // P V are peeled out of the loop.
   const int next_turn = kTurnBarrier + (cwg + 1) % C::kConsumers;
+  // O's rescale by a tile's new maxima: after the P V that goes with the
+  // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
+  // issued, while the next tile's S runs on the tensor cores.
+  constexpr bool kRescaleUnderS =
+      KSEEK_FA_RESCALE_UNDER_S == 2 || (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128);
   if (cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
   int ring = 0;
   for (int n = 0;; ++n) {
@@ -2005,7 +2061,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         float sc[kN / 8][4];
         HoldRegisters(sc);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
+        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
         NamedBarrierArrive(next_turn, 2 * kWgThreads);
@@ -2038,8 +2094,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN>(sc, q_rows, stage);
+        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, stage);
         WgmmaCommit();
+        if constexpr (kRescaleUnderS) {
+          RescaleRows<D>(st, alpha);  // to tile i - 1's maxima
+          HoldRegisters(st.acc);
+          WgmmaFence();
+        }
         AccumulatePVWgmma<T, D, kN>(st.acc, pk,
                                     kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
@@ -2059,11 +2120,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(pk);
         HoldRegisters(st.acc);
         if (lane == 0) Arrive(empty_v(pending));
-        RescaleRows<D>(st, alpha);
+        if constexpr (!kRescaleUnderS) RescaleRows<D>(st, alpha);
         PackScores<T, kN>(sc, pk);
         pending = s;
       }
       Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
+      if constexpr (kRescaleUnderS) RescaleRows<D>(st, alpha);
       HoldRegisters(st.acc);
       HoldRegisters(pk);
       WgmmaFence();
@@ -2101,7 +2163,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 }
 
 // ---------------------------------------------------------------------------
-// Combining the splits: one warp per query row.
+// Combining the splits: one warp per query row, or a block per row.
 
 __device__ __forceinline__ float WarpMax(float x) {
 #pragma unroll
@@ -2114,46 +2176,87 @@ __device__ __forceinline__ float WarpSum(float x) {
   return x;
 }
 
-template <typename T, int D>
+// Rows of kCombineWarps warps each (Problem::combine_warps 1), or with many
+// splits and few rows one row per block (combine_warps kCombineWarps), warp
+// w taking splits w, w + 8, ... and warp 0 adding the others' sums from
+// shared memory. Each warp's lanes hold D / 32 columns and load kInFlight
+// splits before using them: 4 after the decode kernel (measured with it,
+// NOTES.md v3g), 1 after the others (four measured 1-4% slower behind the
+// WGMMA kernel's 2-3 splits of thousands of rows).
+template <typename T, int D, int kInFlight>
 __global__ void __launch_bounds__(32 * kCombineWarps)
     CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
   constexpr int kPerLane = D / 32;  // 2, 4 or 8 columns
-  const int lane = threadIdx.x % 32;
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int per_row = p.combine_warps;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int64_t row = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
-  if (row >= rows_total) return;
-  const int i = int(row % p.seqlen_q);
-  const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
-  const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
+  const int64_t row =
+      int64_t(blockIdx.x) * (kCombineWarps / per_row) + warp / per_row;
+  const int first_split = warp % per_row;
+  const bool active = row < rows_total;
+  if (!active && per_row == 1) return;
 
-  // The splits' LSEs, lane l taking splits l, l + 32, ... (up to
-  // kMaxCombineSplits); then each split's weight exp(lse_s - lse), the same
-  // for every lane.
-  const float* const part = g_split_lse + row;
-  float part_max = -INFINITY;
-  for (int s = lane; s < p.splits; s += 32)
-    part_max = fmaxf(part_max, part[s * rows_total]);
-  const float mx = WarpMax(part_max);
   float vals[kPerLane];
 #pragma unroll
   for (int c = 0; c < kPerLane; ++c) vals[c] = 0.f;
-  float total = 0.f;
-  if (mx != -INFINITY) {
-    float lane_total = 0.f;
+  float mx = -INFINITY, total = 0.f;
+  if (active) {
+    // The splits' LSEs, lane l taking splits l, l + 32, ...; then each
+    // split's weight exp(lse_s - lse) (the same for every lane).
+    const float* const part = g_split_lse + row;
+    float part_max = -INFINITY;
     for (int s = lane; s < p.splits; s += 32)
-      lane_total += expf(part[s * rows_total] - mx);
-    total = WarpSum(lane_total);
-    for (int s = 0; s < p.splits; ++s) {
-      const float ws = expf(part[s * rows_total] - mx) / total;
-      const float* src = g_split_o + (s * rows_total + row) * D + lane * kPerLane;
+      part_max = fmaxf(part_max, part[s * rows_total]);
+    mx = WarpMax(part_max);
+    if (mx != -INFINITY) {
+      float lane_total = 0.f;
+      for (int s = lane; s < p.splits; s += 32)
+        lane_total += expf(part[s * rows_total] - mx);
+      total = WarpSum(lane_total);
+      for (int s0 = first_split; s0 < p.splits; s0 += kInFlight * per_row) {
+        float ws[kInFlight];
+        float2 x[kInFlight][kPerLane / 2];
 #pragma unroll
-      for (int c = 0; c < kPerLane; c += 2) {
-        const float2 x = *reinterpret_cast<const float2*>(src + c);
-        vals[c] += ws * x.x;
-        vals[c + 1] += ws * x.y;
+        for (int u = 0; u < kInFlight; ++u) {
+          // Past the last split: weight 0 and no load.
+          const int s = s0 + u * per_row;
+          const bool real = s < p.splits;
+          ws[u] = real ? expf(part[s * rows_total] - mx) / total : 0.f;
+          const float* src =
+              g_split_o + (int64_t(s) * rows_total + row) * D + lane * kPerLane;
+#pragma unroll
+          for (int c = 0; c < kPerLane / 2; ++c)
+            x[u][c] = real ? *reinterpret_cast<const float2*>(src + 2 * c)
+                           : make_float2(0.f, 0.f);
+        }
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u)
+#pragma unroll
+          for (int c = 0; c < kPerLane / 2; ++c) {
+            vals[2 * c] += ws[u] * x[u][c].x;
+            vals[2 * c + 1] += ws[u] * x[u][c].y;
+          }
       }
     }
   }
+  if (per_row > 1) {
+    float* const sums = reinterpret_cast<float*>(smem);  // [warp][D]
+    if (first_split != 0) {
+#pragma unroll
+      for (int c = 0; c < kPerLane; ++c) sums[warp * D + lane * kPerLane + c] = vals[c];
+    }
+    __syncthreads();
+    if (first_split != 0 || !active) return;
+    for (int u = 1; u < per_row; ++u)
+#pragma unroll
+      for (int c = 0; c < kPerLane; ++c)
+        vals[c] += sums[(warp + u) * D + lane * kPerLane + c];
+  }
+
+  const int i = int(row % p.seqlen_q);
+  const int64_t pair = row / p.seqlen_q;  // batch * heads_q + head
+  const int64_t b = pair / p.heads_q, hq = pair % p.heads_q;
   uint32_t packed[kPerLane / 2];
 #pragma unroll
   for (int c = 0; c < kPerLane / 2; ++c)
@@ -2179,11 +2282,12 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 // Splits of the key range per query tile: 1 when the blocks fill most of a
 // wave, else the fewest splits within 85% of the best wave efficiency
 // (blocks * splits / slots over its ceiling), each split at least
-// kMinTilesPerSplit key tiles, the partials within the scratch buffer.
+// min_tiles key tiles, the partials within the scratch buffer.
 int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
-                 int64_t rows_total, int head_dim, int cap = kMaxSplits) {
+                 int64_t rows_total, int head_dim, int cap = kMaxSplits,
+                 int min_tiles = kMinTilesPerSplit) {
   if (blocks * 5 >= slots * 4) return 1;
-  int max_splits = key_tiles / kMinTilesPerSplit;
+  int max_splits = key_tiles / min_tiles;
   if (max_splits > cap) max_splits = cap;
   while (max_splits > 1 && max_splits * rows_total * head_dim > kScratchOFloats)
     --max_splits;
@@ -2200,13 +2304,19 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
-// The combine kernel over the split partials of p (one warp per row).
+// The combine kernel over the split partials of p: one warp per row, or
+// (warps_per_row kCombineWarps) a block per row; `after_decode`: behind the
+// decode kernel (four splits in flight per warp).
 template <typename T, int D>
-void LaunchCombine(const Problem& p, T* o, float* lse, cudaStream_t stream) {
+void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
+                   int warps_per_row = 1, bool after_decode = false) {
+  p.combine_warps = warps_per_row;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  CombineSplits<T, D><<<unsigned((rows_total + kCombineWarps - 1) /
-                                 kCombineWarps),
-                        32 * kCombineWarps, 0, stream>>>(p, o, lse);
+  const int rows_per_block = kCombineWarps / warps_per_row;
+  const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
+  const auto kernel = after_decode ? CombineSplits<T, D, 4> : CombineSplits<T, D, 1>;
+  kernel<<<unsigned((rows_total + rows_per_block - 1) / rows_per_block),
+           32 * kCombineWarps, smem, stream>>>(p, o, lse);
 }
 
 // (batch, head) pairs per L2 section: as many as have K/V within
@@ -2241,13 +2351,14 @@ int MmaBlocksPerSm() {
   return n;
 }
 
-// The mma.sync kernel, with split keys when its blocks fill less than 80%
-// of a wave; the decode kernel instead when a row group has at most
-// KSEEK_FA_DECODE_MAX_ROWS rows.
 // Rows per block, key splits and blocks of the mma.sync kernel (kDecode:
-// the decode kernel) on p, which has p.pack set.
+// the decode kernel) on p, which has p.pack set. With `long_splits` (the
+// decode kernel on GQA shapes that version 1 would split many ways) the
+// splits are planned for one block per SM, at most kDecodeMaxSplitsGqa of
+// at least kDecodeMinTilesGqa key tiles each: fewer, longer splits than
+// for two blocks per SM (measured faster: NOTES.md v3g).
 template <typename T, int D, bool kDecode>
-int64_t PlanMma(Problem& p, int sms) {
+int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
   const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
   const int rows_per_block = kDecode ? kDecodeRows : kBlockM;
   p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
@@ -2255,11 +2366,14 @@ int64_t PlanMma(Problem& p, int sms) {
   p.section_pairs = SectionPairs<T, D>(p);
   const int key_tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  const int cap = kDecode ? kMaxCombineSplits
-                          : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
+  const int cap = long_splits ? kDecodeMaxSplitsGqa
+                  : kDecode   ? kMaxCombineSplits
+                  : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
+  const int64_t slots =
+      int64_t(sms) * (long_splits ? 1 : MmaBlocksPerSm<T, D, kDecode>());
   const int wanted =
-      ChooseSplits(blocks, int64_t(sms) * MmaBlocksPerSm<T, D, kDecode>(),
-                   key_tiles, rows_total, D, cap);
+      ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
+                   long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit);
   p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
   return blocks;
@@ -2268,10 +2382,13 @@ int64_t PlanMma(Problem& p, int sms) {
 // The mma.sync kernel, with split keys when its blocks fill less than 80%
 // of a wave; the decode kernel instead when a row group has at most
 // KSEEK_FA_DECODE_MAX_ROWS rows, except for GQA shapes at head_dim <= 128
-// that split keys: on those (7-103 splits) the decode kernel measured 4-30%
-// slower than the mma.sync kernel (NOTES.md v3f; suspected: CombineSplits,
-// one dependent load per split per row), while it won at head_dim 256, without
-// splits, and without GQA with 2-15 splits (up to 16 are taken).
+// that it would split and version 1 would split fewer than
+// kDecodeMinSplitsGqa ways: there (2-13 splits) the decode kernel measured
+// 2-10% slower than version 1 (NOTES.md v3f, v3g), while it won at head_dim
+// 256, without splits, without GQA with 2-15 splits (up to 16 are taken),
+// and, with its long splits and a block per row in CombineSplits, on GQA
+// shapes that version 1 splits 14-27 ways (batch-1 and batch-4 decode with
+// 16-32k keys).
 template <typename T, int D>
 int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // The query heads that share a K/V head in one row group (pack), so a
@@ -2282,7 +2399,16 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
                 MmaBlocksPerSm<T, D, true>() > 0;
   int64_t blocks = 0;
-  if (decode) {
+  if (decode && D <= 128 && p.pack > 1) {
+    Problem v1 = p;
+    PlanMma<T, D, false>(v1, sms);
+    if (v1.splits >= kDecodeMinSplitsGqa) {
+      blocks = PlanMma<T, D, true>(p, sms, true);
+    } else {
+      blocks = PlanMma<T, D, true>(p, sms);
+      decode = p.splits == 1;
+    }
+  } else if (decode) {
     blocks = PlanMma<T, D, true>(p, sms);
     decode = D == 256 || p.splits == 1 ||
              (p.pack == 1 && p.splits <= kDecodeMaxSplitsNoGqa);
@@ -2306,7 +2432,12 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
-  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
+  // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
+  // block per row, so that the combine is not a chain of ~50 loads.
+  if (p.splits > 1)
+    LaunchCombine<T, D>(p, o, lse, stream,
+                        decode && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
+                        decode);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;
@@ -2364,11 +2495,11 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 }
 
 // The WGMMA kernel over one wave or more, no split keys.
-template <typename T, int D, int NC, int BN = 0, int QB = 0>
+template <typename T, int D, int NC, int BN = 0, int QB = 0, int KD = D>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
                 int splits = 1) {
   using C = WgmmaConfig<D, NC, BN, QB>;
-  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB>;
+  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   if (attribute != cudaSuccess) {
@@ -2483,6 +2614,11 @@ int Launch(Problem p, const kseek_launch_args* args) {
                           (KSEEK_FA_DECODE_KERNEL == 2 &&
                            p.seqlen_q <= kDecodeRows &&
                            (D < 256 || p.seqlen_k >= kDecodeWarps * kDecodeKeys));
+  // head_dim at most 3/4 of D (80 and 96 on D = 128, 160 and 192 on 256):
+  // S over the first 3/4 of the columns only (the rest are zeros).
+  constexpr int kNarrowD = D > kMinHeadDim ? D * 3 / 4 : D;
+  const bool narrow = KSEEK_FA_NARROW_SCORES && kNarrowD < D &&
+                      p.head_dim <= kNarrowD;
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM && !gqa_decode) {
     if (blocks * 5 >= int64_t(sms) * 4) {
       if constexpr (D == 64) {
@@ -2494,13 +2630,18 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
-        if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
+        if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N)) {
+          if (narrow)
+            return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N, 0, kNarrowD>(
+                p, args, sms);
           return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
+        }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_Q2_UPTO > 0) {
         if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
       }
+      if (narrow) return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }
 #if KSEEK_FA_WGMMA_SPLIT_KEYS
@@ -2512,8 +2653,11 @@ int Launch(Problem p, const kseek_launch_args* args) {
                             WgmmaConfig<D>::kBlockN;
       const int splits = ChooseSplits(blocks, sms, key_tiles,
                                       blocks * kBlockM, D);
-      if (splits > 1 && blocks * splits * 5 >= int64_t(sms) * 4)
+      if (splits > 1 && blocks * splits * 5 >= int64_t(sms) * 4) {
+        if (narrow)
+          return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms, splits);
         return LaunchWgmma<T, D, 2>(p, args, sms, splits);
+      }
     }
 #endif
   }

@@ -612,6 +612,16 @@ int main(int argc, char** argv) {
       {"pk_hd128_bf16_q3_k130_gqa4_b12", 12, 3, 130, 8, 2, 128, 1, true, 132},
       {"pk_hd128_bf16_q2_k300_gqa4_b4_sm4", 4, 2, 300, 8, 2, 128, 1, true, 4},
       {"pk_hd256_f16_q16_k200_gqa2_b3_sm4", 3, 16, 200, 4, 2, 256, 0, false, 4},
+      // GQA decode that the mma.sync kernel would split many ways: the decode
+      // kernel with long splits (one block per SM), and from 16 splits on the
+      // block-per-row combine.
+      {"g_hd128_bf16_q1_k10000_gqa16_sm20", 1, 1, 10000, 16, 1, 128, 0, true, 20},
+      {"g_hd64_f16_q1_k10000_gqa8_sm20", 1, 1, 10000, 16, 2, 64, 0, false, 20},
+      {"g_hd128_bf16_q1_k8192_gqa4_b3_h12", 3, 1, 8192, 12, 3, 128, 0, true, 132},
+      {"g_hd80_f16_q1_k20000_gqa8", 1, 1, 20000, 8, 1, 80, 0, false, 132},
+      {"g_hd128_bf16_q2_k12000_gqa8_causal", 1, 2, 12000, 16, 2, 128, 1, true, 132},
+      {"g_hd96_bf16_q1_k8000_gqa4", 1, 1, 8000, 8, 2, 96, 0, true, 132},
+      {"g_hd192_f16_q1_k12000_gqa8", 1, 1, 12000, 8, 1, 192, 0, false, 132},
   };
   // emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and
   // of those the I-th of every N (0 <= I < N), so that N runs of it cover
