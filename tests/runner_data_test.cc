@@ -1,14 +1,14 @@
 // The comparison of an output with the reference (runner_data.h,
 // compare_partial.h): the per-element rule, and partials merged in any
 // order giving the same verdict, as the judge's CUDA kernel merges them.
-#include "runner_data.h"
+#include "harness/src/runner_data.h"
 
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "compare_partial.h"
+#include "harness/src/compare_partial.h"
 #include "gtest/gtest.h"
 
 namespace kseek {

@@ -10,7 +10,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "compare_partial.h"
+#include "harness/src/compare_partial.h"
 #include "kernelseek/abi.h"
 
 using kseek::ComparePartial;

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "compare_partial.h"
-#include "kernelseek/abi.h"
+#include "harness/src/compare_partial.h"
 #include "harness/src/task.h"
 #include "harness/src/verdict.h"
+#include "kernelseek/abi.h"
 
 namespace kseek {
 
