@@ -69,6 +69,14 @@ bool TaskSpec::Supports(Target t) const {
   return false;
 }
 
+bool FamilySources::KernelRunsOn(const std::string& kernel, Target t) const {
+  auto it = kernel_targets.find(kernel);
+  if (it == kernel_targets.end()) return true;
+  for (Target x : it->second)
+    if (x == t) return true;
+  return false;
+}
+
 bool Scenario::RunsOn(Target t) const {
   if (targets.empty()) return true;
   for (Target x : targets)
@@ -303,6 +311,9 @@ absl::Status ParseTensors(const Checker& c, const json& j, TaskSpec* task) {
   return absl::OkStatus();
 }
 
+absl::Status ParseStringList(const Checker& c, const json& j, const std::string& field,
+                             std::vector<std::string>* out);
+
 absl::Status ParseSources(const Checker& c, const json& j, TaskSpec* task) {
   KSEEK_RETURN_IF_ERROR(RequireType(c, j, "sources", json::value_t::object, "an object"));
   for (const auto& [family, value] : j.items()) {
@@ -330,9 +341,25 @@ absl::Status ParseSources(const Checker& c, const json& j, TaskSpec* task) {
       const json& ks = value["kernels"];
       if (!ks.is_array()) return c.Fail(field + ".kernels", "expected an array of file names");
       for (size_t i = 0; i < ks.size(); ++i) {
-        auto k = resolve(absl::StrCat(field, ".kernels[", i, "]"), ks[i]);
+        // A file name, or {"file": NAME, "targets": [...]} for a kernel
+        // that runs on some targets of the family only.
+        const std::string f = absl::StrCat(field, ".kernels[", i, "]");
+        const bool restricted = ks[i].is_object();
+        if (restricted) KSEEK_RETURN_IF_ERROR(CheckKeys(c, ks[i], f, {"file", "targets"}));
+        auto k = resolve(restricted ? f + ".file" : f, restricted ? ks[i].value("file", json()) : ks[i]);
         if (!k.ok()) return k.status();
         s.kernels.push_back(*k);
+        if (!restricted) continue;
+        if (!ks[i].contains("targets")) return c.Fail(f + ".targets", "missing");
+        std::vector<std::string> names;
+        KSEEK_RETURN_IF_ERROR(ParseStringList(c, ks[i]["targets"], f + ".targets", &names));
+        for (size_t n = 0; n < names.size(); ++n) {
+          auto t = ParseTarget(names[n]);
+          const std::string tf = absl::StrCat(f, ".targets[", n, "]");
+          if (!t.ok()) return c.Fail(tf, std::string(t.status().message()));
+          if (TargetFamily(*t) != family) return c.Fail(tf, "target " + names[n] + " is not of family \"" + family + "\"");
+          s.kernel_targets[*k].push_back(*t);
+        }
       }
     }
     task->sources[family] = std::move(s);
