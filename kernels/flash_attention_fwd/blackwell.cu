@@ -163,8 +163,7 @@ struct Config {
   static constexpr int kVFull = kKEmpty + kStages;
   static constexpr int kVEmpty = kVFull + kStages;
   static constexpr int kSFull = kVEmpty + kStages;  // two
-  static constexpr int kSEmpty = kSFull + 2;        // two
-  static constexpr int kPFull = kSEmpty + 2;
+  static constexpr int kPFull = kSFull + 2;
   static constexpr int kAlphaFull = kPFull + 1;
   static constexpr int kOReady = kAlphaFull + 1;
   static constexpr int kPVDone = kOReady + 1;
@@ -444,8 +443,10 @@ __device__ void MmaRole(const Tile& t, const Smem<D>& sm, uint32_t tmem) {
   const uint32_t idesc = InstrDescriptor<T>(kRows, C::kBlockN, /*transpose_b=*/false);
   for (int j = 0; j < t.key_tiles; ++j) {
     const int s = j % C::kStages, buf = j & 1;
+    // S buffer `buf` last held S(j - 2), which the softmax read before it
+    // handed on P(j - 2), which P(j - 2) V(j - 2), issued in the last
+    // round, waited for: the buffer needs no "empty" barrier of its own.
     Wait(sm.bar(C::kKFull + s), (j / C::kStages) & 1);
-    Wait(sm.bar(C::kSEmpty + buf), ((j >> 1) & 1) ^ 1);
     TmemFenceAfter();
     for (int k = 0; k < D / 16; ++k) {
       // Q and K: 64-column blocks; 16 columns = 32 bytes within a row.
@@ -482,8 +483,6 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
     for (int c = 0; c < C::kBlockN / 32; ++c)
       TmemLoad32(lane_addr + C::kSCol + buf * C::kBlockN + 32 * c, s + 32 * c);
     TmemWaitLd();
-    TmemFenceBefore();
-    Arrive(sm.bar(C::kSEmpty + buf));
     const int key0 = j * C::kBlockN;
     if (key0 + C::kBlockN - 1 > limit) {
 #pragma unroll
@@ -519,6 +518,7 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
     l = l * alpha + sum;
     m = mx;
     FenceProxyAsync();
+    TmemFenceBefore();  // the loads of S(j) before the MMA may reuse its buffer
     alpha_smem[r] = alpha;
     Arrive(sm.bar(C::kAlphaFull));
     Arrive(sm.bar(C::kPFull));
@@ -621,10 +621,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       BarrierInit(sm.bar(C::kVFull + s), 1);
       BarrierInit(sm.bar(C::kVEmpty + s), 1);
     }
-    for (int b = 0; b < 2; ++b) {
-      BarrierInit(sm.bar(C::kSFull + b), 1);
-      BarrierInit(sm.bar(C::kSEmpty + b), kRows);
-    }
+    for (int b = 0; b < 2; ++b) BarrierInit(sm.bar(C::kSFull + b), 1);
     BarrierInit(sm.bar(C::kPFull), kRows);
     BarrierInit(sm.bar(C::kAlphaFull), kRows);
     BarrierInit(sm.bar(C::kOReady), kRows);
