@@ -11,16 +11,17 @@
 // (scripts/device/full_run.sh phase blackwell). BLACKWELL_NOTES.md says
 // what the emulation cannot establish.
 //
-// Work. One block per 128 query rows of one (batch, query head): the M of
-// tcgen05.mma.cta_group::1 and the 128 lanes of tensor memory, row r of
-// the tile in lane r. Grid (query tiles, heads_q, batch); with causal
-// masking the last (heaviest) query tiles get the lowest block numbers,
-// so they start first. The block walks the key tiles that its last row
-// sees; GQA/MQA through the K/V head index h / (heads_q / heads_kv).
+// Work. One block per 128 query rows of one (batch, query head) and key
+// split: the M of tcgen05.mma.cta_group::1 and the 128 lanes of tensor
+// memory, row r of the tile in lane r. Grid (query tiles x splits,
+// heads_q, batch); with causal masking the last (heaviest) query tiles get
+// the lowest block numbers, so they start first. The block walks the key
+// tiles of its split that its last row sees; GQA/MQA through the K/V head
+// index h / (heads_q / heads_kv).
 //
 //   head_dim | D   | keys/tile (BN) | K/V stages | shared memory | TMEM columns used
 //   ---------+-----+----------------+------------+---------------+------------------
-//   64       |  64 |      128       |     3      |  146 KB       | 320 of 512
+//   64       |  64 |      128       |     2      |  114 KB       | 320 of 512
 //   72..128  | 128 |      128       |     2      |  194 KB       | 384 of 512
 //   136..256 | 256 |       64       |     2      |  210 KB       | 384 of 512
 //
@@ -81,11 +82,18 @@
 // max = -inf and sum = 0 and is written as O = 0, LSE = -inf; a block
 // whose rows see no key issues no MMA.
 //
-// Decode and other odd shapes (few queries, many short sequences) run on
-// the same kernel: a 128-row tile with few live rows, no split keys and no
-// GQA head packing. That is the simple fallback: correct (emulated) but
-// with little of the GPU busy; a split-key path for them is still to
-// write (BLACKWELL_NOTES.md).
+// Split keys (flash-decoding) for shapes whose blocks fill less than 80%
+// of the SMs (decode, short prefill): the key tiles are split into up to
+// 32 ranges of at least 2 tiles, about enough to fill the SMs; each block
+// writes its normalised fp32 partial O and its LSE to a static scratch
+// buffer (32 MB of O; fewer splits when the partials would not fit), and
+// CombineSplits (one warp per row) merges them: lse = log sum exp(lse_s),
+// O = sum exp(lse_s - lse) O_s. A split whose rows see no key writes
+// lse_s = -inf. Decode rows still take a 128-row tile each with few live
+// rows: the GQA heads that share a K/V head are not packed into the rows
+// (hopper.cu does that), so K/V is read once per query head. That is the
+// simple path for decode and other odd shapes: correct under emulation,
+// its speed unknown (BLACKWELL_NOTES.md).
 //
 // On any device other than compute capability 10.x the launch returns an
 // error; the sm_90a build holds no kernel body (the tcgen05 instructions do
@@ -106,16 +114,29 @@
 // device is lent; tests/blackwell_emu runs the others):
 //   KSEEK_BW_LAZY_RESCALE   1: rescale O only when a row maximum grows by
 //                           more than 2^8 (FlashAttention-4); 0: always
-//   KSEEK_BW_HD64_STAGES    K/V stages at head_dim 64 (2 or 3)
+//   KSEEK_BW_HD64_STAGES    K/V stages at head_dim 64 (2 or 3; ptxas spills
+//                           4 bytes with 3)
 //   KSEEK_BW_HD128_BLOCK_N  keys per tile at head_dim 72..128 (64 or 128)
+//   KSEEK_BW_SPLIT_KEYS     1: shapes whose blocks fill less than 80% of
+//                           the SMs split their key tiles (flash-decoding);
+//                           0: one block per query tile always
+//   KSEEK_BW_PACK_GQA_MAX_Q GQA shapes of at most this many queries pack the
+//                           query heads that share a K/V head into a tile's
+//                           rows; 0: never
 #ifndef KSEEK_BW_LAZY_RESCALE
 #define KSEEK_BW_LAZY_RESCALE 1
 #endif
 #ifndef KSEEK_BW_HD64_STAGES
-#define KSEEK_BW_HD64_STAGES 3
+#define KSEEK_BW_HD64_STAGES 2
 #endif
 #ifndef KSEEK_BW_HD128_BLOCK_N
 #define KSEEK_BW_HD128_BLOCK_N 128
+#endif
+#ifndef KSEEK_BW_SPLIT_KEYS
+#define KSEEK_BW_SPLIT_KEYS 1
+#endif
+#ifndef KSEEK_BW_PACK_GQA_MAX_Q
+#define KSEEK_BW_PACK_GQA_MAX_Q 16
 #endif
 
 namespace {
@@ -137,6 +158,13 @@ constexpr int kSoftmaxRegisters = 240;
 constexpr int kCorrectionRegisters = 152;
 static_assert(kLoadRegisters + kSoftmaxRegisters + kCorrectionRegisters <= 3 * kLaunchRegisters,
               "setmaxnreg counts exceed the block's registers");
+// Split keys: at most kMaxSplits per query tile, each at least
+// kMinTilesPerSplit key tiles, their fp32 partials within the scratch.
+constexpr int kMaxSplits = 32;
+constexpr int kMinTilesPerSplit = 2;
+constexpr int kCombineWarps = 4;  // rows per block of CombineSplits
+constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB
+constexpr int64_t kScratchLseFloats = kScratchOFloats / 64;
 
 template <typename T>
 constexpr bool kIsHalf = std::is_same<T, __half>::value;
@@ -177,14 +205,29 @@ struct Config {
   static_assert(kBlockN % 32 == 0 && D % 32 == 0, "tcgen05.ld in 32-column pieces");
   static_assert(kBlockN >= 16 && kBlockN <= 256 && D <= 256, "tcgen05.mma N");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory");
+  // One block per SM (each allocates all 512 tensor-memory columns; a
+  // second would wait in tcgen05.alloc): two do not fit the SM's 228 KB
+  // with the 1 KB the runtime reserves per block.
+  static_assert(2 * (kSmemBytes + 1024) > 228 * 1024, "two blocks per SM");
 };
 
 const char* g_error = "";
+
+// The split partials: normalised O (fp32, head_dim columns per row) and LSE
+// per split and (batch, head, query) row. Shared by every call of the
+// library: calls must not run concurrently on different streams.
+alignas(16) __device__ float g_split_o[kScratchOFloats];
+__device__ float g_split_lse[kScratchLseFloats];
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
   int head_dim;  // elements per row in memory (<= the kernel's D)
   int q_tiles;
+  // GQA packing: tile row r is query r / pack of query head
+  // hkv * pack + r % pack; q_rows queries per tile (pack = 1: 128 of one
+  // head).
+  int pack, q_rows;
+  int splits, tiles_per_split;  // key splits per query tile (1: none)
   float scale_log2;  // log2(e) / sqrt(head_dim)
 };
 
@@ -355,23 +398,29 @@ __device__ __forceinline__ uint32_t Pack2(float lo, float hi, __half) {
 // What one block works on: its query tile, head, batch and key tiles.
 struct Tile {
   int q0;       // first query row
-  int h, hkv, b;
-  int key_tiles;  // key tiles its last row sees (0: none)
+  int h, hkv, b;  // h: the first query head of the tile (all with pack = 1)
+  int split;
+  int first_tile;  // its first key tile
+  int key_tiles;   // key tiles from there that its last row sees (0: none)
 };
 
 template <int D>
 __device__ __forceinline__ Tile BlockTile(const Problem& p) {
   using C = Config<D>;
   Tile t;
-  const int qt = p.causal ? p.q_tiles - 1 - int(blockIdx.x) : int(blockIdx.x);
-  t.q0 = qt * kRows;
-  t.h = blockIdx.y;
+  const int tile = int(blockIdx.x) / p.splits;
+  t.split = int(blockIdx.x) % p.splits;
+  const int qt = p.causal ? p.q_tiles - 1 - tile : tile;
+  t.q0 = qt * p.q_rows;
+  t.h = blockIdx.y * p.pack;
   t.hkv = t.h / (p.heads_q / p.heads_kv);
   t.b = blockIdx.z;
-  const int last_row = min(t.q0 + kRows - 1, p.seqlen_q - 1);
+  const int last_row = min(t.q0 + p.q_rows - 1, p.seqlen_q - 1);
   const int last_key = p.causal ? min(p.seqlen_k - 1, last_row + p.seqlen_k - p.seqlen_q)
                                 : p.seqlen_k - 1;
-  t.key_tiles = last_key < 0 ? 0 : last_key / C::kBlockN + 1;
+  const int visible = last_key < 0 ? 0 : last_key / C::kBlockN + 1;
+  t.first_tile = t.split * p.tiles_per_split;
+  t.key_tiles = max(0, min(visible, t.first_tile + p.tiles_per_split) - t.first_tile);
   return t;
 }
 
@@ -393,7 +442,9 @@ __device__ void LoadRole(const Problem& p, const Tile& t, const Smem<D>& sm, con
                          const CUtensorMap* k_map, const CUtensorMap* v_map) {
   using C = Config<D>;
   if (t.key_tiles == 0) return;  // rows that see no key: no loads, no MMA
-  ArriveExpectBytes(sm.bar(C::kQFull), C::kQBytes);
+  // Boxes of pack heads x q_rows queries (row qi * pack + g): 128 rows or,
+  // when pack does not divide 128, a few less (the softmax masks the rest).
+  ArriveExpectBytes(sm.bar(C::kQFull), C::kColBlocks * p.pack * p.q_rows * 128);
   for (int cb = 0; cb < C::kColBlocks; ++cb)
     TmaLoad4d(sm.q() + cb * kRows * 128, q_map, sm.bar(C::kQFull), cb * 64, t.h, t.q0, t.b);
   for (int j = 0; j < t.key_tiles; ++j) {
@@ -403,12 +454,12 @@ __device__ void LoadRole(const Problem& p, const Tile& t, const Smem<D>& sm, con
     ArriveExpectBytes(sm.bar(C::kKFull + s), C::kTileBytes);
     for (int cb = 0; cb < C::kColBlocks; ++cb)
       TmaLoad4d(sm.k(s) + cb * C::kBlockN * 128, k_map, sm.bar(C::kKFull + s), cb * 64, t.hkv,
-                j * C::kBlockN, t.b);
+                (t.first_tile + j) * C::kBlockN, t.b);
     Wait(sm.bar(C::kVEmpty + s), empty_parity);
     ArriveExpectBytes(sm.bar(C::kVFull + s), C::kTileBytes);
     for (int cb = 0; cb < C::kColBlocks; ++cb)
       TmaLoad4d(sm.v(s) + cb * C::kBlockN * 128, v_map, sm.bar(C::kVFull + s), cb * 64, t.hkv,
-                j * C::kBlockN, t.b);
+                (t.first_tile + j) * C::kBlockN, t.b);
   }
 }
 
@@ -469,9 +520,15 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
                             unsigned char* smem, uint32_t tmem, T* o, float* lse) {
   using C = Config<D>;
   const int r = threadIdx.x - 128;
-  const int row = t.q0 + r;
+  const int row = t.q0 + r / p.pack;  // its query
+  const int h = t.h + r % p.pack;     // its query head
+  const bool live = r < p.pack * p.q_rows && row < p.seqlen_q;
   const uint32_t lane_addr = tmem + (uint32_t((r / 32) * 32) << 16);
-  const int limit = p.causal ? min(p.seqlen_k - 1, row + p.seqlen_k - p.seqlen_q) : p.seqlen_k - 1;
+  // The last key the row sees, counted from the block's first key tile
+  // (rows past the tile's: none).
+  const int limit = !live ? -1 - t.first_tile * C::kBlockN
+                          : (p.causal ? min(p.seqlen_k - 1, row + p.seqlen_k - p.seqlen_q)
+                                      : p.seqlen_k - 1) - t.first_tile * C::kBlockN;
   float* alpha_smem = reinterpret_cast<float*>(smem + C::kAlphaOff);
   float m = -INFINITY, l = 0.f;
   for (int j = 0; j < t.key_tiles; ++j) {
@@ -529,7 +586,11 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
     TmemFenceAfter();
   }
   const float inv = l > 0.f ? 1.f / l : 0.f;
-  T* orow = o + ((int64_t(t.b) * p.seqlen_q + row) * p.heads_q + t.h) * p.head_dim;
+  // Row (batch, head, query) of LSE; with split keys, of the partials.
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  const int64_t row_id = (int64_t(t.b) * p.heads_q + h) * p.seqlen_q + row;
+  T* orow = o + ((int64_t(t.b) * p.seqlen_q + row) * p.heads_q + h) * p.head_dim;
+  float* prow = g_split_o + (t.split * rows_total + row_id) * p.head_dim;
 #pragma unroll 1
   for (int c = 0; c < D / 32; ++c) {
     float v[32];
@@ -540,23 +601,30 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
 #pragma unroll
       for (int i = 0; i < 32; ++i) v[i] = 0.f;
     }
-    if (row < p.seqlen_q) {
+    if (live) {
 #pragma unroll
       for (int g = 0; g < 4; ++g) {
         const int col = 32 * c + 8 * g;
-        if (col < p.head_dim) {
+        if (col < p.head_dim && p.splits == 1) {
           uint4 w = make_uint4(Pack2(v[8 * g] * inv, v[8 * g + 1] * inv, T()),
                                Pack2(v[8 * g + 2] * inv, v[8 * g + 3] * inv, T()),
                                Pack2(v[8 * g + 4] * inv, v[8 * g + 5] * inv, T()),
                                Pack2(v[8 * g + 6] * inv, v[8 * g + 7] * inv, T()));
           *reinterpret_cast<uint4*>(orow + col) = w;
+        } else if (col < p.head_dim) {
+          *reinterpret_cast<float4*>(prow + col) = make_float4(
+              v[8 * g] * inv, v[8 * g + 1] * inv, v[8 * g + 2] * inv, v[8 * g + 3] * inv);
+          *reinterpret_cast<float4*>(prow + col + 4) = make_float4(
+              v[8 * g + 4] * inv, v[8 * g + 5] * inv, v[8 * g + 6] * inv, v[8 * g + 7] * inv);
         }
       }
     }
   }
-  if (row < p.seqlen_q)
-    lse[(int64_t(t.b) * p.heads_q + t.h) * p.seqlen_q + row] =
-        l > 0.f ? (m * p.scale_log2 + log2f(l)) * kLn2 : -INFINITY;
+  if (live) {
+    const float row_lse = l > 0.f ? (m * p.scale_log2 + log2f(l)) * kLn2 : -INFINITY;
+    if (p.splits == 1) lse[row_id] = row_lse;
+    else g_split_lse[t.split * rows_total + row_id] = row_lse;
+  }
 }
 
 // Correction role: thread r (0..127) rescales row r of O by the softmax's
@@ -656,6 +724,47 @@ __global__ void __launch_bounds__(kThreads, 1)
 #endif  // __CUDA_ARCH_FEAT_SM100_ALL
 }
 
+// Split keys: one warp per (batch, head, query) row combines the splits'
+// partials, lse = log sum_s exp(lse_s) and O = sum_s exp(lse_s - lse) O_s
+// (lane s holds split s's weight; splits whose rows saw no key have
+// lse_s = -inf and weigh nothing).
+template <typename T>
+__global__ void __launch_bounds__(32 * kCombineWarps)
+    CombineSplits(const __grid_constant__ Problem p, T* o, float* lse) {
+  const int lane = threadIdx.x % 32;
+  const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  const int64_t row_id = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
+  if (row_id >= rows_total) return;
+  const float ls = lane < p.splits ? g_split_lse[lane * rows_total + row_id] : -INFINITY;
+  float mx = ls;
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
+  const float w = ls == -INFINITY ? 0.f : expf(ls - mx);
+  float sum = w;
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
+  const float mine = sum > 0.f ? w / sum : 0.f;
+  float weight[kMaxSplits];
+#pragma unroll
+  for (int s = 0; s < kMaxSplits; ++s) weight[s] = __shfl_sync(0xffffffffu, mine, s);
+  const int64_t bh = row_id / p.seqlen_q, row = row_id % p.seqlen_q;
+  T* orow = o + ((bh / p.heads_q * p.seqlen_q + row) * p.heads_q + bh % p.heads_q) * p.head_dim;
+  for (int col = 2 * lane; col < p.head_dim; col += 64) {
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int s = 0; s < kMaxSplits; ++s) {
+      if (s < p.splits && weight[s] > 0.f) {
+        const float2 x =
+            *reinterpret_cast<const float2*>(g_split_o + (s * rows_total + row_id) * p.head_dim + col);
+        a0 += weight[s] * x.x;
+        a1 += weight[s] * x.y;
+      }
+    }
+    *reinterpret_cast<uint32_t*>(orow + col) = Pack2(a0, a1, T());
+  }
+  if (lane == 0) lse[row_id] = sum > 0.f ? mx + logf(sum) : -INFINITY;
+}
+
 // ---------------------------------------------------------------------------
 // Host side.
 
@@ -681,16 +790,17 @@ EncodeTiledFn TensorMapEncoder() {
 
 // A BSHD tensor [batch, rows, heads, head_dim] as a 4-D tensor map,
 // innermost dimension first (head_dim, heads, rows, batch), read in boxes
-// of 64 columns x `box_rows` rows of one head and one batch, 128-byte
-// swizzled. Boxes past `rows` or head_dim are zero-filled.
+// of 64 columns x `box_heads` heads x `box_rows` rows of one batch,
+// 128-byte swizzled (row r * box_heads + g of the box: row r of head g).
+// Boxes past `rows` or head_dim are zero-filled.
 template <typename T>
 bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data, int batch, int rows,
-                int heads, int head_dim, int box_rows) {
+                int heads, int head_dim, int box_rows, int box_heads = 1) {
   const cuuint64_t hd = cuuint64_t(head_dim);
   const cuuint64_t dims[4] = {hd, cuuint64_t(heads), cuuint64_t(rows), cuuint64_t(batch)};
   const cuuint64_t strides[3] = {hd * sizeof(T), cuuint64_t(heads) * hd * sizeof(T),
                                  cuuint64_t(rows) * heads * hd * sizeof(T)};
-  const cuuint32_t box[4] = {64, 1, cuuint32_t(box_rows), 1};
+  const cuuint32_t box[4] = {64, cuuint32_t(box_heads), cuuint32_t(box_rows), 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   return encode(map, kIsHalf<T> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                 4, const_cast<void*>(data), dims, strides, box, element_strides,
@@ -699,13 +809,37 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data, int ba
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// Key splits per query tile: 1 when the blocks fill 80% of the SMs (one
+// block per SM: the shared memory allows no second); else about enough
+// to fill them, each split at least kMinTilesPerSplit key tiles, the
+// partials within the scratch buffers.
+template <int D>
+void PlanSplits(Problem* p, int sms) {
+  const int key_tiles = (p->seqlen_k + Config<D>::kBlockN - 1) / Config<D>::kBlockN;
+  const int64_t blocks = int64_t(p->q_tiles) * (p->heads_q / p->pack) * p->batch;
+  const int64_t rows_total = int64_t(p->batch) * p->heads_q * p->seqlen_q;
+  int64_t splits = 1;
+  if (KSEEK_BW_SPLIT_KEYS && blocks * 5 < int64_t(sms) * 4) {
+    splits = (sms + blocks - 1) / blocks;
+    splits = splits < kMaxSplits ? splits : kMaxSplits;
+    if (splits > key_tiles / kMinTilesPerSplit) splits = key_tiles / kMinTilesPerSplit;
+    while (splits > 1 && (splits * rows_total * p->head_dim > kScratchOFloats ||
+                          splits * rows_total > kScratchLseFloats))
+      --splits;
+    if (splits < 1) splits = 1;
+  }
+  p->tiles_per_split = int((key_tiles + splits - 1) / splits);
+  p->splits = (key_tiles + p->tiles_per_split - 1) / p->tiles_per_split;
+}
+
 template <typename T, int D>
 int Launch(Problem p, const kseek_launch_args* args) {
   using C = Config<D>;
-  int device = 0, major = 0;
+  int device = 0, major = 0, sms = 0;
   if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) {
-    g_error = "cannot query the device's compute capability";
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    g_error = "cannot query the device's compute capability and SM count";
     return 1;
   }
   if (major != 10) {
@@ -724,9 +858,14 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "the driver has no cuTensorMapEncodeTiled";
     return 1;
   }
+  // GQA decode: the pack query heads of a K/V head share the tile's rows
+  // (K/V read once per K/V head, not per query head).
+  const int group = p.heads_q / p.heads_kv;
+  p.pack = group > 1 && group <= kRows && p.seqlen_q <= KSEEK_BW_PACK_GQA_MAX_Q ? group : 1;
+  p.q_rows = kRows / p.pack;
   CUtensorMap q_map, k_map, v_map;
   if (!EncodeBshd<T>(encode, &q_map, args->tensors[0].data, p.batch, p.seqlen_q, p.heads_q,
-                     p.head_dim, kRows) ||
+                     p.head_dim, p.q_rows, p.pack) ||
       !EncodeBshd<T>(encode, &k_map, args->tensors[1].data, p.batch, p.seqlen_k, p.heads_kv,
                      p.head_dim, C::kBlockN) ||
       !EncodeBshd<T>(encode, &v_map, args->tensors[2].data, p.batch, p.seqlen_k, p.heads_kv,
@@ -734,15 +873,22 @@ int Launch(Problem p, const kseek_launch_args* args) {
     g_error = "cuTensorMapEncodeTiled rejected a tensor map of q, k or v";
     return 1;
   }
-  p.q_tiles = (p.seqlen_q + kRows - 1) / kRows;
+  p.q_tiles = (p.seqlen_q + p.q_rows - 1) / p.q_rows;
   if (p.heads_q > 65535 || p.batch > 65535) {
     g_error = "heads_q and batch must be at most 65535";
     return 1;
   }
+  PlanSplits<D>(&p, sms);
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
-  kernel<<<dim3(unsigned(p.q_tiles), unsigned(p.heads_q), unsigned(p.batch)), kThreads,
-           C::kSmemBytes, stream>>>(p, q_map, k_map, v_map, static_cast<T*>(args->tensors[3].data),
-                                    static_cast<float*>(args->tensors[4].data));
+  T* o = static_cast<T*>(args->tensors[3].data);
+  float* lse = static_cast<float*>(args->tensors[4].data);
+  kernel<<<dim3(unsigned(p.q_tiles * p.splits), unsigned(p.heads_q / p.pack), unsigned(p.batch)), kThreads,
+           C::kSmemBytes, stream>>>(p, q_map, k_map, v_map, o, lse);
+  if (p.splits > 1) {
+    const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+    CombineSplits<T><<<unsigned((rows_total + kCombineWarps - 1) / kCombineWarps), 32 * kCombineWarps,
+                       0, stream>>>(p, o, lse);
+  }
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;

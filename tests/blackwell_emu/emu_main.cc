@@ -513,7 +513,7 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
     if (!bw.mma_queue.empty()) Fail("tcgen05.mma still running at block exit");
     for (auto& s : bw.st)
       if (!s.empty()) Fail("tcgen05.st not waited for (tcgen05.wait::st) before the thread ended");
-    if (bw.allocations != 1) Fail("the block did not allocate tensor memory exactly once");
+    if (bw.allocations > 1) Fail("the block allocated tensor memory more than once");
     if (bw.alloc_cols != 0) Fail("tensor memory not deallocated at block exit");
     g_block = nullptr;
     g_bw = nullptr;
@@ -555,6 +555,7 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigne
 
 struct Scen {
   const char* name; int batch, sq, sk, hq, hkv, d, causal; bool bf;
+  int sms = 1;        // the device's SMs: with many, few-block shapes split keys
   float q_std = 1.f;  // the task draws normal(0, 1); larger moves row maxima more
 };
 
@@ -582,7 +583,7 @@ struct Guarded {
 };
 
 static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
-  emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
+  emu::g_sms = s.sms; emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
   const size_t nq = size_t(s.batch) * s.sq * s.hq * s.d, nk = size_t(s.batch) * s.sk * s.hkv * s.d;
   const size_t nl = size_t(s.batch) * s.hq * s.sq;
   Guarded q(nq * 2, 0), k(nk * 2, 0), v(nk * 2, 0), o(nq * 2, 0xFF), lse(nl * 4, 0xFF);
@@ -707,8 +708,27 @@ int main(int argc, char** argv) {
       {"dims_hd248_full_s100_f16", 1, 100, 100, 1, 1, 248, 0, false},
       // Row maxima that grow by more than 2^8 from tile to tile: the
       // lazy rescale's rescaling branch, not only its skip.
-      {"rescale_hd128_full_q130_k700_qstd6", 1, 130, 700, 1, 1, 128, 0, true, 6.f},
-      {"rescale_hd64_causal_s600_qstd6_f16", 1, 600, 600, 1, 1, 64, 1, false, 6.f},
+      {"rescale_hd128_full_q130_k700_qstd6", 1, 130, 700, 1, 1, 128, 0, true, 1, 6.f},
+      {"rescale_hd64_causal_s600_qstd6_f16", 1, 600, 600, 1, 1, 64, 1, false, 1, 6.f},
+      // On 148 SMs: few blocks, so the keys are split (up to 32 ways) and
+      // CombineSplits merges the partials; splits whose rows see no key.
+      {"split_decode_hd128_causal_q1_k3000_b2", 2, 1, 3000, 2, 2, 128, 1, true, 148},
+      {"split_decode_hd64_full_q4_k2000_gqa8_f16", 1, 4, 2000, 8, 1, 64, 0, false, 148},
+      {"split_decode_hd256_causal_q16_k1500_gqa4", 1, 16, 1500, 4, 1, 256, 1, true, 148},
+      {"split_decode_hd96_full_q1_k777_b3_f16", 3, 1, 777, 1, 1, 96, 0, false, 148},
+      {"split_prefill_hd64_causal_q200_k2000", 1, 200, 2000, 1, 1, 64, 1, true, 148},
+      {"split_prefill_hd128_full_q300_k1500_f16", 1, 300, 1500, 2, 2, 128, 0, false, 148},
+      {"split_qlong_hd128_causal_q1100_k1000", 1, 1100, 1000, 1, 1, 128, 1, true, 148},
+      {"split_rescale_hd160_causal_q130_k2100_qstd6", 1, 130, 2100, 1, 1, 160, 1, true, 148, 6.f},
+      // GQA decode packed into the rows (row = query x pack + head): pack
+      // not dividing 128 (rows past pack x q_rows unused), several query
+      // tiles of a pack, causal, with and without split keys.
+      {"pack_hd128_causal_q5_k700_gqa3_h6", 1, 5, 700, 6, 2, 128, 1, true},
+      {"pack_hd64_full_q16_k300_gqa5_b2_f16", 2, 16, 300, 10, 2, 64, 0, false},
+      {"pack_hd128_causal_q16_k500_mqa16", 1, 16, 500, 16, 1, 128, 1, true},
+      {"pack_hd256_causal_q9_k400_mqa12_f16", 1, 9, 400, 12, 1, 256, 1, false},
+      {"split_pack_hd128_causal_q3_k2500_gqa6_b2", 2, 3, 2500, 12, 2, 128, 1, true, 148},
+      {"split_pack_hd80_full_q16_k1800_mqa32_f16", 1, 16, 1800, 32, 1, 80, 0, false, 148},
   };
   // emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and
   // of those the I-th of every N, so that N runs of it cover them all. A

@@ -80,7 +80,7 @@ def transform(src, emu, plant):
     src, n = re.subn(r"(\w+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\((.*?)\);",
                      lambda m: "emu::LaunchKernel(%s, %s, %s);" % (m.group(1), m.group(2), m.group(3)),
                      src, flags=re.S)
-    expect(n == 1, "expected 1 kernel launch, found %d: update tests/blackwell_emu/transform.py" % n)
+    expect(n == 2, "expected 2 kernel launches, found %d: update tests/blackwell_emu/transform.py" % n)
     expect("asm volatile" not in src and "asm(" not in src,
            "inline asm left after the transform: update tests/blackwell_emu/transform.py")
     return src
