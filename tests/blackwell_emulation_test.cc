@@ -3,10 +3,11 @@
 // configuration as build/bin/blackwell_emu_*): every emulated shape (each
 // shape class of the task at small sizes) against an fp64 reference, with
 // asynchronous work completing at issue and only when it must, in shards
-// that CTest runs side by side; the non-default switch settings; and four
+// that CTest runs side by side; the non-default switch settings; and five
 // planted bugs that the emulation must catch: O placed in the tensor-memory
 // columns of an S buffer, a missing tcgen05.commit, a missing
-// tcgen05.wait::ld, and a setmaxnreg overdraft.
+// tcgen05.wait::ld, a missing mbarrier wait for a TMA load, and a
+// setmaxnreg overdraft.
 #include <string>
 #include <utility>
 #include <vector>
@@ -69,14 +70,19 @@ INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, EveryShape, ::testing::Range(0, kSh
 
 // The non-default settings (blackwell_emu_switches: O rescaled on every
 // tile, three K/V stages at head_dim 64, 64-key tiles at head_dim 72..128,
-// no split keys, no GQA packing), on every shape.
-TEST(BlackwellEmulationTest, NonDefaultSwitchesPass) {
-  ProcessResult r = Emulate("switches", {});
+// no split keys, no GQA packing), on every shape, in kShards shards.
+class NonDefaultSwitches : public ::testing::TestWithParam<int> {};
+
+TEST_P(NonDefaultSwitches, PassOnTheirShard) {
+  const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
+  ProcessResult r = Emulate("switches", {shard});
   EXPECT_EQ(r.exit_code, 0) << Tail(r.out) << r.err;
   const auto [passed, runs] = Counts(r);
   EXPECT_EQ(passed, runs) << Tail(r.out) << r.err;
-  EXPECT_GE(runs, 96) << Tail(r.out) << r.err;
+  EXPECT_GE(runs, 96 / kShards) << Tail(r.out) << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, NonDefaultSwitches, ::testing::Range(0, kShards));
 
 // O in columns [BN, BN + D): S of every odd key tile lands on it, from the
 // fourth tile on. The reference comparison must fail.
@@ -114,6 +120,18 @@ TEST(BlackwellEmulationTest, PlantedMissingWaitFails) {
   const std::string line = r.out.substr(lazy, r.out.find('\n', lazy) - lazy);
   EXPECT_NE(line.find("-> FAIL"), std::string::npos) << line;
   EXPECT_EQ(line.find(" nan 0 "), std::string::npos) << line;  // NaN outputs
+}
+
+// P V issued without waiting for V's "full" barrier: when the load is
+// still in flight (the lazy mode completes a TMA box only at a wait on its
+// barrier), the emulation names the race at the MMA's issue.
+TEST(BlackwellEmulationTest, PlantedMissingTmaWaitIsNamed) {
+  ProcessResult r = Emulate("missing_tma_wait", {"grid_hd128_full_s300"});
+  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
+  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
+  EXPECT_NE(r.err.find("EMU FAILURE: tcgen05.mma reads shared memory that a TMA load not yet complete writes"),
+            std::string::npos)
+      << Tail(r.out) << r.err;
 }
 
 // setmaxnreg moves registers within the block only: the load/MMA

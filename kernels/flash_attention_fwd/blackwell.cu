@@ -89,11 +89,17 @@
 // buffer (32 MB of O; fewer splits when the partials would not fit), and
 // CombineSplits (one warp per row) merges them: lse = log sum exp(lse_s),
 // O = sum exp(lse_s - lse) O_s. A split whose rows see no key writes
-// lse_s = -inf. Decode rows still take a 128-row tile each with few live
-// rows: the GQA heads that share a K/V head are not packed into the rows
-// (hopper.cu does that), so K/V is read once per query head. That is the
-// simple path for decode and other odd shapes: correct under emulation,
-// its speed unknown (BLACKWELL_NOTES.md).
+// lse_s = -inf.
+//
+// GQA decode (at most KSEEK_BW_PACK_GQA_MAX_Q = 16 queries, heads_q >
+// heads_kv): the pack = heads_q / heads_kv query heads that share a K/V
+// head fill one tile's rows, row r = query r / pack of head r % pack (the
+// Q box is pack heads x 128 / pack queries, which TMA lays out in exactly
+// that order), so each K/V head is read once per tile instead of once per
+// query head; when pack does not divide 128 the last rows are masked and
+// never stored. Decode without GQA, and other short shapes, still fill a
+// 128-row tile with few live rows: the simple path for them, correct under
+// emulation, its speed unknown (BLACKWELL_NOTES.md).
 //
 // On any device other than compute capability 10.x the launch returns an
 // error; the sm_90a build holds no kernel body (the tcgen05 instructions do

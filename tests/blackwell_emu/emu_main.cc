@@ -48,6 +48,11 @@ constexpr uint32_t kPoison = 0xFFFFFFFFu;  // a NaN: tensor memory before any wr
 struct PendingLd { float* dst; std::vector<float> values; };
 struct PendingSt { uint32_t lane, col; std::vector<float> values; };
 struct MmaOp { uint32_t d; uint64_t a, b; uint32_t idesc; int accumulate; };
+// Byte ranges [lo, hi) of shared memory, and column ranges of tensor memory.
+struct Range { uint32_t lo, hi; bool Overlaps(const Range& o) const { return lo < o.hi && o.lo < hi; } };
+struct EmuMap {  // what the emulated encoder stores in CUtensorMap
+  const unsigned char* base; uint64_t dims[4]; uint64_t strides[4]; uint32_t box[4]; int rank;
+};
 // The issuing thread's asynchronous tcgen05 work in issue order: MMAs and
 // the commits that follow them (a commit arrives once every earlier MMA of
 // the thread has completed: PTX ISA 9.7.16, tcgen05.commit).
@@ -157,8 +162,13 @@ static uint32_t TmemLane(uint32_t taddr, int n, const char* what) {
   }
   return base + uint32_t(g_cur->lane);
 }
+// Races the lazy mode can name at issue: asynchronous work still pending
+// that the new operation conflicts with, i.e. a missing wait.
+static void CheckTmemRace(uint32_t col, int n, const char* what);
+
 void TmemLoad(uint32_t taddr, float* v, int n) {
   const uint32_t lane = TmemLane(taddr, n, "tcgen05.ld"), col = taddr & 0xFFFF;
+  CheckTmemRace(col, n, "tcgen05.ld");
   std::vector<float> values(n);
   memcpy(values.data(), &g_bw->tmem[size_t(lane) * kTmemCols + col], 4 * n);
   if (!g_lazy_async) {
@@ -170,6 +180,7 @@ void TmemLoad(uint32_t taddr, float* v, int n) {
 }
 void TmemStore(uint32_t taddr, const float* v, int n) {
   const uint32_t lane = TmemLane(taddr, n, "tcgen05.st"), col = taddr & 0xFFFF;
+  CheckTmemRace(col, n, "tcgen05.st");
   if (!g_lazy_async) {
     memcpy(&g_bw->tmem[size_t(lane) * kTmemCols + col], v, 4 * n);
   } else {
@@ -267,10 +278,60 @@ static void ExecuteMma(const MmaOp& op) {
 
 static void MbarArriveAsync(uint32_t bar);
 
+// The shared memory an MMA's A and B operands span (whole 128-byte rows),
+// and the tensor-memory columns of its D.
+static Range OperandRange(uint64_t desc, bool mn_major, int rows_or_n) {
+  const SmemDesc d = DecodeSmemDesc(desc);
+  uint32_t lo = UINT32_MAX, hi = 0;
+  auto row = [&](uint32_t a) { lo = std::min(lo, a & ~127u); hi = std::max(hi, (a & ~127u) + 128); };
+  if (!mn_major) {
+    for (int m = 0; m < rows_or_n; ++m) row(d.start + (m / 8) * d.sbo + (m % 8) * 128);
+  } else {
+    for (int k = 0; k < 16; ++k)
+      for (int nb = 0; nb < (rows_or_n + 63) / 64; ++nb) row(d.start + (k / 8) * d.sbo + (k % 8) * 128 + nb * d.lbo);
+  }
+  return {lo, hi};
+}
+static Range ARange(const MmaOp& op) { return OperandRange(op.a, false, DecodeInstrDesc(op.idesc).m); }
+static Range BRange(const MmaOp& op) {
+  const InstrDesc id = DecodeInstrDesc(op.idesc);
+  return OperandRange(op.b, id.transpose_b, id.n);
+}
+static Range DColumns(const MmaOp& op) {
+  const uint32_t col = op.d & 0xFFFF;
+  return {col, col + uint32_t(DecodeInstrDesc(op.idesc).n)};
+}
+static Range TmaRange(const TmaOp& op) {
+  EmuMap em;
+  memcpy(&em, op.map, sizeof em);
+  return {op.dst, op.dst + em.box[0] * 2 * em.box[1] * em.box[2] * em.box[3]};
+}
+static void CheckTmemRace(uint32_t col, int n, const char* what) {
+  const Range cols{col, col + uint32_t(n)};
+  for (const AsyncEntry& e : g_bw->mma_queue)
+    if (!e.commit && DColumns(e.op).Overlaps(cols)) {
+      static char msg[200];
+      snprintf(msg, sizeof msg,
+               "%s of tensor-memory columns %u..%u that a tcgen05.mma not yet complete writes (a missing wait for "
+               "its tcgen05.commit)", what, col, col + n - 1);
+      Fail(msg);
+    }
+}
+
 // PTX ISA 9.7.16, tcgen05.mma: issued by one thread, asynchronous.
 void MmaIssue(uint32_t d, uint64_t a, uint64_t b, uint32_t idesc, int accumulate) {
   if (g_bw->alloc_cols == 0) Fail("tcgen05.mma without allocated tensor memory");
   MmaOp op{d, a, b, idesc, accumulate};
+  // Operands that a TMA load not yet complete still writes; D columns with
+  // tcgen05.st not yet waited for.
+  const Range ar = ARange(op), br = BRange(op), dc = DColumns(op);
+  for (const TmaOp& t : g_block->tma_pending)
+    if (TmaRange(t).Overlaps(ar) || TmaRange(t).Overlaps(br))
+      Fail("tcgen05.mma reads shared memory that a TMA load not yet complete writes (a missing mbarrier wait)");
+  for (const auto& pending : g_bw->st)
+    for (const PendingSt& st : pending)
+      if (dc.Overlaps({st.col, st.col + uint32_t(st.values.size())}))
+        Fail("tcgen05.mma on tensor-memory columns with a tcgen05.st not yet waited for (tcgen05.wait::st)");
   g_bw->uncommitted++;
   if (g_lazy_async) g_bw->mma_queue.push_back({false, op, 0});
   else ExecuteMma(op);
@@ -283,12 +344,13 @@ void MmaCommit(uint32_t bar) {
   else MbarArriveAsync(bar);
   g_progress++;
 }
-// Lazy mode: completes the oldest MMAs up to and including the next commit.
-static bool CompleteMmaGroup() {
+// Lazy mode: completes the oldest MMAs up to and including the next commit
+// (any commit; with `bar`, the first commit to that mbarrier).
+static bool CompleteMmaGroup(long bar = -1) {
   auto& q = g_bw->mma_queue;
   size_t end = 0;
-  while (end < q.size() && !q[end].commit) ++end;
-  if (end == q.size()) return false;  // no commit yet: nothing it must complete
+  while (end < q.size() && !(q[end].commit && (bar < 0 || q[end].bar == uint32_t(bar)))) ++end;
+  if (end == q.size()) return false;  // no such commit yet: nothing it must complete
   for (size_t i = 0; i <= end; ++i) {
     if (q[i].commit) MbarArriveAsync(q[i].bar);
     else ExecuteMma(q[i].op);
@@ -322,9 +384,6 @@ void MbarArrive(uint32_t bar) {
 }
 static void MbarArriveAsync(uint32_t bar) { MbarArrive(bar); }
 
-struct EmuMap {  // what the emulated encoder stores in CUtensorMap
-  const unsigned char* base; uint64_t dims[4]; uint64_t strides[4]; uint32_t box[4]; int rank;
-};
 static void DoTma(const TmaOp& op) {
   EmuMap em; memcpy(&em, op.map, sizeof em);
   if (op.dst % 1024) Fail("TMA destination not 1024-byte aligned");
@@ -364,13 +423,20 @@ static void DoTma(const TmaOp& op) {
 }
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
   TmaOp op{dst, map, bar, {c0, c1, c2, c3}};
+  const Range dr = TmaRange(op);
+  for (const AsyncEntry& e : g_bw->mma_queue)
+    if (!e.commit && (ARange(e.op).Overlaps(dr) || BRange(e.op).Overlaps(dr)))
+      Fail("TMA load into shared memory that a tcgen05.mma not yet complete reads (a missing wait for its "
+           "tcgen05.commit)");
   if (g_lazy_async) g_block->tma_pending.push_back(op);
   else DoTma(op);
 }
 // mbarrier.try_wait.parity in a loop: returns once the phase with parity
-// `parity` has completed. In lazy mode, asynchronous work completes here,
-// one piece at a time in random order (TMA boxes; MMA groups in issue
-// order), until the phase has completed.
+// `parity` has completed. In lazy mode, asynchronous work completes as
+// late as it can: a wait completes only the work that arrives on its own
+// barrier (its TMA boxes in random order; MMAs in issue order up to a
+// commit to it), so that work nobody waited for is still pending when it
+// is used; the rest completes when nothing else can go on (RunGrid).
 void MbarWait(uint32_t bar, uint32_t parity) {
   for (;;) {
     if ((Bar(bar).phase & 1) != parity) {
@@ -378,24 +444,40 @@ void MbarWait(uint32_t bar, uint32_t parity) {
       return;
     }
     auto& pend = g_block->tma_pending;
-    const bool mma_ready = std::any_of(g_bw->mma_queue.begin(), g_bw->mma_queue.end(),
-                                       [](const AsyncEntry& e) { return e.commit; });
-    const size_t choices = pend.size() + (mma_ready ? 1 : 0);
-    if (choices > 0) {
-      const size_t k = g_async_rng() % choices;
-      if (k < pend.size()) {
-        TmaOp op = pend[k];
-        pend.erase(pend.begin() + k);
-        DoTma(op);
-      } else {
-        CompleteMmaGroup();
-      }
+    std::vector<size_t> mine;
+    for (size_t i = 0; i < pend.size(); ++i)
+      if (pend[i].bar == bar) mine.push_back(i);
+    if (!mine.empty()) {
+      const size_t k = mine[g_async_rng() % mine.size()];
+      TmaOp op = pend[k];
+      pend.erase(pend.begin() + k);
+      DoTma(op);
       continue;
     }
+    if (CompleteMmaGroup(long(bar))) continue;
     g_bw->waiting_on[g_cur->tid.x] = long(bar);
     g_bw->waiting_parity[g_cur->tid.x] = parity;
     Yield();
   }
+}
+
+// Lazy mode, when no thread can go on: one piece of pending asynchronous
+// work completes (a TMA box, or the oldest MMA group); false if none.
+static bool CompleteSomeAsyncWork() {
+  auto& pend = g_block->tma_pending;
+  const bool mma_ready = std::any_of(g_bw->mma_queue.begin(), g_bw->mma_queue.end(),
+                                     [](const AsyncEntry& e) { return e.commit; });
+  const size_t choices = pend.size() + (mma_ready ? 1 : 0);
+  if (choices == 0) return false;
+  const size_t k = g_async_rng() % choices;
+  if (k < pend.size()) {
+    TmaOp op = pend[k];
+    pend.erase(pend.begin() + k);
+    DoTma(op);
+  } else {
+    CompleteMmaGroup();
+  }
+  return true;
 }
 
 // --- setmaxnreg (PTX ISA: setmaxnreg) ----------------------------------------
@@ -505,7 +587,7 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
         setcontext(&t.ctx);
       }
       if (all_done) break;
-      if (g_progress == before) FailDeadlock();
+      if (g_progress == before && !CompleteSomeAsyncWork()) FailDeadlock();
     }
     g_cur = nullptr;
     if (!b.tma_pending.empty()) Fail("TMA pending at block exit");

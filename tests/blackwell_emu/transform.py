@@ -27,6 +27,9 @@ PLANTS = {
     "missing_wait": ("      TmemLoad32(lane_addr + C::kSCol + buf * C::kBlockN + 32 * c, s + 32 * c);\n"
                      "    TmemWaitLd();\n",
                      "      TmemLoad32(lane_addr + C::kSCol + buf * C::kBlockN + 32 * c, s + 32 * c);\n"),
+    # P V issued without waiting for V's TMA load: the MMA may read the
+    # stage before the tile has landed.
+    "missing_tma_wait": ("  Wait(sm.bar(C::kVFull + s), (i / C::kStages) & 1);\n", ""),
     # The load/MMA warpgroup keeps 160 registers while the softmax takes
     # 240 and the correction 152: more than the block's 3 x 168.
     "overdraft": ("LowerRegisters<kLoadRegisters>();", "LowerRegisters<160>();"),
