@@ -11,10 +11,11 @@
 // (scripts/device/full_run.sh phase blackwell). BLACKWELL_NOTES.md says
 // what the emulation cannot establish.
 //
-// Work. One block per 128 query rows of one (batch, query head) and key
+// Work. One block per 128 query rows of one (batch, query head) (packed
+// GQA decode: of the query heads that share a K/V head, below) and key
 // split: the M of tcgen05.mma.cta_group::1 and the 128 lanes of tensor
 // memory, row r of the tile in lane r. Grid (query tiles x splits,
-// heads_q, batch); with causal masking the last (heaviest) query tiles get
+// heads_q / pack, batch); with causal masking the last (heaviest) query tiles get
 // the lowest block numbers, so they start first. The block walks the key
 // tiles of its split that its last row sees; GQA/MQA through the K/V head
 // index h / (heads_q / heads_kv).
