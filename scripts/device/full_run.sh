@@ -8,7 +8,8 @@
 #   extra      flash_attention_fwd checks beyond the task: the WGMMA probe
 #              (hopper_wgmma_probe.cu, PASS/FAIL) and ANCHOR_KERNEL on
 #              extra_scenarios.json (correctness only)
-#   blackwell  on a compute capability 10.x GPU: kernels/flash_attention_fwd/
+#   blackwell  on a compute capability 10.x GPU: the tcgen05 probe
+#              (blackwell_tcgen05_probe.cu, PASS/FAIL), then kernels/flash_attention_fwd/
 #              blackwell.cu through bench/run_anchor.sh: kseek eval --target
 #              sm_100a on every scenario (and extra_scenarios.json), then the
 #              anchor benchmark beside FlashAttention-4 (flash_attn.cute, when
@@ -91,6 +92,11 @@ for phase in ${PHASES:-suite tolerance anchor blackwell}; do
       if [[ $cc != 10.* ]]; then
         echo "== blackwell: skipped: GPU 0 has compute capability ${cc:-unknown}; blackwell.cu needs 10.x (sm_100a)"
       else
+        ( timeout 60 nvcc -gencode=arch=compute_100a,code=sm_100a -O2 -o "$work/blackwell/tcgen05_probe" \
+            kernels/flash_attention_fwd/blackwell_tcgen05_probe.cu &&
+          timeout 30 "$work/blackwell/tcgen05_probe" ) > "$work/blackwell/probe.log" 2>&1
+        echo "== blackwell: tcgen05 probe exit $?"
+        tail -6 "$work/blackwell/probe.log"
         fa4=--fa4
         if ! python3 -c 'import flash_attn.cute' > "$work/blackwell/fa4_import.log" 2>&1; then
           fa4=
