@@ -522,6 +522,7 @@ int EvalShippedCommand(const std::vector<std::string>& args) {
       auto it = task->sources.find(TargetFamily(target));
       if (it == task->sources.end()) continue;
       for (const auto& kernel : it->second.kernels) {
+        if (!it->second.KernelRunsOn(kernel, target)) continue;
         EvalRequest req;
         req.target = target;
         req.kernel_name = std::filesystem::path(kernel).filename().string();

@@ -61,9 +61,13 @@ TEST(IncludePaths, NameTheirFolderFromTheRepositoryRoot) {
                              "worker"}) {
     for (const auto& entry : fs::recursive_directory_iterator(fs::path(root) / folder)) {
       const fs::path& p = entry.path();
-      // The Hopper emulator compiles a kernel file rewritten into its build
-      // folder, beside emu.h: a program of its own, not a library of ours.
-      if (absl::StrContains(p.string(), "/tests/hopper_emu/")) continue;
+      // The Hopper and Blackwell emulators compile a kernel file rewritten
+      // into their build folders, beside emu.h: programs of their own, not
+      // libraries of ours.
+      if (absl::StrContains(p.string(), "/tests/hopper_emu/") ||
+          absl::StrContains(p.string(), "/tests/blackwell_emu/")) {
+        continue;
+      }
       const std::string ext = p.extension().string();
       if (!entry.is_regular_file() || (ext != ".cc" && ext != ".h" && ext != ".cu" && ext != ".inc")) {
         continue;

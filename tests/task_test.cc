@@ -131,6 +131,34 @@ TEST_F(TaskTest, RefusesMalformedFields) {
   }
 }
 
+// A shipped kernel may be restricted to some targets of its family
+// (flash_attention_fwd: blackwell.cu on sm_100a only).
+TEST_F(TaskTest, KernelsRestrictedToTargets) {
+  testing::WriteFile(dir_ + "/ref.cu", "// kernel\n");
+  testing::WriteFile(dir_ + "/fast.cu", "// kernel\n");
+  json j = ValidTask();
+  j["targets"] = json::array({"host", "sm_90a", "sm_100a"});
+  j["sources"]["cuda"] = json::parse(
+      R"({"reference": "ref.cu", "kernels": ["ref.cu", {"file": "fast.cu", "targets": ["sm_100a"]}]})");
+  auto t = Load(j);
+  ASSERT_TRUE(t.ok()) << t.status();
+  const FamilySources& cuda = t->sources.at("cuda");
+  ASSERT_EQ(cuda.kernels.size(), 2u);
+  EXPECT_TRUE(cuda.KernelRunsOn(cuda.kernels[0], Target::kSm90a));
+  EXPECT_TRUE(cuda.KernelRunsOn(cuda.kernels[1], Target::kSm100a));
+  EXPECT_FALSE(cuda.KernelRunsOn(cuda.kernels[1], Target::kSm90a));
+
+  j["sources"]["cuda"]["kernels"][1]["targets"][0] = "host";
+  EXPECT_NE(Error(j).find("sources.cuda.kernels[1].targets[0]: target host is not of family \"cuda\""),
+            std::string::npos);
+  j["sources"]["cuda"]["kernels"][1]["targets"][0] = "sm_80";
+  EXPECT_NE(Error(j).find("sources.cuda.kernels[1].targets[0]: unknown target 'sm_80'"), std::string::npos);
+  j["sources"]["cuda"]["kernels"][1].erase("targets");
+  EXPECT_NE(Error(j).find("sources.cuda.kernels[1].targets: missing"), std::string::npos);
+  j["sources"]["cuda"]["kernels"][1] = json::parse(R"({"file": "none.cu", "targets": ["sm_100a"]})");
+  EXPECT_NE(Error(j).find("sources.cuda.kernels[1].file: file not found"), std::string::npos);
+}
+
 TEST_F(TaskTest, MissingParameterInScenario) {
   json j = ValidTask();
   j["scenarios"][0]["params"].erase("dtype");

@@ -71,6 +71,14 @@ bool TaskSpec::Supports(Target t) const {
   return false;
 }
 
+bool FamilySources::KernelRunsOn(const std::string& kernel, Target t) const {
+  auto it = kernel_targets.find(kernel);
+  if (it == kernel_targets.end()) return true;
+  for (Target x : it->second)
+    if (x == t) return true;
+  return false;
+}
+
 bool Scenario::RunsOn(Target t) const {
   if (targets.empty()) return true;
   for (Target x : targets)
@@ -284,8 +292,28 @@ absl::Status ParseSources(const JsonReader& r, TaskSpec* task) {
       const JsonReader ks = *value.Field("kernels");
       if (!ks.value().is_array()) return ks.Error("expected an array of file names");
       for (size_t i = 0; i < ks.size(); ++i) {
-        KSEEK_ASSIGN_OR_RETURN(std::string k, ResolveSource(ks.Element(i), *task));
-        s.kernels.push_back(std::move(k));
+        // A file name, or {"file": NAME, "targets": [...]} for a kernel
+        // that runs on some targets of the family only.
+        const JsonReader entry = ks.Element(i);
+        const bool restricted = entry.value().is_object();
+        if (restricted) KSEEK_RETURN_IF_ERROR(entry.ExpectKeys({"file", "targets"}));
+        JsonReader file = entry;
+        if (restricted) {
+          KSEEK_ASSIGN_OR_RETURN(file, entry.Field("file"));
+        }
+        KSEEK_ASSIGN_OR_RETURN(std::string k, ResolveSource(file, *task));
+        s.kernels.push_back(k);
+        if (!restricted) continue;
+        KSEEK_ASSIGN_OR_RETURN(const JsonReader list, entry.Field("targets"));
+        std::vector<std::string> names;
+        KSEEK_RETURN_IF_ERROR(ParseStringList(list, &names));
+        for (size_t n = 0; n < names.size(); ++n) {
+          auto t = ParseTarget(names[n]);
+          if (!t.ok()) return list.Element(n).Error(t.status().message());
+          if (TargetFamily(*t) != family)
+            return list.Element(n).Error("target " + names[n] + " is not of family \"" + family + "\"");
+          s.kernel_targets[k].push_back(*t);
+        }
       }
     }
     task->sources[family] = std::move(s);

@@ -84,6 +84,12 @@ struct FamilySources {
   std::string reference;
   std::string baseline;
   std::vector<std::string> kernels;  // shipped optimised kernels
+  // The targets of a shipped kernel that task.json restricts
+  // ({"file": ..., "targets": [...]}); any other runs on every target of
+  // the family.
+  std::map<std::string, std::vector<Target>> kernel_targets;
+
+  bool KernelRunsOn(const std::string& kernel, Target t) const;
 };
 
 struct Policy {

@@ -8,13 +8,21 @@
 #   extra      flash_attention_fwd checks beyond the task: the WGMMA probe
 #              (hopper_wgmma_probe.cu, PASS/FAIL) and ANCHOR_KERNEL on
 #              extra_scenarios.json (correctness only)
+#   blackwell  on a compute capability 10.x GPU: the tcgen05 probe
+#              (blackwell_tcgen05_probe.cu, PASS/FAIL), then kernels/flash_attention_fwd/
+#              blackwell.cu through bench/run_anchor.sh: kseek eval --target
+#              sm_100a on every scenario (and extra_scenarios.json), then the
+#              anchor benchmark beside FlashAttention-4 (flash_attn.cute, when
+#              python3 can import it) and cuDNN; BLACKWELL_EVAL_ARGS and
+#              BLACKWELL_ANCHOR_ARGS set their flags. On any other GPU it says
+#              so and skips
 #   service    the relocatable bundle (deploy/bundle.sh, in dist/kernelseek-bundle)
 #              as a service: kseek up (coordinator, host worker, one worker per
 #              GPU), kseek workers, CUDA softmax evaluations through the
 #              coordinator (several at once so that two GPUs share them), kseek
 #              evals, kseek down. Runs with no LD_LIBRARY_PATH: the bundle must
 #              find its own libraries.
-# PHASES selects them (default "suite tolerance anchor"). Logs of each phase
+# PHASES selects them (default "suite tolerance anchor blackwell"). Logs of each phase
 # go to a folder of its own and are packed into $OUT/logs.tgz after every
 # phase (the device returns few files); the summaries are printed.
 set -uo pipefail
@@ -33,7 +41,7 @@ export KSEEK_INCLUDE_DIR=$dev/include
 export KSEEK_CACHE_DIR=$(mktemp -d)
 export PATH=/usr/local/cuda/bin:$PATH
 
-for phase in ${PHASES:-suite tolerance anchor}; do
+for phase in ${PHASES:-suite tolerance anchor blackwell}; do
   start=$(date +%s)
   mkdir -p "$work/$phase"
   case $phase in
@@ -78,6 +86,32 @@ for phase in ${PHASES:-suite tolerance anchor}; do
         --scenarios $fa/extra_scenarios.json "${ANCHOR_KERNEL:-$fa/baseline.cu}" > "$work/extra/extra.txt" 2>&1
       echo "== extra: kseek eval extra_scenarios.json exit $? in $(( $(date +%s) - start )) s"
       cat "$work/extra/extra.txt"
+      ;;
+    blackwell)
+      cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1)
+      if [[ $cc != 10.* ]]; then
+        echo "== blackwell: skipped: GPU 0 has compute capability ${cc:-unknown}; blackwell.cu needs 10.x (sm_100a)"
+      else
+        ( timeout 60 nvcc -gencode=arch=compute_100a,code=sm_100a -O2 -o "$work/blackwell/tcgen05_probe" \
+            kernels/flash_attention_fwd/blackwell_tcgen05_probe.cu &&
+          timeout 30 "$work/blackwell/tcgen05_probe" ) > "$work/blackwell/probe.log" 2>&1
+        echo "== blackwell: tcgen05 probe exit $?"
+        tail -6 "$work/blackwell/probe.log"
+        fa4=--fa4
+        if ! python3 -c 'import flash_attn.cute' > "$work/blackwell/fa4_import.log" 2>&1; then
+          fa4=
+          echo "== blackwell: flash_attn.cute not importable (fa4_import.log): FA4 not timed"
+        fi
+        OUT=$work/blackwell KSEEK_DEVICE_DIR=$dev FA_EXTRA=1 FA_EVAL_TIMEOUT=${BLACKWELL_EVAL_TIMEOUT:-600} \
+          FA_EVAL_ARGS="${BLACKWELL_EVAL_ARGS:---max-samples 10 --max-seconds 1}" \
+          FA_ANCHOR_ARGS="${BLACKWELL_ANCHOR_ARGS:---budget-s 0.2 --samples 10} $fa4" \
+          timeout "${BLACKWELL_TIMEOUT:-1500}" bash kernels/flash_attention_fwd/bench/run_anchor.sh \
+          kernels/flash_attention_fwd/blackwell.cu > "$work/blackwell/stdout.txt" 2>&1
+        echo "== blackwell: exit $? in $(( $(date +%s) - start )) s"
+        grep "^== " "$work/blackwell/stdout.txt"
+        [[ -f $work/blackwell/anchor.log ]] && cp "$work/blackwell/anchor.log" "$out/blackwell_anchor.log"
+        sed -n '/^geomean/,/^wrote/p' "$work/blackwell/anchor.log" 2>/dev/null | head -70
+      fi
       ;;
     service)
       SERVICE_TIMEOUT=${SERVICE_TIMEOUT:-240} OUT=$work/service \

@@ -14,7 +14,9 @@ seqlen_k and causal_lower_right otherwise; GQA uses enable_gqa=True. A
 backend that refuses a scenario is recorded as "n/a" with the first line of
 its error. Each backend's O is compared with the candidate's (rel L2); one
 that disagrees by more than 5e-2 (NaN rows included) is flagged and left
-out of "best".
+out of "best". With --fa4 (on Blackwell), FlashAttention-4 (flash_attn.cute)
+takes FA3's place: its columns, its ratios and "best" (the JSON keys stay
+fa3_*; "anchor" names which one ran).
 
 Timing (kseek_abi.Timer): warm-up, then per sample an L2 flush, a GPU spin
 of --pad-us (default 300 us) so that the host's launch work (20-100 us for
@@ -58,6 +60,8 @@ BACKENDS = (("cudnn", SDPBackend.CUDNN_ATTENTION),
 # Every timed backend in print order (fa3 only with --fa3).
 ALL = ("fa3", "cudnn", "fa2")
 LABEL = {"fa3": "FA3", "cudnn": "cuDNN", "fa2": "FA2", "best": "best"}
+# The library in the fa3 slot: "FA3", or "FA4" with --fa4.
+ANCHOR = "FA3"
 WRONG_REL_L2 = 5e-2
 
 
@@ -90,6 +94,29 @@ def load_fa3(path):
     sys.path.insert(1, os.path.join(path, "flash_attn_3"))
     from flash_attn_interface import flash_attn_func
     return flash_attn_func
+
+
+def load_fa4():
+    """FlashAttention-4's flash_attn_func (flash_attn.cute) behind FA3's
+    signature, or None when it cannot be imported. It returns (out, lse):
+    out is kept. num_splits is passed where the interface takes it."""
+    try:
+        from flash_attn.cute import flash_attn_func
+    except ImportError:
+        try:
+            from flash_attn.cute.interface import flash_attn_func
+        except ImportError:
+            return None
+
+    def run(q, k, v, causal, num_splits):
+        try:
+            out = flash_attn_func(q, k, v, causal=causal,
+                                  num_splits=max(num_splits, 1))
+        except TypeError:
+            out = flash_attn_func(q, k, v, causal=causal)
+        return out[0] if isinstance(out, tuple) else out
+
+    return run
 
 
 def fa3_callable(func, p, q, k, v, num_splits):
@@ -252,14 +279,15 @@ def print_summary(summary, rows, lowest):
         for name in ALL:
             g = sm[f"candidate_over_{name}"]
             if sm[f"n_{name}"]:
-                print(f"geomean candidate/{name} over {label}: "
+                shown = ANCHOR.lower() if name == "fa3" else name
+                print(f"geomean candidate/{shown} over {label}: "
                       f"{'n/a' if g is None else format(g, '.3f')} "
                       f"({sm['n_' + name]} of {sm['n']} scenarios)")
     print("\nper class: candidate TFLOP/s geomean, and candidate speed over "
           "each backend's (geomean of time ratios; best = the faster of FA3 "
           "and cuDNN per scenario, a backend with a wrong O left out)")
-    print(f"{'class':22s} {'n':>4s} {'cand':>7s} {'FA3':>7s} {'cuDNN':>7s} "
-          f"{'/FA3':>7s} {'/cuDNN':>7s} {'/FA2':>7s} {'/best':>7s}")
+    print(f"{'class':22s} {'n':>4s} {'cand':>7s} {ANCHOR:>7s} {'cuDNN':>7s} "
+          f"{'/' + ANCHOR:>7s} {'/cuDNN':>7s} {'/FA2':>7s} {'/best':>7s}")
     for label, sm in summary.items():
         print(f"{label:22s} {sm['n']:4d} {fmt(sm['candidate_tflops'], '7.1f')} "
               f"{fmt(sm['fa3_tflops'], '7.1f')} {fmt(sm['cudnn_tflops'], '7.1f')} "
@@ -268,9 +296,9 @@ def print_summary(summary, rows, lowest):
     ranked = sorted((r for r in rows
                      if isinstance(r.get("candidate_over_best"), float)),
                     key=lambda r: r["candidate_over_best"])
-    print(f"\nthe {lowest} scenarios lowest against the best of FA3 and cuDNN")
+    print(f"\nthe {lowest} scenarios lowest against the best of {ANCHOR} and cuDNN")
     print(f"{'scenario':52s} {'cand':>8s} {'best':>8s} {'c/best':>7s} "
-          f"{'c/FA3':>7s} {'c/cuDNN':>7s}")
+          f"{'c/' + ANCHOR:>7s} {'c/cuDNN':>7s}")
     for r in ranked[:lowest]:
         best_tf = r["flops"] / (r["best_ms"] * 1e-3) / 1e12
         print(f"{r['name']:52s} {fmt(r['candidate_tflops'])} {fmt(best_tf)} "
@@ -405,6 +433,9 @@ def main():
                     help="FA3's unpacked hopper/ folder (flash_attn_"
                     "interface.py, flash_attn_3/_C.abi3.so); default "
                     "$FA3_HOPPER; without it FA3 is not timed")
+    ap.add_argument("--fa4", action="store_true",
+                    help="time FlashAttention-4 (flash_attn.cute) in FA3's "
+                    "place (Blackwell); refused when it cannot be imported")
     Timer.add_arguments(ap, samples=30, budget_s=1.5)
     ap.add_argument("--no-auto-pad", action="store_true",
                     help="keep --pad-us even where a backend's host work "
@@ -423,16 +454,23 @@ def main():
                                         "anchor.json")
     scenarios = select(load_scenarios(), args.scenarios, args.grid_only)
     cand = Kernel(args.lib)
-    fa3 = load_fa3(args.fa3)
+    global ANCHOR
+    if args.fa4:
+        fa3, ANCHOR = load_fa4(), "FA4"
+        if fa3 is None:
+            sys.exit("anchor.py: --fa4: flash_attn.cute cannot be imported")
+    else:
+        fa3 = load_fa3(args.fa3)
     timer = Timer.from_args(args)
     dev = torch.cuda.get_device_name(0)
     print(f"device {dev}; torch {torch.__version__}; cuDNN "
-          f"{torch.backends.cudnn.version()}; FA3 "
-          f"{args.fa3 if fa3 is not None else 'not given'}; candidate "
+          f"{torch.backends.cudnn.version()}; {ANCHOR} "
+          f"{('flash_attn.cute' if args.fa4 else args.fa3) if fa3 is not None else 'not given'}; candidate "
           f"{args.lib}; GPU spin {args.pad_us:g} us after each L2 flush")
     torch.set_grad_enabled(False)
     result = {"device": dev, "torch": torch.__version__,
               "cudnn": torch.backends.cudnn.version(), "fa3": args.fa3,
+              "anchor": ANCHOR,
               "candidate": args.lib, "seed": args.seed,
               "timing": {"samples_max": args.samples, "warmup": args.warmup,
                          "budget_s": args.budget_s, "statistic": "median",
@@ -447,7 +485,7 @@ def main():
                                         args.seed, pads)
     else:
         print(f"{'scenario':52s} {'cand':>8s} {'cuDNN':>8s} {'FA2':>8s} "
-              f"{'FA3':>8s} {'c/cuDNN':>8s} {'c/FA2':>8s} {'c/FA3':>8s} "
+              f"{ANCHOR:>8s} {'c/cuDNN':>8s} {'c/FA2':>8s} {'c/' + ANCHOR:>8s} "
               f"{'c/best':>8s}   (TFLOP/s)")
         rows = []
         for s in scenarios:
