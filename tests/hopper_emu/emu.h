@@ -109,6 +109,13 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigne
 
 namespace emu {
 
+// What the emulated tensor-map encoder (emu_host.h) stores in a CUtensorMap,
+// and the TMA copies read back.
+struct EmuMap {
+  const unsigned char* base; uint64_t dims[4]; uint64_t strides[4]; uint32_t box[4]; int rank;
+};
+static_assert(sizeof(EmuMap) <= sizeof(CUtensorMap), "fits in a CUtensorMap");
+
 extern int g_sms;
 extern int g_cc_major;
 extern bool g_lazy_async;

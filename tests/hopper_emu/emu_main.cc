@@ -120,69 +120,9 @@ void WgmmaWaitEmu(int pending) {
   });
 }
 
-// --- mbarriers and TMA ------------------------------------------------------
-static MBar& Bar(uint32_t bar) {
-  if (bar % 8) Fail("mbarrier misaligned");
-  auto it = g_block->mbars.find(bar);
-  if (it == g_block->mbars.end() || !it->second.init) Fail("mbarrier not initialised");
-  return it->second;
-}
-static void MbarCheck(MBar& m) {
-  if (m.pending == 0 && m.tx == 0) { m.phase++; m.pending = m.count; g_progress++; }
-}
-void MbarInit(uint32_t bar, int count) {
-  if (bar % 8 || bar + 8 > g_block->smem.size()) Fail("mbarrier address");
-  MBar& m = g_block->mbars[bar];
-  m.count = m.pending = count; m.tx = 0; m.phase = 0; m.init = true;
-}
-void MbarExpect(uint32_t bar, uint32_t bytes) { Bar(bar).tx += bytes; }
-void MbarArrive(uint32_t bar) {
-  MBar& m = Bar(bar);
-  if (--m.pending < 0) Fail("mbarrier over-arrived");
-  g_progress++;
-  MbarCheck(m);
-}
+// --- mbarriers, TMA and setmaxnreg (emu_sync.h); the TMA issue and wait ---
+#include "emu_sync.h"
 
-struct EmuMap {  // what the emulated encoder stores in CUtensorMap
-  const unsigned char* base; uint64_t dims[4]; uint64_t strides[4]; uint32_t box[4]; int rank;
-};
-static void DoTma(const TmaOp& op) {
-  EmuMap em; memcpy(&em, op.map, sizeof em);
-  if (op.dst % 1024) Fail("TMA destination not 1024-byte aligned");
-  const uint32_t rowbytes = em.box[0] * 2;
-  if (rowbytes != 128) Fail("TMA box row is not 128 bytes");
-  uint32_t total = 0;
-  for (uint32_t i3 = 0; i3 < em.box[3]; ++i3)
-    for (uint32_t i2 = 0; i2 < em.box[2]; ++i2)
-      for (uint32_t i1 = 0; i1 < em.box[1]; ++i1) {
-        const uint32_t row = (i3 * em.box[2] + i2) * em.box[1] + i1;
-        for (uint32_t i0 = 0; i0 < em.box[0]; ++i0) {
-          const int64_t g[4] = {int64_t(op.c[0]) + i0, int64_t(op.c[1]) + i1, int64_t(op.c[2]) + i2,
-                                int64_t(op.c[3]) + i3};
-          bool in = true;
-          for (int d = 0; d < 4; ++d) in = in && g[d] >= 0 && uint64_t(g[d]) < em.dims[d];
-          uint16_t v = 0;
-          if (in) {
-            const unsigned char* src = em.base + g[0] * 2 + g[1] * em.strides[1] + g[2] * em.strides[2] +
-                                       g[3] * em.strides[3];
-            bool ok = false;
-            for (auto& [p, n2] : g_readable)
-              if ((const char*)src >= p && (const char*)src + 2 <= p + n2) ok = true;
-            if (!ok) Fail("TMA read outside the input tensors");
-            memcpy(&v, src, 2);
-          }
-          const uint32_t addr = Swz(op.dst + row * rowbytes + i0 * 2);
-          if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
-          memcpy(g_block->smem.data() + addr, &v, 2);
-          total += 2;
-        }
-      }
-  MBar& m = Bar(op.bar);
-  m.tx -= total;
-  if (m.tx < 0) Fail("TMA bytes beyond the expected transaction count");
-  g_progress++;
-  MbarCheck(m);
-}
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3) {
   TmaOp op{dst, map, bar, {c0, c1, c2, c3}};
   if (g_lazy_async) g_block->tma_pending.push_back(op);
@@ -217,56 +157,8 @@ void NamedArrive(int id, int threads) {
   else if (nb.arrived > threads) Fail("named barrier over-arrived");
 }
 
-
-// --- setmaxnreg ----------------------------------------------------------------
-// The block's registers are what it got at launch; .dec returns a thread's
-// surplus to the block's pool and .inc waits until the pool has enough (on
-// the hardware per warp, here per thread: the same sums).
-void SetMaxRegisters(int regs, bool inc) {
-  Thread* t = g_cur;
-  if (regs < 24 || regs > 256 || regs % 8) Fail("setmaxnreg count not a multiple of 8 in [24, 256]");
-  if (inc ? regs < t->regs : regs > t->regs) Fail("setmaxnreg.inc below, or .dec above, the current count");
-  if (!inc) {
-    g_block->reg_pool += t->regs - regs;
-  } else {
-    t->regs_wait = true;
-    while (g_block->reg_pool < regs - t->regs) Yield();
-    t->regs_wait = false;
-    g_block->reg_pool -= regs - t->regs;
-  }
-  t->regs = regs;
-  g_progress++;
-}
 }  // namespace emu
 
-static CUresult EmuEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void* addr,
-                               const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
-                               const cuuint32_t* es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
-                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill oob) {
-  if (rank != 4 || uintptr_t(addr) % 16 || il != 0 || sw != CU_TENSOR_MAP_SWIZZLE_128B || oob != 0) return 1;
-  emu::EmuMap em{};
-  em.base = (const unsigned char*)addr; em.rank = 4;
-  for (int i = 0; i < 4; ++i) {
-    if (dims[i] == 0 || box[i] == 0 || box[i] > 256 || es[i] != 1) return 1;
-    em.dims[i] = dims[i]; em.box[i] = box[i];
-  }
-  em.strides[0] = 2;
-  for (int i = 0; i < 3; ++i) {
-    if (strides[i] % 16) return 1;
-    em.strides[i + 1] = strides[i];
-  }
-  if (box[0] * 2 > 128) return 1;
-  static_assert(sizeof(em) <= sizeof(CUtensorMap), "fits");
-  memcpy(map, &em, sizeof em);
-  return 0;
-}
-cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigned, unsigned long long,
-                                             cudaDriverEntryPointQueryResult* r) {
-  if (strcmp(sym, "cuTensorMapEncodeTiled") != 0) { *r = cudaDriverEntryPointSymbolNotFound; return 0; }
-  *fn = (void*)&EmuEncodeTiled;
-  *r = cudaDriverEntryPointSuccess;
-  return 0;
-}
 namespace emu {
 
 void Fail(const char* what) {
@@ -447,96 +339,7 @@ void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& bo
 }
 }  // namespace emu
 
-// ---------------------------------------------------------------------------
-// Test driver.
-
-struct Scen {
-  const char* name; int batch, sq, sk, hq, hkv, d, causal; bool bf; int sms;
-};
-
-static uint16_t Enc(float f, bool bf) { return bf ? FloatToBf16(f) : FloatToHalf(f); }
-static float Dec(uint16_t b, bool bf) { return bf ? Bf16ToFloat(b) : HalfToFloat(b); }
-
-struct Guarded {
-  std::vector<unsigned char> buf; size_t n;
-  explicit Guarded(size_t bytes, unsigned char fill) : buf(bytes + 2 * 4096 + 64), n(bytes) {
-    memset(buf.data(), 0xA5, buf.size());
-    memset(data(), fill, bytes);
-  }
-  unsigned char* data() { uintptr_t p = uintptr_t(buf.data()) + 4096; p = (p + 63) & ~uintptr_t(63); return (unsigned char*)p; }
-  bool guards_ok() {
-    unsigned char* d = data();
-    for (unsigned char* p = buf.data(); p < d; ++p) if (*p != 0xA5) return false;
-    for (unsigned char* p = d + n; p < buf.data() + buf.size(); ++p) if (*p != 0xA5) return false;
-    return true;
-  }
-};
-
-static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
-  emu::g_sms = s.sms; emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
-  const size_t nq = size_t(s.batch) * s.sq * s.hq * s.d, nk = size_t(s.batch) * s.sk * s.hkv * s.d;
-  const size_t nl = size_t(s.batch) * s.hq * s.sq;
-  Guarded q(nq * 2, 0), k(nk * 2, 0), v(nk * 2, 0), o(nq * 2, 0xFF), lse(nl * 4, 0xFF);
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  auto fill = [&](Guarded& g, size_t n) { uint16_t* p = (uint16_t*)g.data(); for (size_t i = 0; i < n; ++i) p[i] = Enc(nd(rng), s.bf); };
-  fill(q, nq); fill(k, nk); fill(v, nk);
-  emu::g_readable = {{(const char*)q.data(), nq * 2}, {(const char*)k.data(), nk * 2}, {(const char*)v.data(), nk * 2}};
-  kseek_param params[8] = {{"batch", s.batch}, {"seqlen_q", s.sq}, {"seqlen_k", s.sk}, {"heads_q", s.hq},
-                           {"heads_kv", s.hkv}, {"head_dim", s.d}, {"causal", s.causal}, {"dtype", s.bf ? KSEEK_BF16 : KSEEK_F16}};
-  kseek_tensor t[5] = {};
-  void* ptrs[5] = {q.data(), k.data(), v.data(), o.data(), lse.data()};
-  const char* names[5] = {"q", "k", "v", "o", "lse"};
-  for (int i = 0; i < 5; ++i) { t[i].name = names[i]; t[i].data = ptrs[i]; }
-  kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, nullptr};
-  int rc = kseek_launch(&args);
-  if (rc) { printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message()); return false; }
-  // Reference in double.
-  const uint16_t *Q = (uint16_t*)q.data(), *K = (uint16_t*)k.data(), *V = (uint16_t*)v.data(), *O = (uint16_t*)o.data();
-  const float* LSE = (float*)lse.data();
-  double err2 = 0, ref2 = 0, maxabs = 0, lerr2 = 0, lref2 = 0, lmax = 0;
-  bool ok = true; int bad_inf = 0, nan = 0;
-  const int group = s.hq / s.hkv;
-  std::vector<double> sc(s.sk), acc(s.d);
-  for (int b = 0; b < s.batch; ++b) for (int h = 0; h < s.hq; ++h) for (int i = 0; i < s.sq; ++i) {
-    const int hk = h / group;
-    int lim = s.causal ? std::min(s.sk, i + s.sk - s.sq + 1) : s.sk;
-    if (lim < 0) lim = 0;
-    const uint16_t* qr = Q + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
-    double m = -INFINITY;
-    for (int j = 0; j < lim; ++j) {
-      const uint16_t* kr = K + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
-      double dot = 0; for (int d = 0; d < s.d; ++d) dot += double(Dec(qr[d], s.bf)) * Dec(kr[d], s.bf);
-      sc[j] = dot / std::sqrt(double(s.d)); m = std::max(m, sc[j]);
-    }
-    double l = 0; std::fill(acc.begin(), acc.end(), 0.0);
-    for (int j = 0; j < lim; ++j) {
-      double p = std::exp(sc[j] - m); l += p;
-      const uint16_t* vr = V + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
-      for (int d = 0; d < s.d; ++d) acc[d] += p * Dec(vr[d], s.bf);
-    }
-    const uint16_t* orow = O + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
-    for (int d = 0; d < s.d; ++d) {
-      double r = lim > 0 ? acc[d] / l : 0.0, c = Dec(orow[d], s.bf);
-      if (std::isnan(c)) { nan++; continue; }
-      err2 += (c - r) * (c - r); ref2 += r * r; maxabs = std::max(maxabs, std::fabs(c - r));
-    }
-    double rl = lim > 0 ? m + std::log(l) : -INFINITY;
-    float cl = LSE[(size_t(b) * s.hq + h) * s.sq + i];
-    if (std::isnan(cl)) nan++;
-    else if (std::isinf(rl) || std::isinf(cl)) { if (!(std::isinf(rl) && std::isinf(cl) && rl < 0 && cl < 0)) bad_inf++; }
-    else { lerr2 += (cl - rl) * (cl - rl); lref2 += rl * rl; lmax = std::max(lmax, std::fabs(cl - rl)); }
-  }
-  double rel = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2), lrel = lref2 > 0 ? std::sqrt(lerr2 / lref2) : std::sqrt(lerr2);
-  double tol_rel = s.bf ? 2e-2 : 2e-3, tol_abs = s.bf ? 0.1 : 1e-2;
-  ok = nan == 0 && bad_inf == 0 && rel <= tol_rel && maxabs <= tol_abs && lrel <= 1e-5 && lmax <= 1e-4;
-  bool guards = q.guards_ok() && k.guards_ok() && v.guards_ok() && o.guards_ok() && lse.guards_ok();
-  ok = ok && guards;
-  printf("%-34s %s launches=%d o rel_l2 %.2e max_abs %.2e | lse rel_l2 %.2e max_abs %.2e | nan %d inf-mismatch %d guards %s -> %s\n",
-         s.name, lazy ? "lazy " : "eager", emu::g_launches, rel, maxabs, lrel, lmax, nan, bad_inf, guards ? "ok" : "BROKEN", ok ? "PASS" : "FAIL");
-  fflush(stdout);
-  return ok;
-}
+#include "emu_host.h"
 
 int main(int argc, char** argv) {
   std::vector<Scen> all = {
@@ -623,33 +426,5 @@ int main(int argc, char** argv) {
       {"g_hd96_bf16_q1_k8000_gqa4", 1, 1, 8000, 8, 2, 96, 0, true, 132},
       {"g_hd192_f16_q1_k12000_gqa8", 1, 1, 12000, 8, 1, 192, 0, false, 132},
   };
-  // emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and
-  // of those the I-th of every N (0 <= I < N), so that N runs of it cover
-  // them all. A shape's inputs depend only on its place in the list.
-  std::string only;
-  int shard = 0, shards = 1;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg.rfind("--shard=", 0) == 0) {
-      if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 ||
-          shard >= shards) {
-        fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
-        return 2;
-      }
-    } else {
-      only = arg;
-    }
-  }
-  int fails = 0, runs = 0, matching = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Scen& s = all[i];
-    if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
-    if (matching++ % shards != shard) continue;
-    for (bool lazy : {false, true}) {
-      runs++;
-      fails += !RunScenario(s, lazy, 1235 + 2 * i + lazy);
-    }
-  }
-  printf("%d/%d passed\n", runs - fails, runs);
-  return fails != 0;
+  return RunShapes(argc, argv, all);
 }

@@ -1,0 +1,196 @@
+// The host side that both emulations share (tests/hopper_emu for
+// hopper.cu, tests/blackwell_emu for blackwell.cu): the tensor-map encoder
+// and driver entry point that hand the kernel an emu::EmuMap, and the test
+// driver (a shape, buffers with guard bytes on both sides, one launch
+// checked against an fp64 reference with task.json's tolerances, and the
+// command line). Each emu_main.cc includes it once, after its machinery,
+// and lists its shapes in main: `return RunShapes(argc, argv, all);`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "emu.h"
+
+// cuTensorMapEncodeTiled as the kernels use it: rank 4, 16-bit elements,
+// 128-byte rows swizzled by 128 bytes, no interleave, zero fill; anything
+// else fails as the driver would refuse it.
+static CUresult EmuEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void* addr,
+                               const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                               const cuuint32_t* es, CUtensorMapInterleave il, CUtensorMapSwizzle sw,
+                               CUtensorMapL2promotion, CUtensorMapFloatOOBfill oob) {
+  if (rank != 4 || uintptr_t(addr) % 16 || il != 0 || sw != CU_TENSOR_MAP_SWIZZLE_128B || oob != 0) return 1;
+  emu::EmuMap em{};
+  em.base = (const unsigned char*)addr; em.rank = 4;
+  for (int i = 0; i < 4; ++i) {
+    if (dims[i] == 0 || box[i] == 0 || box[i] > 256 || es[i] != 1) return 1;
+    em.dims[i] = dims[i]; em.box[i] = box[i];
+  }
+  em.strides[0] = 2;
+  for (int i = 0; i < 3; ++i) {
+    if (strides[i] % 16) return 1;
+    em.strides[i + 1] = strides[i];
+  }
+  if (box[0] * 2 > 128) return 1;
+  memcpy(map, &em, sizeof em);
+  return 0;
+}
+cudaError_t cudaGetDriverEntryPointByVersion(const char* sym, void** fn, unsigned, unsigned long long,
+                                             cudaDriverEntryPointQueryResult* r) {
+  if (strcmp(sym, "cuTensorMapEncodeTiled") != 0) { *r = cudaDriverEntryPointSymbolNotFound; return 0; }
+  *fn = (void*)&EmuEncodeTiled;
+  *r = cudaDriverEntryPointSuccess;
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Test driver.
+struct Scen {
+  const char* name; int batch, sq, sk, hq, hkv, d, causal; bool bf;
+  int sms = 1;        // the device's SMs: with many, few-block shapes split keys
+  float q_std = 1.f;  // the task draws normal(0, 1); larger moves row maxima more
+};
+
+static uint16_t Enc(float f, bool bf) { return bf ? FloatToBf16(f) : FloatToHalf(f); }
+static float Dec(uint16_t b, bool bf) { return bf ? Bf16ToFloat(b) : HalfToFloat(b); }
+
+// A buffer with guard bytes on both sides.
+struct Guarded {
+  std::vector<unsigned char> buf; size_t n;
+  explicit Guarded(size_t bytes, unsigned char fill) : buf(bytes + 2 * 4096 + 64), n(bytes) {
+    memset(buf.data(), 0xA5, buf.size());
+    memset(data(), fill, bytes);
+  }
+  unsigned char* data() {
+    uintptr_t p = uintptr_t(buf.data()) + 4096;
+    p = (p + 63) & ~uintptr_t(63);
+    return (unsigned char*)p;
+  }
+  bool guards_ok() {
+    unsigned char* d = data();
+    for (unsigned char* p = buf.data(); p < d; ++p) if (*p != 0xA5) return false;
+    for (unsigned char* p = d + n; p < buf.data() + buf.size(); ++p) if (*p != 0xA5) return false;
+    return true;
+  }
+};
+
+static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
+  emu::g_sms = s.sms; emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
+  const size_t nq = size_t(s.batch) * s.sq * s.hq * s.d, nk = size_t(s.batch) * s.sk * s.hkv * s.d;
+  const size_t nl = size_t(s.batch) * s.hq * s.sq;
+  Guarded q(nq * 2, 0), k(nk * 2, 0), v(nk * 2, 0), o(nq * 2, 0xFF), lse(nl * 4, 0xFF);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  auto fill = [&](Guarded& g, size_t n) {
+    uint16_t* p = (uint16_t*)g.data();
+    for (size_t i = 0; i < n; ++i) p[i] = Enc(nd(rng), s.bf);
+  };
+  fill(q, nq); fill(k, nk); fill(v, nk);
+  if (s.q_std != 1.f) {
+    uint16_t* p = (uint16_t*)q.data();
+    for (size_t i = 0; i < nq; ++i) p[i] = Enc(Dec(p[i], s.bf) * s.q_std, s.bf);
+  }
+  emu::g_readable = {{(const char*)q.data(), nq * 2}, {(const char*)k.data(), nk * 2}, {(const char*)v.data(), nk * 2}};
+  kseek_param params[8] = {{"batch", s.batch}, {"seqlen_q", s.sq}, {"seqlen_k", s.sk}, {"heads_q", s.hq},
+                           {"heads_kv", s.hkv}, {"head_dim", s.d}, {"causal", s.causal},
+                           {"dtype", s.bf ? KSEEK_BF16 : KSEEK_F16}};
+  kseek_tensor t[5] = {};
+  void* ptrs[5] = {q.data(), k.data(), v.data(), o.data(), lse.data()};
+  const char* names[5] = {"q", "k", "v", "o", "lse"};
+  for (int i = 0; i < 5; ++i) { t[i].name = names[i]; t[i].data = ptrs[i]; }
+  kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, nullptr};
+  const int rc = kseek_launch(&args);
+  if (rc) {
+    printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message());
+    return false;
+  }
+  // Reference in double.
+  const uint16_t *Q = (uint16_t*)q.data(), *K = (uint16_t*)k.data(), *V = (uint16_t*)v.data(), *O = (uint16_t*)o.data();
+  const float* LSE = (float*)lse.data();
+  double err2 = 0, ref2 = 0, maxabs = 0, lerr2 = 0, lref2 = 0, lmax = 0;
+  int bad_inf = 0, nan = 0;
+  const int group = s.hq / s.hkv;
+  std::vector<double> sc(s.sk), acc(s.d);
+  for (int b = 0; b < s.batch; ++b)
+    for (int h = 0; h < s.hq; ++h)
+      for (int i = 0; i < s.sq; ++i) {
+        const int hk = h / group;
+        int lim = s.causal ? std::min(s.sk, i + s.sk - s.sq + 1) : s.sk;
+        if (lim < 0) lim = 0;
+        const uint16_t* qr = Q + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
+        double m = -INFINITY;
+        for (int j = 0; j < lim; ++j) {
+          const uint16_t* kr = K + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
+          double dot = 0;
+          for (int d = 0; d < s.d; ++d) dot += double(Dec(qr[d], s.bf)) * Dec(kr[d], s.bf);
+          sc[j] = dot / std::sqrt(double(s.d));
+          m = std::max(m, sc[j]);
+        }
+        double l = 0;
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int j = 0; j < lim; ++j) {
+          const double p = std::exp(sc[j] - m);
+          l += p;
+          const uint16_t* vr = V + ((size_t(b) * s.sk + j) * s.hkv + hk) * s.d;
+          for (int d = 0; d < s.d; ++d) acc[d] += p * Dec(vr[d], s.bf);
+        }
+        const uint16_t* orow = O + ((size_t(b) * s.sq + i) * s.hq + h) * s.d;
+        for (int d = 0; d < s.d; ++d) {
+          const double r = lim > 0 ? acc[d] / l : 0.0, c = Dec(orow[d], s.bf);
+          if (std::isnan(c)) { nan++; continue; }
+          err2 += (c - r) * (c - r); ref2 += r * r; maxabs = std::max(maxabs, std::fabs(c - r));
+        }
+        const double rl = lim > 0 ? m + std::log(l) : -INFINITY;
+        const float cl = LSE[(size_t(b) * s.hq + h) * s.sq + i];
+        if (std::isnan(cl)) nan++;
+        else if (std::isinf(rl) || std::isinf(cl)) {
+          if (!(std::isinf(rl) && std::isinf(cl) && rl < 0 && cl < 0)) bad_inf++;
+        } else {
+          lerr2 += (cl - rl) * (cl - rl); lref2 += rl * rl; lmax = std::max(lmax, std::fabs(cl - rl));
+        }
+      }
+  const double rel = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  const double lrel = lref2 > 0 ? std::sqrt(lerr2 / lref2) : std::sqrt(lerr2);
+  const double tol_rel = s.bf ? 2e-2 : 2e-3, tol_abs = s.bf ? 0.1 : 1e-2;  // task.json's tolerances
+  bool ok = nan == 0 && bad_inf == 0 && rel <= tol_rel && maxabs <= tol_abs && lrel <= 1e-5 && lmax <= 1e-4;
+  const bool guards = q.guards_ok() && k.guards_ok() && v.guards_ok() && o.guards_ok() && lse.guards_ok();
+  ok = ok && guards;
+  printf("%-40s %s launches=%d o rel_l2 %.2e max_abs %.2e | lse rel_l2 %.2e max_abs %.2e | nan %d inf-mismatch %d "
+         "guards %s -> %s\n",
+         s.name, lazy ? "lazy " : "eager", emu::g_launches, rel, maxabs, lrel, lmax, nan, bad_inf,
+         guards ? "ok" : "BROKEN", ok ? "PASS" : "FAIL");
+  fflush(stdout);
+  return ok;
+}
+
+// emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and of
+// those the I-th of every N (0 <= I < N), so that N runs of it cover them
+// all. Each runs twice (asynchronous work completing at issue, then as late
+// as it can). A shape's inputs depend only on its place in the list.
+inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
+  std::string only;
+  int shard = 0, shards = 1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--shard=", 0) == 0) {
+      if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards) {
+        fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
+        return 2;
+      }
+    } else {
+      only = arg;
+    }
+  }
+  int fails = 0, runs = 0, matching = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Scen& s = all[i];
+    if (!only.empty() && std::string(s.name).find(only) == std::string::npos) continue;
+    if (matching++ % shards != shard) continue;
+    for (bool lazy : {false, true}) {
+      runs++;
+      fails += !RunScenario(s, lazy, 1235 + 2 * i + lazy);
+    }
+  }
+  printf("%d/%d passed\n", runs - fails, runs);
+  return fails != 0;
+}

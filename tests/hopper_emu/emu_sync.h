@@ -1,0 +1,94 @@
+// The mbarrier, the TMA box copy and setmaxnreg, as both emulations model
+// them (tests/hopper_emu for hopper.cu, tests/blackwell_emu for
+// blackwell.cu; PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg). Each
+// emu_main.cc includes it once inside namespace emu, after its Swz (the
+// 128-byte swizzle) and before its TmaLoad and MbarWait, which differ: how
+// late asynchronous work completes, and what it checks at issue.
+#pragma once
+
+#include "emu.h"
+
+// --- mbarriers -------------------------------------------------------------
+static MBar& Bar(uint32_t bar) {
+  if (bar % 8) Fail("mbarrier misaligned");
+  auto it = g_block->mbars.find(bar);
+  if (it == g_block->mbars.end() || !it->second.init) Fail("mbarrier not initialised");
+  return it->second;
+}
+// A phase completes when its pending arrivals and transaction bytes reach 0.
+static void MbarCheck(MBar& m) {
+  if (m.pending == 0 && m.tx == 0) { m.phase++; m.pending = m.count; g_progress++; }
+}
+void MbarInit(uint32_t bar, int count) {
+  if (bar % 8 || bar + 8 > g_block->smem.size()) Fail("mbarrier address");
+  MBar& m = g_block->mbars[bar];
+  m.count = m.pending = count; m.tx = 0; m.phase = 0; m.init = true;
+}
+void MbarExpect(uint32_t bar, uint32_t bytes) { Bar(bar).tx += bytes; }
+void MbarArrive(uint32_t bar) {
+  MBar& m = Bar(bar);
+  if (--m.pending < 0) Fail("mbarrier over-arrived");
+  g_progress++;
+  MbarCheck(m);
+}
+
+// --- TMA -------------------------------------------------------------------
+// One box of a 4-D tiled tensor map into shared memory, 128-byte swizzled,
+// zero-filled out of bounds; its bytes complete the barrier's transaction.
+static void DoTma(const TmaOp& op) {
+  EmuMap em; memcpy(&em, op.map, sizeof em);
+  if (op.dst % 1024) Fail("TMA destination not 1024-byte aligned");
+  const uint32_t rowbytes = em.box[0] * 2;
+  if (rowbytes != 128) Fail("TMA box row is not 128 bytes");
+  uint32_t total = 0;
+  for (uint32_t i3 = 0; i3 < em.box[3]; ++i3)
+    for (uint32_t i2 = 0; i2 < em.box[2]; ++i2)
+      for (uint32_t i1 = 0; i1 < em.box[1]; ++i1) {
+        const uint32_t row = (i3 * em.box[2] + i2) * em.box[1] + i1;
+        for (uint32_t i0 = 0; i0 < em.box[0]; ++i0) {
+          const int64_t g[4] = {int64_t(op.c[0]) + i0, int64_t(op.c[1]) + i1, int64_t(op.c[2]) + i2,
+                                int64_t(op.c[3]) + i3};
+          bool in = true;
+          for (int d = 0; d < 4; ++d) in = in && g[d] >= 0 && uint64_t(g[d]) < em.dims[d];
+          uint16_t v = 0;  // out of bounds: zero fill
+          if (in) {
+            const unsigned char* src =
+                em.base + g[0] * 2 + g[1] * em.strides[1] + g[2] * em.strides[2] + g[3] * em.strides[3];
+            bool ok = false;
+            for (auto& [p, n2] : g_readable)
+              if ((const char*)src >= p && (const char*)src + 2 <= p + n2) ok = true;
+            if (!ok) Fail("TMA read outside the input tensors");
+            memcpy(&v, src, 2);
+          }
+          const uint32_t addr = Swz(op.dst + row * rowbytes + i0 * 2);
+          if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
+          memcpy(g_block->smem.data() + addr, &v, 2);
+          total += 2;
+        }
+      }
+  MBar& m = Bar(op.bar);
+  m.tx -= total;
+  if (m.tx < 0) Fail("TMA bytes beyond the expected transaction count");
+  g_progress++;
+  MbarCheck(m);
+}
+
+// --- setmaxnreg --------------------------------------------------------------
+// The block's registers are what it got at launch; .dec returns a thread's
+// surplus to the block's pool and .inc waits until the pool has enough (on
+// the hardware per warp, here per thread: the same sums).
+void SetMaxRegisters(int regs, bool inc) {
+  Thread* t = g_cur;
+  if (regs < 24 || regs > 256 || regs % 8) Fail("setmaxnreg count not a multiple of 8 in [24, 256]");
+  if (inc ? regs < t->regs : regs > t->regs) Fail("setmaxnreg.inc below, or .dec above, the current count");
+  if (!inc) {
+    g_block->reg_pool += t->regs - regs;
+  } else {
+    t->regs_wait = true;
+    while (g_block->reg_pool < regs - t->regs) Yield();
+    t->regs_wait = false;
+    g_block->reg_pool -= regs - t->regs;
+  }
+  t->regs = regs;
+  g_progress++;
+}
