@@ -13,42 +13,20 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/emulation_testing.h"
 #include "tests/test_util.h"
 
 namespace kseek {
 namespace {
 
+using testing::EmulationCounts;
+using testing::EmulationTail;
+using testing::NotLaunched;
 using testing::ProcessResult;
 
 // Runs build/bin/blackwell_emu_<config> with `args` (a name filter, --shard).
 ProcessResult Emulate(const std::string& config, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {testing::BinDir() + "/blackwell_emu_" + config};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return testing::RunProcess(argv);
-}
-
-// Runs that passed and runs in all, from the "N/M passed" line; {-1, -1}
-// without one.
-std::pair<int, int> Counts(const ProcessResult& r) {
-  const size_t end = r.out.rfind(" passed");
-  if (end == std::string::npos) return {-1, -1};
-  const size_t begin = r.out.rfind('\n', end);
-  const std::string summary =
-      r.out.substr(begin == std::string::npos ? 0 : begin + 1, end - (begin == std::string::npos ? 0 : begin + 1));
-  const size_t slash = summary.find('/');
-  if (slash == std::string::npos) return {-1, -1};
-  return {std::stoi(summary.substr(0, slash)), std::stoi(summary.substr(slash + 1))};
-}
-
-std::string Tail(const std::string& text) {
-  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
-}
-
-// A plant that no longer applies gives a kernel whose launches fail with
-// the reason ("launch returned"), which is not the failure wanted.
-std::string NotLaunched(const ProcessResult& r) {
-  const size_t at = r.out.find("launch returned");
-  return at == std::string::npos ? "" : r.out.substr(at, r.out.find('\n', at) - at);
+  return testing::RunEmulator("blackwell_emu_" + config, args);
 }
 
 // The default build's shapes, one shard of kShards per test.
@@ -59,11 +37,11 @@ class EveryShape : public ::testing::TestWithParam<int> {};
 TEST_P(EveryShape, PassesOnItsShard) {
   const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
   ProcessResult r = Emulate("default", {shard});
-  EXPECT_EQ(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(passed, runs) << Tail(r.out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
   // 48 shapes x 2 modes in all.
-  EXPECT_GE(runs, 96 / kShards) << Tail(r.out) << r.err;
+  EXPECT_GE(runs, 96 / kShards) << EmulationTail(r.out) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, EveryShape, ::testing::Range(0, kShards));
@@ -76,10 +54,10 @@ class NonDefaultSwitches : public ::testing::TestWithParam<int> {};
 TEST_P(NonDefaultSwitches, PassOnTheirShard) {
   const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
   ProcessResult r = Emulate("switches", {shard});
-  EXPECT_EQ(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(passed, runs) << Tail(r.out) << r.err;
-  EXPECT_GE(runs, 96 / kShards) << Tail(r.out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 96 / kShards) << EmulationTail(r.out) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, NonDefaultSwitches, ::testing::Range(0, kShards));
@@ -89,10 +67,10 @@ INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, NonDefaultSwitches, ::testing::Rang
 TEST(BlackwellEmulationTest, PlantedTmemColumnFails) {
   ProcessResult r = Emulate("tmem_column", {"ragged_hd128_full_q100_k1001"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(runs, 2) << Tail(r.out) << r.err;
-  EXPECT_EQ(passed, 0) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(runs, 2) << EmulationTail(r.out) << r.err;
+  EXPECT_EQ(passed, 0) << EmulationTail(r.out) << r.err;
 }
 
 // P V never committed to the mbarrier that hands O on: the softmax and
@@ -101,9 +79,9 @@ TEST(BlackwellEmulationTest, PlantedTmemColumnFails) {
 TEST(BlackwellEmulationTest, PlantedMissingCommitDeadlocks) {
   ProcessResult r = Emulate("missing_commit", {"grid_hd128_causal_s300"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
-  EXPECT_NE(r.err.find("EMU FAILURE: deadlock"), std::string::npos) << Tail(r.out) << r.err;
-  EXPECT_NE(r.err.find("no tcgen05.commit ever targeted it"), std::string::npos) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_NE(r.err.find("EMU FAILURE: deadlock"), std::string::npos) << EmulationTail(r.out) << r.err;
+  EXPECT_NE(r.err.find("no tcgen05.commit ever targeted it"), std::string::npos) << EmulationTail(r.out) << r.err;
 }
 
 // S read from registers without tcgen05.wait::ld: when loads complete only
@@ -111,12 +89,12 @@ TEST(BlackwellEmulationTest, PlantedMissingCommitDeadlocks) {
 TEST(BlackwellEmulationTest, PlantedMissingWaitFails) {
   ProcessResult r = Emulate("missing_wait", {"grid_hd64_full_s400_f16"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(runs, 2) << Tail(r.out) << r.err;
-  EXPECT_EQ(passed, 1) << Tail(r.out) << r.err;  // the eager run passes
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(runs, 2) << EmulationTail(r.out) << r.err;
+  EXPECT_EQ(passed, 1) << EmulationTail(r.out) << r.err;  // the eager run passes
   const size_t lazy = r.out.find(" lazy ");
-  ASSERT_NE(lazy, std::string::npos) << Tail(r.out) << r.err;
+  ASSERT_NE(lazy, std::string::npos) << EmulationTail(r.out) << r.err;
   const std::string line = r.out.substr(lazy, r.out.find('\n', lazy) - lazy);
   EXPECT_NE(line.find("-> FAIL"), std::string::npos) << line;
   EXPECT_EQ(line.find(" nan 0 "), std::string::npos) << line;  // NaN outputs
@@ -128,10 +106,10 @@ TEST(BlackwellEmulationTest, PlantedMissingWaitFails) {
 TEST(BlackwellEmulationTest, PlantedMissingTmaWaitIsNamed) {
   ProcessResult r = Emulate("missing_tma_wait", {"grid_hd128_full_s300"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
   EXPECT_NE(r.err.find("EMU FAILURE: tcgen05.mma reads shared memory that a TMA load not yet complete writes"),
             std::string::npos)
-      << Tail(r.out) << r.err;
+      << EmulationTail(r.out) << r.err;
 }
 
 // setmaxnreg moves registers within the block only: the load/MMA
@@ -142,8 +120,8 @@ TEST(BlackwellEmulationTest, PlantedMissingTmaWaitIsNamed) {
 TEST(BlackwellEmulationTest, PlantedRegisterOverdraftDeadlocks) {
   ProcessResult r = Emulate("overdraft", {"grid_hd128_causal_s300"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/blackwell_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
-  EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"), std::string::npos) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"), std::string::npos) << EmulationTail(r.out) << r.err;
 }
 
 }  // namespace

@@ -10,39 +10,20 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/emulation_testing.h"
 #include "tests/test_util.h"
 
 namespace kseek {
 namespace {
 
+using testing::EmulationCounts;
+using testing::EmulationTail;
+using testing::NotLaunched;
 using testing::ProcessResult;
 
 // Runs build/bin/hopper_emu_<config> with `args` (a name filter, --shard).
 ProcessResult Emulate(const std::string& config, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {testing::BinDir() + "/hopper_emu_" + config};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return testing::RunProcess(argv);
-}
-
-// The "N/M passed" line of the run.
-std::string Summary(const ProcessResult& r) {
-  const size_t end = r.out.rfind(" passed");
-  if (end == std::string::npos) return "";
-  const size_t begin = r.out.rfind('\n', end);
-  return r.out.substr(begin == std::string::npos ? 0 : begin + 1,
-                      end - (begin == std::string::npos ? 0 : begin + 1));
-}
-
-// Runs that passed and runs in all, from the summary; {-1, -1} without one.
-std::pair<int, int> Counts(const ProcessResult& r) {
-  const std::string summary = Summary(r);
-  const size_t slash = summary.find('/');
-  if (summary.empty() || slash == std::string::npos) return {-1, -1};
-  return {std::stoi(summary.substr(0, slash)), std::stoi(summary.substr(slash + 1))};
-}
-
-std::string Tail(const std::string& text) {
-  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+  return testing::RunEmulator("hopper_emu_" + config, args);
 }
 
 // The default build's shapes, one shard of kShards per test.
@@ -53,11 +34,11 @@ class EveryShape : public ::testing::TestWithParam<int> {};
 TEST_P(EveryShape, PassesOnItsShard) {
   const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
   ProcessResult r = Emulate("default", {shard});
-  EXPECT_EQ(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(passed, runs) << Tail(r.out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
   // Over 100 runs (shapes x 2 modes) in all.
-  EXPECT_GE(runs, 100 / kShards) << Tail(r.out) << r.err;
+  EXPECT_GE(runs, 100 / kShards) << EmulationTail(r.out) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShards));
@@ -77,10 +58,10 @@ class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) {
   const std::string filter = GetParam();
   ProcessResult r = Emulate("switches", {filter});
-  EXPECT_EQ(r.exit_code, 0) << filter << "\n" << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_EQ(passed, runs) << filter << "\n" << Tail(r.out) << r.err;
-  EXPECT_GE(runs, 2) << filter << "\n" << Tail(r.out) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << filter << "\n" << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << filter << "\n" << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 2) << filter << "\n" << EmulationTail(r.out) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
@@ -92,22 +73,14 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                            return name;
                          });
 
-// The planted bugs are transform.py's PLANTS. A plant that no longer
-// applies gives a kernel whose launches fail with the reason ("launch
-// returned"), which is not the failure these tests want.
-std::string NotLaunched(const ProcessResult& r) {
-  const size_t at = r.out.find("launch returned");
-  return at == std::string::npos ? "" : r.out.substr(at, r.out.find('\n', at) - at);
-}
-
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) {
   ProcessResult r = Emulate("mask_bug", {"w_hd128_f16_causal"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
-  const auto [passed, runs] = Counts(r);
-  EXPECT_GT(runs, 0) << Tail(r.out) << r.err;  // it ran, and failed
-  EXPECT_LT(passed, runs) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;  // it ran, and failed
+  EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
 }
 
 // setmaxnreg moves registers within the block only: a producer that keeps
@@ -119,9 +92,9 @@ TEST(HopperEmulationTest, PlantedMaskBugFails) {
 TEST(HopperEmulationTest, PlantedRegisterOverdraftDeadlocks) {
   ProcessResult r = Emulate("overdraft", {"w_hd128_f16_causal"});
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << Tail(r.out) << r.err;
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
   EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"), std::string::npos)
-      << Tail(r.out) << r.err;
+      << EmulationTail(r.out) << r.err;
 }
 
 }  // namespace
