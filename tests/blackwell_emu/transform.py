@@ -12,8 +12,12 @@ has changed so that the transform (or the plant) no longer applies, OUT is
 a kernel whose every launch fails with the reason: the build goes on, and
 the emulation's tests fail and name what to update.
 """
-import re
+import os
 import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hopper_emu"))
+from transform_common import expect, host_side, main, plant  # noqa: E402
 
 # A planted bug: the one occurrence of the first text replaced by the second.
 PLANTS = {
@@ -39,15 +43,6 @@ PLANTS = {
 KEEP = ["uint64_t SmemDescriptor(", "uint32_t InstrDescriptor("]
 
 
-class Stale(Exception):
-    """blackwell.cu no longer looks the way this transform expects."""
-
-
-def expect(condition, what):
-    if not condition:
-        raise Stale(what)
-
-
 def kept_function(section, signature):
     at = section.find(signature)
     expect(at >= 0, "%r is not in blackwell.cu's PTX wrappers: update KEEP in "
@@ -61,12 +56,11 @@ def kept_function(section, signature):
     return section[start:end + 3]
 
 
-def transform(src, emu, plant):
-    if plant:
-        right, wrong = PLANTS[plant]
-        expect(right in src, "plant %s: %r is not in blackwell.cu: update PLANTS in "
-               "tests/blackwell_emu/transform.py" % (plant, right))
-        src = src.replace(right, wrong, 1)
+SCRIPT = "tests/blackwell_emu/transform.py"
+
+
+def transform(src, emu, name):
+    src = plant(src, PLANTS, name, "blackwell.cu", SCRIPT)
     begin = "// PTX wrappers (tcgen05, TMA, mbarriers, fences)."
     end = "// End of PTX wrappers."
     expect(begin in src and end in src,
@@ -76,49 +70,11 @@ def transform(src, emu, plant):
     section = src[a:b]
     kept = "".join(kept_function(section, sig) for sig in KEEP)
     src = src[:a] + emu + kept + src[b:]
-    src = re.sub(r"#include <cuda[^>]*>\n", "", src)
     decl = "extern __shared__ __align__(128) unsigned char smem_raw[];"
-    expect(decl in src, "the shared memory declaration changed: update tests/blackwell_emu/transform.py")
+    expect(decl in src, "the shared memory declaration changed: update %s" % SCRIPT)
     src = src.replace(decl, "unsigned char* smem_raw = emu::g_block->smem.data();")
-    src, n = re.subn(r"(\w+(?:<[^<>;]*>)?)\s*<<<(.*?)>>>\((.*?)\);",
-                     lambda m: "emu::LaunchKernel(%s, %s, %s);" % (m.group(1), m.group(2), m.group(3)),
-                     src, flags=re.S)
-    expect(n == 2, "expected 2 kernel launches, found %d: update tests/blackwell_emu/transform.py" % n)
-    expect("asm volatile" not in src and "asm(" not in src,
-           "inline asm left after the transform: update tests/blackwell_emu/transform.py")
-    return src
-
-
-# Stands in for the kernel when the transform does not apply.
-STALE_KERNEL = """#include "kernelseek/abi.h"
-extern "C" const char* kseek_error_message(void) { return %s; }
-extern "C" int kseek_launch(const kseek_launch_args*) { return 1; }
-"""
-
-
-def main(argv):
-    kernel, emu_path, out = argv[1:4]
-    plant = ""
-    defines = ""
-    for arg in argv[4:]:
-        if arg.startswith("--plant="):
-            plant = arg[len("--plant="):]
-            if plant not in PLANTS:
-                sys.exit("transform.py: unknown plant %r (known: %s)" % (plant, ", ".join(PLANTS)))
-        elif arg.startswith("-D"):
-            defines += "#define %s %s\n" % tuple((arg[2:].split("=", 1) + ["1"])[:2])
-        else:
-            sys.exit("transform.py: unexpected argument %r" % arg)
-    src = open(kernel).read()
-    emu = open(emu_path).read()
-    try:
-        text = defines + transform(src, emu, plant)
-    except Stale as e:
-        print("transform.py: %s" % e, file=sys.stderr)
-        text = STALE_KERNEL % ('"transform.py: %s"' % str(e).replace("\\", "\\\\").replace('"', '\\"'))
-    with open(out, "w") as f:
-        f.write(text)
+    return host_side(src, 2, SCRIPT)
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    main(sys.argv, 2, transform, PLANTS)
