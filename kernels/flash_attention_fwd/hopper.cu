@@ -747,7 +747,30 @@ struct WarpState {
   float acc[D / 8][4];  // O, unnormalised
   float row_max[2];     // raw score units
   float row_sum[2];     // this thread's partial sums
+
+  // Before a row group's first key: O = 0, maxima -inf, sums 0.
+  __device__ __forceinline__ void Clear() {
+#pragma unroll
+    for (int d = 0; d < D / 8; ++d)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[d][e] = 0.f;
+    row_max[0] = row_max[1] = -INFINITY;
+    row_sum[0] = row_sum[1] = 0.f;
+  }
 };
+
+// The warp's Q fragments (16 rows at q_rows, D columns) in registers, where
+// Config<D> keeps Q there; nothing otherwise.
+template <int D>
+__device__ __forceinline__ void LoadQFragments(
+    uint32_t (&q_frag)[Config<D>::kQInRegisters ? D / 16 : 1][4], uint32_t q_rows,
+    const LaneOffsets<D>& a_off) {
+  if constexpr (Config<D>::kQInRegisters) {
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk)
+      LdMatrixX4(q_frag[kk], q_rows + a_off.At(0, kk));
+  }
+}
 
 // S = Q K^T for the warp's 16 rows and the tile's kN keys.
 template <typename T, int D, int kN = kBlockN>
@@ -1103,19 +1126,10 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
   uint32_t q_frag[C::kQInRegisters ? D / 16 : 1][4];
-  if constexpr (C::kQInRegisters) {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      LdMatrixX4(q_frag[kk], q_rows + a_off.At(0, kk));
-  }
+  LoadQFragments<D>(q_frag, q_rows, a_off);
 
   WarpState<D> st;
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
-  st.row_max[0] = st.row_max[1] = -INFINITY;
-  st.row_sum[0] = st.row_sum[1] = 0.f;
+  st.Clear();
 
   // Keys this warp's rows see: the first row [0, mask_from), the last valid
   // row [0, key_end); none when the warp has no row in the row group.
@@ -1285,19 +1299,10 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
   uint32_t q_frag[Config<D>::kQInRegisters ? D / 16 : 1][4];
-  if constexpr (Config<D>::kQInRegisters) {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
-      LdMatrixX4(q_frag[kk], q_smem + a_off.At(0, kk));
-  }
+  LoadQFragments<D>(q_frag, q_smem, a_off);
 
   WarpState<D> st;
-#pragma unroll
-  for (int d = 0; d < D / 8; ++d)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
-  st.row_max[0] = st.row_max[1] = -INFINITY;
-  st.row_sum[0] = st.row_sum[1] = 0.f;
+  st.Clear();
 
   // Keys of the block's first row: [0, mask_from); chunks reaching past it
   // are masked per row.
@@ -2043,12 +2048,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
 
     WarpState<D> st;
-#pragma unroll
-    for (int d = 0; d < D / 8; ++d)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) st.acc[d][e] = 0.f;
-    st.row_max[0] = st.row_max[1] = -INFINITY;
-    st.row_sum[0] = st.row_sum[1] = 0.f;
+    st.Clear();
     uint32_t pk[kN / 16][4];  // P of the pending tile
 
     const int tiles = w.tile_end - w.tile_begin;
