@@ -111,6 +111,15 @@ class WorkerProcess {
   const std::string& address() const { return address_; }
   pid_t pid() const { return pid_; }
   std::string Log() const { return ReadFile(log_path_); }
+  // Whether `text` is in the log within 30 s: a line the worker writes on
+  // another thread than the one that answered the test's last request.
+  bool WaitForLog(const std::string& text) const {
+    for (int i = 0; i < 600; ++i) {
+      if (Log().find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  }
 
   bool Running() {
     if (exited_) return false;
@@ -392,8 +401,9 @@ TEST_F(WorkerTest, WithoutCoordinatorOrCredentialFileEveryEvaluateIsRefused) {
     grpc::Status st = Refusal(stub.get(), StreamContext(credential), SoftmaxAttempt("ev_x", "host"));
     EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << credential;
   }
-  // It said so at start (logged after the address is printed).
-  EXPECT_NE(worker.Log().find("every Evaluate is refused"), std::string::npos) << worker.Log();
+  // It said so at start (logged after the address is printed, on the main
+  // thread, which need not have got there before the refusals).
+  EXPECT_TRUE(worker.WaitForLog("every Evaluate is refused")) << worker.Log();
 }
 
 TEST_F(WorkerTest, EvaluatesOneAttemptAtATimeAndRefusesOtherTargets) {
@@ -736,10 +746,7 @@ TEST_F(WorkerTest, RegistersOnceTheCoordinatorIsUpHeartbeatsAndReportsDraining) 
                         "--token-file=" + token_file, "--cache-dir=" + *cache_dir_});
   ASSERT_FALSE(worker.address().empty()) << worker.Log();
   // Nothing listens yet: the worker says so and keeps trying.
-  for (int i = 0; i < 600 && worker.Log().find("unreachable") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  ASSERT_NE(worker.Log().find("unreachable"), std::string::npos) << worker.Log();
+  ASSERT_TRUE(worker.WaitForLog("unreachable")) << worker.Log();
   ASSERT_TRUE(worker.Running()) << worker.Log();
 
   FakeCoordinator fake;
