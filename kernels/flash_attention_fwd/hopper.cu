@@ -75,8 +75,9 @@
 //   as 64-column blocks of rows x 128 bytes, 128-byte swizzled (16-byte
 //   chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the layout TMA
 //   writes and the WGMMA descriptors read (hopper_wgmma_probe.cu checks
-//   those descriptors on the device). ptxas: 168 registers at launch, no
-//   spills, for every head_dim and dtype.
+//   those descriptors on the device). ptxas: 168 registers at launch; no
+//   spills except in the split-loop instances (below) at head_dim 256
+//   (4 / 24 bytes, KD 192 / 256) and with three consumers at 64 (8 bytes).
 //
 //   Producer. One thread issues every TMA load (cp.async.bulk.tensor)
 //   through three 4-D tensor maps built per call over the BSHD tensors,
@@ -95,7 +96,13 @@
 //   consumers finish this one. Past the last item a round with no bytes on
 //   "Q full" tells the consumers to stop.
 //
-//   Consumers, per key tile i of an item: wait for K(i) and V(i - 1); take
+//   Every wait on an mbarrier gives the try a suspend-time hint
+//   (KSEEK_FA_WAIT_HINT_NS): the waiting thread sleeps until the phase
+//   completes, where the producer used to spin (a tenth of the kernel's
+//   instructions at head_dim 128).
+//
+//   Consumers, per key tile i of an item: test K(i) and V(i - 1) together,
+//   and wait for the one not yet landed; take
 //   the turn (named barriers, a ring over the consumers); issue S = Q K^T
 //   (wgmma m64nNk16, N the keys per tile, Q and K from shared memory) and
 //   O += P V of tile
@@ -111,7 +118,17 @@
 //   peeled out of the loop, and no wgmma sits in a branch that depends on
 //   the tile: otherwise ptxas serialises every wgmma of the kernel. So a
 //   consumer also computes tiles past its own rows' causal limits (masked
-//   to -inf, they add nothing).
+//   to -inf, they add nothing). Nor is there any branch between the wait
+//   for S and the wait for P V: with the mask's test and the lane-0
+//   arrivals there as branches, ptxas placed the P V wait before the
+//   softmax, so a consumer's P V no longer ran under its own softmax. The
+//   arrivals are predicated instructions, and the tiles that need no mask
+//   run in a loop of their own, the masked ones in a second (v3h: +6% at
+//   head_dim 128 seqlen 16384). The second copy of the loop costs on short
+//   items at head_dims 64 and 256, which have instances without it: the
+//   split loop is used there for items of at least 32 key tiles, and at 64
+//   for every non-causal shape. The wgmma descriptors are a base plus each
+//   operand's offset (one add each, not five uniform instructions).
 //   Overlap: TMA loads of later tiles and items under everything; one
 //   consumer's softmax under the others' GEMMs (ping-pong); a consumer's
 //   P V of tile i - 1 under its own softmax of tile i.
@@ -168,6 +185,14 @@
 //   dims other than 64/128/256 0.982x FA3; head_dim 128, seqlen 16384,
 //   bf16, non-causal 686 TFLOP/s (FA3 743, cuDNN 658; 87% of the measured
 //   790 peak); lowest ragged_s4097_hd128_causal at 0.74x FA3.
+//   Version 3h (this file; NOTES.md v3h; bench/results/hopper_v3h_h200.txt,
+//   the anchor by the command above without kseek eval, with
+//   FA_PAD_SWEEP=0,100,300,1000; kseek eval of all 312 correct in a second
+//   call, fresh seed, no timing; extra_scenarios.json 27/27): 0.973x FA3
+//   and 1.063x cuDNN over the FA3 grid (534 TFLOP/s; FA3 549, cuDNN 502),
+//   1.026x FA3 / 1.311x cuDNN over all; head_dim 128, seqlen 16384, bf16,
+//   non-causal 722 TFLOP/s (FA3 713, cuDNN 646 in that run; 91% of the
+//   measured 790 peak); lowest prefill_q333_k4097_hd128_full at 0.78x FA3.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -442,6 +467,40 @@
 
 #ifndef KSEEK_FA_DECODE_MAX_ROWS
 #define KSEEK_FA_DECODE_MAX_ROWS 32
+#endif
+// The WGMMA kernel's barrier waits, loop body and descriptors (NOTES.md
+// v3h; each measured on the H200 against the code it replaced).
+// mbarrier waits: each try with a suspend-time hint in ns (0: none), so
+// that a waiting thread sleeps until the phase completes, where without
+// it the producer spun (a tenth of the kernel's instructions).
+#ifndef KSEEK_FA_WAIT_HINT_NS
+#define KSEEK_FA_WAIT_HINT_NS 1000000
+#endif
+// The consumers test a tile's K and V barriers together before waiting on
+// either (1), or wait on one after the other (0).
+#ifndef KSEEK_FA_TEST_KV_TOGETHER
+#define KSEEK_FA_TEST_KV_TOGETHER 1
+#endif
+// wgmma descriptors as a base descriptor plus each operand's offset (1),
+// or each built from its address (0).
+#ifndef KSEEK_FA_DESC_OFFSETS
+#define KSEEK_FA_DESC_OFFSETS 1
+#endif
+// The consumers' tiles that need no mask in a loop of their own (a sum of
+// head-dim bits: 1 head_dim 64, 2 128, 4 256), and their arrivals as
+// predicated instructions (1) rather than in a branch on the lane (0):
+// together (neither alone) they keep ptxas's wait for P V after the
+// softmax, where a branch between the two waits moved it before.
+#ifndef KSEEK_FA_SPLIT_MASK_LOOP
+#define KSEEK_FA_SPLIT_MASK_LOOP 7
+#endif
+// At head_dim 64 (causal) and 256 the split loop only for items of at
+// least this many key tiles (their kernels come with and without it).
+#ifndef KSEEK_FA_SPLIT_MASK_MIN_TILES
+#define KSEEK_FA_SPLIT_MASK_MIN_TILES 32
+#endif
+#ifndef KSEEK_FA_PREDICATED_ARRIVE
+#define KSEEK_FA_PREDICATED_ARRIVE 1
 #endif
 
 namespace {
@@ -800,6 +859,12 @@ __device__ __forceinline__ void ComputeScores(
     }
   }
 }
+
+// How the WGMMA kernel masks a tile's scores (its `step`).
+template <int M>
+struct MaskMode {
+  static constexpr int kMode = M;
+};
 
 // Scores of keys at or past a row's limit become -inf (kN keys from k0).
 template <int kN>
@@ -1644,8 +1709,31 @@ __device__ __forceinline__ void Arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar)
                : "memory");
 }
+// One arrival where `pred` holds, as a predicated instruction (no branch).
+__device__ __forceinline__ void ArriveIf(uint32_t bar, bool pred) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %1, 0;\n"
+      "@p mbarrier.arrive.shared::cta.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(int(pred))
+      : "memory");
+}
 // Waits until the barrier's phase with parity `parity` has completed.
 __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
+#if KSEEK_FA_WAIT_HINT_NS > 0
+  // Each try may suspend the thread until the phase completes, for at
+  // most the hint: few tries, where the default limit makes a spin.
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity), "n"(KSEEK_FA_WAIT_HINT_NS)
+        : "memory");
+  }
+#else
   uint32_t done = 0;
   while (!done) {
     asm volatile(
@@ -1656,6 +1744,21 @@ __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   }
+#endif
+}
+
+// Whether the barrier's phase with parity `parity` has completed, without
+// waiting.
+__device__ __forceinline__ bool TestWait(uint32_t bar, uint32_t parity) {
+  uint32_t done;
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      "selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
 }
 
 // One box of a 4-D tensor map (coordinates innermost first) into shared
@@ -1788,6 +1891,21 @@ struct WgmmaConfig {
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
+// A 128-byte-swizzled operand's descriptor as its low word (start
+// address, LBO) and a fixed high word (SBO 1024 bytes, the swizzle mode):
+// an operand `offset` bytes further is the low word plus offset / 16, one
+// integer add where Descriptor() takes five uniform instructions (shared
+// addresses are below 2^18, so the address field never carries over).
+struct DescriptorBase {
+  uint32_t lo;
+  __device__ __forceinline__ DescriptorBase(uint32_t smem_addr, uint32_t lbo_bytes)
+      : lo(((smem_addr & 0x3FFFF) >> 4) | (((lbo_bytes >> 4) & 0x3FFF) << 16)) {}
+  __device__ __forceinline__ uint64_t At(uint32_t offset) const {
+    constexpr uint32_t kHi = (1024 >> 4) | (1u << 30);  // SBO, 128-byte swizzle
+    return (uint64_t(kHi) << 32) | (lo + (offset >> 4));
+  }
+};
+
 // O += P V for one tile of kN keys: P (16-bit, the m16n8k16 A layout per
 // warp) from registers, V from the second half of the K/V stage at
 // `stage`, MN-major: 64-column blocks kN * 128 bytes apart (LBO), 8-key
@@ -1797,20 +1915,23 @@ __device__ __forceinline__ void AccumulatePVWgmma(
     float (&acc)[D / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
   constexpr uint32_t kV = D / 64 * kColBlockBytes;  // V after K
+  constexpr bool kOneWgmma = D == 64 || D == 128 || KSEEK_FA_PV_N256;  // per 16 keys
+  if constexpr (KSEEK_FA_DESC_OFFSETS && kOneWgmma) {
+    const DescriptorBase v(stage + kV, kColBlockBytes);
 #pragma unroll
-  for (int kk = 0; kk < kN / 16; ++kk) {
-    const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
-    if constexpr (D == 64) {
-      WgmmaRS<T, 64, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
-    } else {
-      if constexpr (D == 256 && KSEEK_FA_PV_N256) {
-        WgmmaRS<T, 256, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+    for (int kk = 0; kk < kN / 16; ++kk)
+      WgmmaRS<T, D, 0>(acc, pk[kk], v.At(kk * 16 * kColBlockRowBytes));
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < kN / 16; ++kk) {
+      const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
+      if constexpr (kOneWgmma) {
+        WgmmaRS<T, D, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
       } else {
         WgmmaRS<T, 128, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
-        if constexpr (D == 256)
-          WgmmaRS<T, 128, 16>(acc, pk[kk],
-                              Descriptor(v_rows + 2 * kColBlockBytes,
-                                         kColBlockBytes, 1024));
+        WgmmaRS<T, 128, 16>(acc, pk[kk],
+                            Descriptor(v_rows + 2 * kColBlockBytes,
+                                       kColBlockBytes, 1024));
       }
     }
   }
@@ -1827,14 +1948,24 @@ __device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
   static_assert(KD % 16 == 0 && KD <= D, "S columns");
   constexpr uint32_t kQColBlockBytes = kWgRows * kColBlockRowBytes;
   constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
+  if constexpr (KSEEK_FA_DESC_OFFSETS) {
+    const DescriptorBase q(q_rows, 16), k(stage, 16);
 #pragma unroll
-  for (int kk = 0; kk < KD / 16; ++kk) {
-    const uint32_t step = (kk % 4) * 32;
-    const uint64_t da =
-        Descriptor(q_rows + (kk / 4) * kQColBlockBytes + step, 16, 1024);
-    const uint64_t db =
-        Descriptor(stage + (kk / 4) * kKColBlockBytes + step, 16, 1024);
-    WgmmaSS<T, kN>(sc, da, db, kk > 0);
+    for (int kk = 0; kk < KD / 16; ++kk) {
+      const uint32_t step = (kk % 4) * 32;
+      WgmmaSS<T, kN>(sc, q.At((kk / 4) * kQColBlockBytes + step),
+                     k.At((kk / 4) * kKColBlockBytes + step), kk > 0);
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < KD / 16; ++kk) {
+      const uint32_t step = (kk % 4) * 32;
+      const uint64_t da =
+          Descriptor(q_rows + (kk / 4) * kQColBlockBytes + step, 16, 1024);
+      const uint64_t db =
+          Descriptor(stage + (kk / 4) * kKColBlockBytes + step, 16, 1024);
+      WgmmaSS<T, kN>(sc, da, db, kk > 0);
+    }
   }
 }
 
@@ -1854,7 +1985,9 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-template <typename T, int D, int NC, int BN, int QB, int KD>
+// kSplitMask: the tiles that need no mask in a loop of their own (see
+// KSEEK_FA_SPLIT_MASK_LOOP).
+template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -2077,16 +2210,28 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         PackScores<T, kN>(sc, pk);
       }
       int pending = ring % C::kStages;  // the stage whose P V is not issued
-      for (int i = 1; i < tiles; ++i) {
+      // Tile i: S = Q K^T of it, then O += P V of the previous one, then
+      // its softmax. kMask: 0 no mask, 1 masked, 2 masked where a key of
+      // the tile is at or past the rows' limits.
+      auto step = [&](const int i, auto mask_mode) {
+        constexpr int kMask = decltype(mask_mode)::kMode;
         const int r = ring + i, s = r % C::kStages;
         const uint32_t stage = kv_smem + s * C::kStageBytes;
         const int k0 = (w.tile_begin + i) * kN;
-        Wait(full_k(s), (r / C::kStages) & 1);
-        Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+        if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
+          // Both tests issued before either result is needed: one test's
+          // latency, not two waits' in a row, where both have landed.
+          const bool k_in = TestWait(full_k(s), (r / C::kStages) & 1);
+          const bool v_in = TestWait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          if (!k_in) Wait(full_k(s), (r / C::kStages) & 1);
+          if (!v_in) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+        } else {
+          Wait(full_k(s), (r / C::kStages) & 1);
+          Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+        }
         NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
 
-        // S = Q K^T of this tile, then O += P V of the previous one. The
-        // operands are pinned on both sides of the fence, so that the
+        // The operands are pinned on both sides of the fence, so that the
         // compiler neither sinks the previous tile's rescale and packing
         // past it nor reads an accumulator while its wgmma runs.
         float sc[kN / 8][4];
@@ -2110,20 +2255,41 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
+#if KSEEK_FA_PREDICATED_ARRIVE
+        ArriveIf(empty_k(s), lane == 0);
+        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
+#else
         if (lane == 0) {
           Arrive(empty_k(s));
           if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
-        if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+#endif
+        if constexpr (kMask == 1) {
+          MaskScores<kN>(sc, k0, lane, limit0, limit1);
+        } else if constexpr (kMask == 2) {
+          if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+        }
         SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
+#if KSEEK_FA_PREDICATED_ARRIVE
+        ArriveIf(empty_v(pending), lane == 0);
+#else
         if (lane == 0) Arrive(empty_v(pending));
+#endif
         if constexpr (!kRescaleUnderS) RescaleRows<D>(st, alpha);
         PackScores<T, kN>(sc, pk);
         pending = s;
-      }
+      };
+      // The tiles that need no mask in a loop of their own (kSplitMask),
+      // then the rest: with the mask's test (a branch) between the waits
+      // for S and for P V, ptxas put the second wait before the softmax.
+      const int unmasked_end =
+          kSplitMask ? min(tiles, max(1, wg_mask_from / kN - w.tile_begin)) : 1;
+      int i = 1;
+      for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
+      for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
       Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
       if constexpr (kRescaleUnderS) RescaleRows<D>(st, alpha);
       HoldRegisters(st.acc);
@@ -2499,10 +2665,29 @@ template <typename T, int D, int NC, int BN = 0, int QB = 0, int KD = D>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
                 int splits = 1) {
   using C = WgmmaConfig<D, NC, BN, QB>;
-  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD>;
+  const int key_tiles = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
+  p.tiles_per_split = (key_tiles + splits - 1) / splits;
+  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
+  // The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
+  // 64 and 256, which have an instance without it, for items of at least
+  // KSEEK_FA_SPLIT_MASK_MIN_TILES key tiles and at 64 for every
+  // non-causal shape (measured: NOTES.md v3h).
+  constexpr bool kSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
+  constexpr bool kBoth = kSplitHere && D != 128 && BN == 0;
+  const bool split = kSplitHere && (!kBoth || p.tiles_per_split >= KSEEK_FA_SPLIT_MASK_MIN_TILES ||
+                                    (D == 64 && !p.causal));
+  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth>;
+  if constexpr (kBoth)
+    if (split) kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
-      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
-  if (attribute != cudaSuccess) {
+      AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth>,
+      cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  static const cudaError_t attribute_split =
+      kBoth ? cudaFuncSetAttribute(AttentionForwardWgmma<T, D, NC, BN, QB, KD, true>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   C::kSmemBytes)
+            : cudaSuccess;
+  if (attribute != cudaSuccess || attribute_split != cudaSuccess) {
     g_error = "the WGMMA attention kernel's shared memory does not fit";
     return 1;
   }
@@ -2523,9 +2708,6 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
   p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
   p.section_pairs = SectionPairs<T, D>(p);
-  const int key_tiles = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
-  p.tiles_per_split = (key_tiles + splits - 1) / splits;
-  p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
   const int64_t items = int64_t(p.batch) * p.heads_q * p.q_tiles * p.splits;
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);

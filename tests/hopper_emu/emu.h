@@ -248,6 +248,8 @@ void MbarInit(uint32_t bar, int count);
 void MbarExpect(uint32_t bar, uint32_t bytes);
 void MbarArrive(uint32_t bar);
 void MbarWait(uint32_t bar, uint32_t parity);
+// The phase with this parity has completed (no waiting, no TMA completed).
+bool MbarTest(uint32_t bar, uint32_t parity);
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3);
 void NamedSync(int id, int threads);
 void NamedArrive(int id, int threads);

@@ -143,6 +143,8 @@ void MbarWait(uint32_t bar, uint32_t parity) {
   }
 }
 
+bool MbarTest(uint32_t bar, uint32_t parity) { return (Bar(bar).phase & 1) != parity; }
+
 // --- named barriers ----------------------------------------------------------
 void NamedSync(int id, int threads) {
   NamedBar& nb = g_block->named[id];

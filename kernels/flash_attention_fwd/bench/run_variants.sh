@@ -16,10 +16,14 @@
 # a build that hangs is named ("HANG: ...") and the others run again
 # without it. With FA_NCU="NAME SCENARIO", Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
-# clocks left alone): $OUT/ncu.ncu-rep, its details page as text
-# ($OUT/ncu_details.txt) and per-instruction source counters
-# ($OUT/ncu_source.csv.gz), summed by stall reason and instruction by
-# ncu_stalls.py ($OUT/ncu_stalls.txt, printed).
+# clocks left alone): its details page as text ($OUT/ncu_details.txt)
+# and per-instruction source counters, summed by stall reason and
+# instruction by ncu_stalls.py ($OUT/ncu_stalls.txt, printed). With FA_NCU_FA3=SCENARIO
+# (and .anchors/fa3 carried), FA3's first forward-kernel launch on
+# SCENARIO is profiled the same way, run by anchor.py beside the first
+# build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt). The
+# per-instruction CSVs and the logs go into $OUT/ncu_raw.tgz (the reports
+# stay on the device: they are large).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 OUT="${OUT:-/tmp/fa_variants}"
@@ -92,25 +96,48 @@ for attempt in 1 2 3 4; do
   (( ${#libs[@]} > 0 )) || break
 done
 
+# profile NAME WHAT -- COMMAND...: Nsight Compute on the first launch of
+# the kernel matched by regex WHAT under COMMAND (full set, clocks left
+# alone); the details page to $OUT/ncu_NAME_details.txt (NAME "ours":
+# ncu_details.txt), the stalls to ..._stalls.txt, raw files to $work/ncu.
+mkdir -p "$work/ncu"
+profile() {
+  local name=$1 what=$2 tag; shift 3
+  [[ $name == ours ]] && tag=ncu || tag=ncu_$name
+  local start=$(date +%s)
+  timeout "${FA_NCU_TIMEOUT:-180}" ncu --clock-control none --set full \
+    --import-source yes --kernel-name-base demangled -k "regex:$what" -c 1 -f \
+    -o "$work/ncu/$tag" "$@" > "$work/ncu/$tag.log" 2>&1
+  echo "== ncu ($name): exit $? in $(( $(date +%s) - start )) s"
+  if [[ -f $work/ncu/$tag.ncu-rep ]]; then
+    ncu -i "$work/ncu/$tag.ncu-rep" --page details > "$OUT/${tag}_details.txt" 2>&1
+    ncu -i "$work/ncu/$tag.ncu-rep" --page source --csv --print-source sass 2>&1 |
+      gzip > "$work/ncu/${tag}_source.csv.gz"
+    grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Executed Instructions  |L2 Hit Rate|Mem Busy" \
+      "$OUT/${tag}_details.txt" | head -20
+    python3 "$ROOT/kernels/flash_attention_fwd/bench/ncu_stalls.py" \
+      "$work/ncu/${tag}_source.csv.gz" 40 > "$OUT/${tag}_stalls.txt" 2>&1
+    head -30 "$OUT/${tag}_stalls.txt"
+  else
+    tail -20 "$work/ncu/$tag.log"
+  fi
+}
 if [[ -n "${FA_NCU:-}" ]]; then
   read -r ncu_name ncu_scen <<< "$FA_NCU"
-  start=$(date +%s)
-  timeout "${FA_NCU_TIMEOUT:-180}" ncu --clock-control none --set full \
-    --import-source yes -k regex:AttentionForwardWgmma -c 1 -f \
-    -o "$OUT/ncu" python3 variants.py --lib "$ncu_name=$work/$ncu_name.so" \
-    --scenarios "$ncu_scen" --samples 1 --warmup 0 --budget-s 0.01 \
-    > "$work/ncu.log" 2>&1
-  echo "== ncu ($ncu_name, $ncu_scen): exit $? in $(( $(date +%s) - start )) s"
-  if [[ -f $OUT/ncu.ncu-rep ]]; then
-    ncu -i "$OUT/ncu.ncu-rep" --page details > "$OUT/ncu_details.txt" 2>&1
-    ncu -i "$OUT/ncu.ncu-rep" --page source --csv --print-source sass 2>&1 |
-      gzip > "$OUT/ncu_source.csv.gz"
-    grep -E "Duration|SM Frequency|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Tensor is|L2 Hit Rate|Mem Busy" \
-      "$OUT/ncu_details.txt" | head -20
-    python3 "$ROOT/kernels/flash_attention_fwd/bench/ncu_stalls.py" \
-      "$OUT/ncu_source.csv.gz" 30 > "$OUT/ncu_stalls.txt" 2>&1
-    head -50 "$OUT/ncu_stalls.txt"
+  profile ours AttentionForwardWgmma -- python3 variants.py \
+    --lib "$ncu_name=$work/$ncu_name.so" --scenarios "$ncu_scen" \
+    --samples 1 --warmup 0 --budget-s 0.01
+fi
+if [[ -n "${FA_NCU_FA3:-}" ]]; then
+  if bash "$ROOT/.anchors/fa3/setup.sh" /tmp/fa3 > "$work/ncu/fa3_setup.log" 2>&1; then
+    profile fa3 "FlashAttnFwdSm90" -- python3 anchor.py \
+      --lib "$work/${names[0]}.so" --fa3 /tmp/fa3/fa/hopper \
+      --scenarios "$FA_NCU_FA3" --samples 1 --warmup 0 --budget-s 0.01 \
+      --out "$work/ncu/anchor.json"
   else
-    tail -20 "$work/ncu.log"
+    echo "== ncu (fa3): the FA3 anchor did not set up"; tail -5 "$work/ncu/fa3_setup.log"
   fi
+fi
+if [[ -n "${FA_NCU:-}${FA_NCU_FA3:-}" ]]; then
+  (cd "$work" && tar -czf "$OUT/ncu_raw.tgz" ncu/*.csv.gz ncu/*.log)
 fi
