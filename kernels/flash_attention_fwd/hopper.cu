@@ -1720,11 +1720,11 @@ __device__ __forceinline__ void ArriveIf(uint32_t bar, bool pred) {
 }
 // Waits until the barrier's phase with parity `parity` has completed.
 __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
-#if KSEEK_FA_WAIT_HINT_NS > 0
-  // Each try may suspend the thread until the phase completes, for at
-  // most the hint: few tries, where the default limit makes a spin.
   uint32_t done = 0;
   while (!done) {
+#if KSEEK_FA_WAIT_HINT_NS > 0
+    // Each try may suspend the thread until the phase completes, for at
+    // most the hint: few tries, where the default limit makes a spin.
     asm volatile(
         "{\n.reg .pred p;\n"
         "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
@@ -1732,10 +1732,7 @@ __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
         : "=r"(done)
         : "r"(bar), "r"(parity), "n"(KSEEK_FA_WAIT_HINT_NS)
         : "memory");
-  }
 #else
-  uint32_t done = 0;
-  while (!done) {
     asm volatile(
         "{\n.reg .pred p;\n"
         "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
@@ -1743,8 +1740,8 @@ __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
         : "=r"(done)
         : "r"(bar), "r"(parity)
         : "memory");
-  }
 #endif
+  }
 }
 
 // Whether the barrier's phase with parity `parity` has completed, without

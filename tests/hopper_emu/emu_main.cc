@@ -128,9 +128,11 @@ void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2
   if (g_lazy_async) g_block->tma_pending.push_back(op);
   else DoTma(op);
 }
+bool MbarTest(uint32_t bar, uint32_t parity) { return (Bar(bar).phase & 1) != parity; }
+
 void MbarWait(uint32_t bar, uint32_t parity) {
   for (;;) {
-    if ((Bar(bar).phase & 1) != parity) return;
+    if (MbarTest(bar, parity)) return;
     auto& pend = g_block->tma_pending;
     if (!pend.empty()) {
       size_t k = g_async_rng() % pend.size();
@@ -142,8 +144,6 @@ void MbarWait(uint32_t bar, uint32_t parity) {
     Yield();
   }
 }
-
-bool MbarTest(uint32_t bar, uint32_t parity) { return (Bar(bar).phase & 1) != parity; }
 
 // --- named barriers ----------------------------------------------------------
 void NamedSync(int id, int threads) {
