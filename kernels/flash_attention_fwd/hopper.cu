@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3g: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3i: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -13,9 +13,11 @@
 // device, when batch * heads_q *
 // ceil(seqlen_q / 128) query tiles fill at least 80% of one wave of one
 // block per SM, the WGMMA kernel runs; with fewer query tiles but
-// seqlen_q >= 128 (prefill-like shapes), the WGMMA kernel splits the keys
-// (query tiles x key splits, each split writing fp32 partials that a
-// second kernel combines) when the splits fill 80% of a wave; otherwise
+// seqlen_q >= 128 (prefill-like shapes), the WGMMA kernel either splits
+// the keys (query tiles x key splits, each split writing fp32 partials
+// that a second kernel combines) or runs whole items, whichever an
+// estimate of the time favours (WgmmaSplits: waves x tiles per item, plus
+// the combine's traffic); otherwise
 // (decode-like and short shapes) the mma.sync kernels, which split keys
 // the same way, and on other architectures (the WGMMA kernel is empty
 // there). Among the mma.sync kernels, the decode kernel takes row groups
@@ -30,8 +32,9 @@
 // that the stores skip; rows in memory are head_dim long (RowElements).
 // With head_dim at most 3/4 of D (80/96 on 128, 160/192 on 256) the WGMMA
 // kernel computes S over the first 3/4 of the columns only (KD, "narrow
-// scores": a quarter of S's wgmma steps skipped). The scale is
-// 1/sqrt(head_dim).
+// scores": a quarter of S's wgmma steps skipped); at D = 256 it also
+// computes P V and O over those 192 columns only (KSEEK_FA_NARROW_PV).
+// The scale is 1/sqrt(head_dim).
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
@@ -40,7 +43,12 @@
 //   is one block per SM (persistent); a block takes items from a queue in
 //   a global counter (the first wave by block index), in the order blocks
 //   were numbered in version 1: L2 sections of (batch, head) pairs whose
-//   K/V fit 16 MB, and under causal masking the heaviest query tiles first.
+//   K/V fit 16 MB, and under causal masking the heaviest query tiles first
+//   within each section. Under causal masking the host simulates the queue
+//   for section sizes down to half of that, and one section where all K/V
+//   fits 40 MB, and takes the one whose queue ends first
+//   (WgmmaSectionPairs; once per shape): sections of 7, 7 and 2 pairs had
+//   left the last section's heavy items for the end.
 //   The last block to find the queue empty resets the counter, so launches
 //   on one stream need no reset (calls must not run concurrently on
 //   different streams: the counter and the split-key scratch are shared).
@@ -56,8 +64,8 @@
 //
 //     head_dim | consumers | keys/tile     | Q buffers | K/V stages | shared memory
 //     ---------+-----------+---------------+-----------+------------+--------------
-//        64    |  3 or 2   |    128        |     2     |     4      | 177 / 161 KB
-//        64    |     2     |  64 or 80 (s) |     2     |     4      |  97 / 113 KB
+//        64    |  3 or 2   |    128        |     2     |     4      | 201 / 177 KB
+//        64    |     2     |  64 or 80 (s) |     2     |     4      | 113 / 129 KB
 //       128    |     2     |    128 (c)    |     1     |     3      | 225 KB
 //       128    |     2     |    176 (w)    |     1     |     2      | 209 KB
 //       128    |     2     |  64 or 80 (s) |     2     |     3      | 161 / 185 KB
@@ -132,8 +140,13 @@
 //   Overlap: TMA loads of later tiles and items under everything; one
 //   consumer's softmax under the others' GEMMs (ping-pong); a consumer's
 //   P V of tile i - 1 under its own softmax of tile i.
-//   End of an item: O normalised and stored straight from registers (Q's
-//   shared memory may already hold the next item): at head_dim 128 and 256
+//   End of an item: O normalised; at head_dim 64 stored through 2 KB of
+//   shared memory per consumer warp (stmatrix, then 16-byte loads and
+//   stores of 128-byte row pieces; KSEEK_FA_STAGED_STORES), where the
+//   producer also hands the consumers each item's block, not only its index
+//   (KSEEK_FA_PUBLISH_WORK): +2-6% there together, neither paid at 128 or
+//   256. Elsewhere straight from registers (Q's shared memory may already
+//   hold the next item): at head_dim 128 and 256
 //   (not with 64-key tiles) each quad of lanes first swaps words so that a
 //   lane holds 8 consecutive columns, for 16-byte stores that fill whole
 //   sectors (4-byte stores fill half of each); LSE = ln 2 * (max *
@@ -176,7 +189,7 @@
 //   routing (decode kernel also without GQA; GQA shapes that split keys at
 //   head_dim <= 128 back on version 1) then by kseek eval of the decode,
 //   many-short and prefill scenarios.
-//   Version 3g (this file), one run of all 312 scenarios
+//   Version 3g, one run of all 312 scenarios
 //   (bench/results/hopper_v3g_h200.txt, the command above with
 //   ANCHOR_TIMEOUT=540 FA_EVAL_TIMEOUT=380; NOTES.md v3g): kseek eval of
 //   all 312 correct (fresh seed, no timing), extra_scenarios.json 27/27;
@@ -185,7 +198,7 @@
 //   dims other than 64/128/256 0.982x FA3; head_dim 128, seqlen 16384,
 //   bf16, non-causal 686 TFLOP/s (FA3 743, cuDNN 658; 87% of the measured
 //   790 peak); lowest ragged_s4097_hd128_causal at 0.74x FA3.
-//   Version 3h (this file; NOTES.md v3h; bench/results/hopper_v3h_h200.txt,
+//   Version 3h (NOTES.md v3h; bench/results/hopper_v3h_h200.txt,
 //   the anchor by the command above without kseek eval, with
 //   FA_PAD_SWEEP=0,100,300,1000; kseek eval of all 312 correct in a second
 //   call, fresh seed, no timing; extra_scenarios.json 27/27): 0.973x FA3
@@ -193,6 +206,14 @@
 //   1.026x FA3 / 1.311x cuDNN over all; head_dim 128, seqlen 16384, bf16,
 //   non-causal 722 TFLOP/s (FA3 713, cuDNN 646 in that run; 91% of the
 //   measured 790 peak); lowest prefill_q333_k4097_hd128_full at 0.78x FA3.
+//   Version 3i (this file; NOTES.md v3i; bench/results/hopper_v3i_h200.txt,
+//   one call: kseek eval of all 312 correct, fresh seed, no timing,
+//   extra_scenarios.json 27/27, then the anchor by the command above with
+//   FA_PAD_SWEEP=0,100,300,1000): 0.981x FA3 and 1.070x cuDNN over the FA3
+//   grid (534 TFLOP/s; FA3 545, cuDNN 499), 1.036x FA3 / 1.329x cuDNN over
+//   all, ragged 1.005x, prefill 1.013x FA3; head_dim 128, seqlen 16384,
+//   bf16, non-causal 708 TFLOP/s (FA3 722, cuDNN 632; 90% of the measured
+//   790 peak); lowest gqa4_hd160_full_s2048 at 0.83x cuDNN (0.99x FA3).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -325,7 +346,9 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <queue>
 #include <type_traits>
+#include <vector>
 
 #include "kernelseek/abi.h"
 
@@ -342,7 +365,9 @@
 //                               (ThreeConsumers), 2 or 3 forces it
 //   KSEEK_FA_WGMMA_SPLIT_KEYS   1 (default): shapes with few query tiles
 //                               (seqlen_q >= 128) split keys in the WGMMA
-//                               kernel; 0: they run on the mma.sync kernel
+//                               kernel (or run whole items there, see
+//                               KSEEK_FA_SPLIT_COST); 0: they run on the
+//                               mma.sync kernel
 //   KSEEK_FA_HD64_Q_BUFFERS     Q buffers of the WGMMA kernel at head_dim 64
 //                               (1 or 2)
 //   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
@@ -501,6 +526,51 @@
 #endif
 #ifndef KSEEK_FA_PREDICATED_ARRIVE
 #define KSEEK_FA_PREDICATED_ARRIVE 1
+#endif
+// An item's start and end (NOTES.md v3i; sums of head-dim bits as
+// above). O through shared memory where it fits (not at head_dim 256, nor
+// at 128 with causal masking's 3 K/V stages): stmatrix into a warp's 2 KB,
+// then 16-byte loads and stores of 128-byte row pieces; elsewhere as
+// KSEEK_FA_WIDE_STORES says. Default 1 (head_dim 64: +2-6% with the next
+// switch; at 128 it measured -2% on long shapes).
+#ifndef KSEEK_FA_STAGED_STORES
+#define KSEEK_FA_STAGED_STORES 1
+#endif
+// The producer writes each item's block (batch, head, rows, key tiles,
+// split) beside its index, so that the consumers do not divide to find
+// it. Default 1 (head_dim 64; at 128 causal -5% and at 256 -3% on long
+// shapes, where ptxas then kept the barrier addresses out of uniform
+// registers).
+#ifndef KSEEK_FA_PUBLISH_WORK
+#define KSEEK_FA_PUBLISH_WORK 1
+#endif
+// Key splits of the WGMMA kernel by estimated time (WgmmaSplits; 1), or
+// by wave efficiency alone (ChooseSplits; 0), and the estimate's terms:
+// an item's own cost in key tiles, and the combine's weight (4: as
+// estimated from bandwidth and FLOP rate).
+#ifndef KSEEK_FA_SPLIT_COST
+#define KSEEK_FA_SPLIT_COST 1
+#endif
+#ifndef KSEEK_FA_SPLIT_ITEM_TILES
+#define KSEEK_FA_SPLIT_ITEM_TILES 2
+#endif
+#ifndef KSEEK_FA_SPLIT_COMBINE_WEIGHT
+#define KSEEK_FA_SPLIT_COMBINE_WEIGHT 4
+#endif
+// The WGMMA kernel's sections under causal masking (WgmmaSectionPairs):
+// the size whose simulated queue ends first (1), or the largest that fits
+// L2 (0); one section is a candidate where all K/V takes at most
+// KSEEK_FA_L2_WHOLE_MB.
+#ifndef KSEEK_FA_SECTION_SEARCH
+#define KSEEK_FA_SECTION_SEARCH 1
+#endif
+#ifndef KSEEK_FA_L2_WHOLE_MB
+#define KSEEK_FA_L2_WHOLE_MB 40
+#endif
+// 1: at head_dim 256 with narrow scores, P V over (and O of) the first 192
+// columns only (one m64n192k16 per 16 keys); 0: over all 256.
+#ifndef KSEEK_FA_NARROW_PV
+#define KSEEK_FA_NARROW_PV 1
 #endif
 
 namespace {
@@ -734,7 +804,7 @@ struct BlockWork {
 // key split `split`.
 // kPacked (the mma.sync kernel): in rows and row groups of p.pack heads.
 template <int kN, int kM = kBlockM, bool kPacked = false>
-__device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
+__host__ __device__ BlockWork LocateBlock(const Problem& p, int index, int split) {
   const int heads = kPacked ? p.heads_q / p.pack : p.heads_q;
   const int pairs = p.batch * heads;
   const int per_section = p.section_pairs * p.q_tiles;
@@ -1118,9 +1188,11 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
 
 // Normalised partial O (fp32) and LSE of the warp's rows for this split
 // (kPacked: rows of the mma.sync kernel's row groups).
-template <int D, bool kPacked = false>
+// KO: the columns of O held (the partials' rows keep D columns; those
+// past KO are not written, and CombineSplits stores none of them).
+template <int D, bool kPacked = false, int KO = D>
 __device__ void StorePartial(const Problem& p, const BlockWork& w,
-                             const WarpState<D>& st, float total0,
+                             const WarpState<KO>& st, float total0,
                              float total1, int warp, int lane, int split) {
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const float totals[2] = {total0, total1};
@@ -1135,7 +1207,7 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
     const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
     float* out = g_split_o + index * D + 2 * (lane % 4);
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n)
+    for (int n = 0; n < KO / 8; ++n)
       *reinterpret_cast<float2*>(out + 8 * n) =
           make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
     if (lane % 4 == 0)
@@ -1647,6 +1719,8 @@ KSEEK_DEFINE_WGMMA_RS(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
                       KSEEK_ACC32)
 KSEEK_DEFINE_WGMMA_RS(128, KSEEK_REGS64, "{%64, %65, %66, %67}", "%68", "%69",
                       KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_RS(192, KSEEK_REGS96, "{%96, %97, %98, %99}", "%100", "%101",
+                      KSEEK_ACC96)
 KSEEK_DEFINE_WGMMA_RS(256, KSEEK_REGS128, "{%128, %129, %130, %131}", "%132",
                       "%133", KSEEK_ACC128)
 
@@ -1789,6 +1863,19 @@ __device__ __forceinline__ void NamedBarrierArrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// Four 8 x 8 matrices of 16-bit elements from the warp's registers into
+// shared memory: register i of lane l holds row l / 4, columns 2 (l % 4)
+// and 2 (l % 4) + 1 of matrix i (the mma accumulator layout); lane l gives
+// the address of row l % 8 of matrix l / 8 (16 bytes).
+__device__ __forceinline__ void StMatrixX4(uint32_t addr, uint32_t r0,
+                                           uint32_t r1, uint32_t r2,
+                                           uint32_t r3) {
+  asm volatile(
+      "stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+      "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+      : "memory");
+}
+
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // ---------------------------------------------------------------------------
@@ -1874,11 +1961,23 @@ struct WgmmaConfig {
   // full, K empty, V empty.
   static constexpr int kBarrierBytes =
       8 * (2 * kQBuffers * kQParts + 4 * kStages);
-  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;  // an int per Q buffer and part
+  // The items' slots: an int per Q buffer and part, or with
+  // KSEEK_FA_PUBLISH_WORK 8 per part of twice as many rounds.
+  static constexpr bool kPublishWork = (KSEEK_FA_PUBLISH_WORK & HeadDimBit(D)) != 0;
+  static constexpr int kItemAt = kBarriersAt + kBarrierBytes;
   static constexpr int kItemBytes =
-      4 * kQBuffers * kQParts > 8 ? 4 * kQBuffers * kQParts : 8;
+      kPublishWork ? 4 * 8 * 2 * kQBuffers * kQParts
+      : 4 * kQBuffers * kQParts > 8 ? 4 * kQBuffers * kQParts : 8;
+  // O staged through shared memory (KSEEK_FA_STAGED_STORES), where it fits:
+  // 16 rows x 64 columns (2 KB) per consumer warp, 128-byte aligned.
+  static constexpr int kStagedAt = (kItemAt + kItemBytes + 127) / 128 * 128;
+  static constexpr int kStagedBytes = kConsumers * 4 * 2048;
+  static constexpr bool kStagedStores =
+      (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 && D <= 128 &&
+      1024 + kStagedAt + kStagedBytes <= 227 * 1024;
   // 1024 bytes of slack to align the tiles to the swizzle atom.
-  static constexpr int kSmemBytes = 1024 + kItemAt + kItemBytes;
+  static constexpr int kSmemBytes =
+      1024 + (kStagedStores ? kStagedAt + kStagedBytes : kItemAt + kItemBytes);
   static_assert(kSmemBytes <= 227 * 1024,
                 "fits the shared memory one block can have on sm_90");
 };
@@ -1907,9 +2006,11 @@ struct DescriptorBase {
 // warp) from registers, V from the second half of the K/V stage at
 // `stage`, MN-major: 64-column blocks kN * 128 bytes apart (LBO), 8-key
 // groups 1024 bytes apart (SBO), 16 keys per step.
-template <typename T, int D, int kN>
+// O (its first KO of the D columns: KSEEK_FA_NARROW_PV) += P V of a tile.
+template <typename T, int D, int kN, int KO = D>
 __device__ __forceinline__ void AccumulatePVWgmma(
-    float (&acc)[D / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
+    float (&acc)[KO / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
+  static_assert(KO == D || (D == 256 && KO == 192), "O columns");
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
   constexpr uint32_t kV = D / 64 * kColBlockBytes;  // V after K
   constexpr bool kOneWgmma = D == 64 || D == 128 || KSEEK_FA_PV_N256;  // per 16 keys
@@ -1917,18 +2018,18 @@ __device__ __forceinline__ void AccumulatePVWgmma(
     const DescriptorBase v(stage + kV, kColBlockBytes);
 #pragma unroll
     for (int kk = 0; kk < kN / 16; ++kk)
-      WgmmaRS<T, D, 0>(acc, pk[kk], v.At(kk * 16 * kColBlockRowBytes));
+      WgmmaRS<T, KO, 0>(acc, pk[kk], v.At(kk * 16 * kColBlockRowBytes));
   } else {
 #pragma unroll
     for (int kk = 0; kk < kN / 16; ++kk) {
       const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
       if constexpr (kOneWgmma) {
-        WgmmaRS<T, D, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
+        WgmmaRS<T, KO, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
       } else {
         WgmmaRS<T, 128, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
-        WgmmaRS<T, 128, 16>(acc, pk[kk],
-                            Descriptor(v_rows + 2 * kColBlockBytes,
-                                       kColBlockBytes, 1024));
+        WgmmaRS<T, KO - 128, 16>(acc, pk[kk],
+                                 Descriptor(v_rows + 2 * kColBlockBytes,
+                                            kColBlockBytes, 1024));
       }
     }
   }
@@ -1982,6 +2083,68 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Final O and LSE of the warp's 16 rows through its 2 KB of shared memory
+// (`stage`: shared address; `stage_ptr`: the same, generic), 64 columns
+// at a time: stmatrix (16-byte chunk c of row r at c ^ (r % 8), so that
+// neither side has bank conflicts), then each lane loads 16-byte chunks
+// and stores them, 8 lanes to a 128-byte piece of a row.
+template <typename T, int D>
+__device__ __forceinline__ void StoreOutputStaged(
+    const Problem& p, const BlockWork& w, const WarpState<D>& st, float total0,
+    float total1, int warp, int lane, uint32_t stage,
+    const unsigned char* stage_ptr, T* o, float* lse) {
+  static_assert(D % 64 == 0, "64 columns per pass");
+  const float inv0 = total0 > 0.f ? 1.f / total0 : 0.f;
+  const float inv1 = total1 > 0.f ? 1.f / total1 : 0.f;
+  const int first = w.q0 + kRowsPerWarp * warp;
+  // stmatrix: lane l gives row l % 8 (+ 8 for matrices 1 and 3) of
+  // matrix l / 8: rows 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
+  const int m = lane / 8, x = lane % 8;
+  const uint32_t st_row = stage + (x + 8 * (m & 1)) * 128;
+  const int st_group = m >> 1;
+  // Loads: pass-local chunk `x` of rows lane / 8 + 4 it.
+  const int rows_valid = p.seqlen_q - first;  // rows of the warp in the sequence
+#pragma unroll
+  for (int h = 0; h < D / 64; ++h) {
+    if (h > 0) __syncwarp();  // the previous pass's loads are done
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int n = 8 * h + 2 * j;
+      StMatrixX4(st_row + (((2 * j + st_group) ^ x) << 4),
+                 Pack2(st.acc[n][0] * inv0, st.acc[n][1] * inv0, T()),
+                 Pack2(st.acc[n][2] * inv1, st.acc[n][3] * inv1, T()),
+                 Pack2(st.acc[n + 1][0] * inv0, st.acc[n + 1][1] * inv0, T()),
+                 Pack2(st.acc[n + 1][2] * inv1, st.acc[n + 1][3] * inv1, T()));
+    }
+    __syncwarp();
+    const int col = 64 * h + 8 * x;
+    const bool col_valid = col < RowElements<D>(p);  // not a padding column
+#pragma unroll
+    for (int it = 0; it < 4; ++it) {
+      const int r = lane / 8 + 4 * it;
+      if (r >= rows_valid || !col_valid) continue;
+      const uint4 val = *reinterpret_cast<const uint4*>(
+          stage_ptr + r * 128 + ((x ^ (r % 8)) << 4));
+      *reinterpret_cast<uint4*>(
+          o + ((int64_t(w.b) * p.seqlen_q + first + r) * p.heads_q + w.hq) *
+                  RowElements<D>(p) +
+          col) = val;
+    }
+  }
+  if (lane % 4 == 0) {
+    const float totals[2] = {total0, total1};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = first + lane / 4 + 8 * i;
+      if (row < p.seqlen_q)
+        lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+            RowLse(st.row_max[i], totals[i], p.scale_log2);
+    }
+  }
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
 // kSplitMask: the tiles that need no mask in a loop of their own (see
 // KSEEK_FA_SPLIT_MASK_LOOP).
 template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask>
@@ -2002,11 +2165,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int kQB = C::kQBuffers;
   const uint32_t q_smem = base;  // Q buffer b at q_smem + b * kQBytes
   const uint32_t kv_smem = base + kQB * C::kQBytes;
-  // The item of round n, from the producer to the consumers, in slot
-  // n % kQB (written before the round's arrival on its Q full barrier,
-  // read after the wait).
+  // The item of round n, from the producer to the consumers (written
+  // before the round's arrival on its Q full barrier, read after the
+  // wait; the slots are below).
   volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
+  constexpr bool kPublish = C::kPublishWork;
+  constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split
   // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
   constexpr int kQParts = C::kQParts;
   const uint32_t barriers = base + C::kBarriersAt;
@@ -2060,7 +2225,22 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // buffer's full barrier; past the last item a round with no bytes
       // tells the consumers to stop.
       const int qb = n % kQB;
-      if constexpr (kQParts == 1) {
+      // With C::kPublishWork round n's item is in slots (n % 2 kQB) x
+      // parts: the consumers read a slot at the start of its round, before
+      // they release that round's Q, which this thread waited for at round
+      // n - kQB; so round n's slots are written before the wait for its Q
+      // buffer. Otherwise in slot qb (x parts), after that wait.
+      const int slot0 = (n % (2 * kQB)) * kQParts;
+      if constexpr (kPublish) {
+        if (item >= items) {
+          for (int part = 0; part < kQParts; ++part) {
+            item_slots[kSlotInts * (slot0 + part)] = item;
+            Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+            Arrive(q_full(qb, part));
+          }
+          break;
+        }
+      } else if constexpr (kQParts == 1) {
         Wait(q_empty(qb, 0), ((n / kQB) & 1) ^ 1);
         item_slots[qb] = item;
         if (item >= items) {
@@ -2076,13 +2256,29 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         break;
       }
       const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+      if constexpr (kPublish) {
+        // The item and where it lies, published by the arrivals on the
+        // parts' Q full barriers.
+        for (int part = 0; part < kQParts; ++part) {
+          volatile int* const at = item_slots + kSlotInts * (slot0 + part);
+          at[0] = item;
+          at[1] = w.b;
+          at[2] = w.hq;
+          at[3] = w.q0;
+          at[4] = w.tile_begin;
+          at[5] = w.tile_end;
+          at[6] = item % p.splits;
+        }
+      }
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
       // Part by part (one part: all at once), Q rows of the part's
       // consumers once they are done with the buffer's previous item.
       for (int part = 0; part < kQParts; ++part) {
         const int h0 = part * C::kConsumers / kQParts;
         const int h1 = (part + 1) * C::kConsumers / kQParts;
-        if constexpr (kQParts > 1) {
+        if constexpr (kPublish) {
+          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+        } else if constexpr (kQParts > 1) {
           Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
           item_slots[qb * kQParts + part] = item;
         }
@@ -2154,6 +2350,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // to -inf and add nothing), and the first tile (S only) and the last
   // P V are peeled out of the loop.
   const int next_turn = kTurnBarrier + (cwg + 1) % C::kConsumers;
+  // O's columns: at head_dim 256 with narrow scores (KD 192: head_dim 136
+  // to 192) only the first 192 (KSEEK_FA_NARROW_PV), the rest being zeros.
+  constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -2167,17 +2366,32 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     Wait(q_full(qb, qpart), (n / kQB) & 1);
     // Broadcast from lane 0 so that ptxas knows the item, and all that
     // depends on it, is uniform across the warp.
-    const int item = __shfl_sync(0xffffffffu, item_slots[qb * kQParts + qpart], 0);
+    volatile int* const slot =
+        item_slots + (kPublish ? kSlotInts * ((n % (2 * kQB)) * kQParts + qpart)
+                               : qb * kQParts + qpart);
+    const int item = __shfl_sync(0xffffffffu, slot[0], 0);
     if (item >= items) break;
     const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
-    const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+    BlockWork w;
+    int split;
+    if constexpr (kPublish) {
+      w.b = __shfl_sync(0xffffffffu, slot[1], 0);
+      w.hq = __shfl_sync(0xffffffffu, slot[2], 0);
+      w.q0 = __shfl_sync(0xffffffffu, slot[3], 0);
+      w.tile_begin = __shfl_sync(0xffffffffu, slot[4], 0);
+      w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
+      split = __shfl_sync(0xffffffffu, slot[6], 0);
+    } else {
+      w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+      split = item % p.splits;
+    }
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
     const int first_row = w.q0 + kRowsPerWarp * warp;
     const int limit0 = KeyLimit(p, first_row + lane / 4);
     const int limit1 = KeyLimit(p, first_row + lane / 4 + 8);
 
-    WarpState<D> st;
+    WarpState<KO> st;
     st.Clear();
     uint32_t pk[kN / 16][4];  // P of the pending tile
 
@@ -2203,7 +2417,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
         const int k0 = w.tile_begin * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-        SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
+        SoftmaxScores<KO, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
         PackScores<T, kN>(sc, pk);
       }
       int pending = ring % C::kStages;  // the stage whose P V is not issued
@@ -2239,11 +2453,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
-          RescaleRows<D>(st, alpha);  // to tile i - 1's maxima
+          RescaleRows<KO>(st, alpha);  // to tile i - 1's maxima
           HoldRegisters(st.acc);
           WgmmaFence();
         }
-        AccumulatePVWgmma<T, D, kN>(st.acc, pk,
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
                                     kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
@@ -2266,7 +2480,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         } else if constexpr (kMask == 2) {
           if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         }
-        SoftmaxScores<D, kN>(sc, st, p.scale_log2, alpha);
+        SoftmaxScores<KO, kN>(sc, st, p.scale_log2, alpha);
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
@@ -2275,7 +2489,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #else
         if (lane == 0) Arrive(empty_v(pending));
 #endif
-        if constexpr (!kRescaleUnderS) RescaleRows<D>(st, alpha);
+        if constexpr (!kRescaleUnderS) RescaleRows<KO>(st, alpha);
         PackScores<T, kN>(sc, pk);
         pending = s;
       };
@@ -2288,11 +2502,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
       for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
       Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
-      if constexpr (kRescaleUnderS) RescaleRows<D>(st, alpha);
+      if constexpr (kRescaleUnderS) RescaleRows<KO>(st, alpha);
       HoldRegisters(st.acc);
       HoldRegisters(pk);
       WgmmaFence();
-      AccumulatePVWgmma<T, D, kN>(st.acc, pk,
+      AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
                                   kv_smem + pending * C::kStageBytes);
       WgmmaCommit();
       WgmmaWait<0>();
@@ -2311,15 +2525,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
     }
-    // Straight from registers: Q's shared memory may already hold the next
-    // item's rows. (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && C::kWideStores)
-      StoreOutputWide<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+    // Through the warp's own staging memory, or straight from registers
+    // (Q's shared memory may already hold the next item's rows).
+    // (kseek_launch has checked that o is 16-byte aligned.)
+    if (p.splits == 1 && C::kStagedStores)
+      StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
+                              base + C::kStagedAt + 2048 * warp,
+                              smem + (base - raw) + C::kStagedAt + 2048 * warp, o, lse);
+    else if (p.splits == 1 && C::kWideStores)
+      StoreOutputWide<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else if (p.splits == 1)
-      StoreOutputDirect<T, D>(p, w, st, total[0], total[1], warp, lane, o, lse);
+      StoreOutputDirect<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else
-      StorePartial<D>(p, w, st, total[0], total[1], warp, lane,
-                      item % p.splits);
+      StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
   }
   if (cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
 #endif
@@ -2467,6 +2685,40 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
   return 1;
 }
 
+// Key splits of the WGMMA kernel (KSEEK_FA_SPLIT_COST): the count with the
+// least estimated time, in units of one item's key tile: waves x (key
+// tiles per split + KSEEK_FA_SPLIT_ITEM_TILES, the item's own cost: the
+// first S and last P V not overlapped, the store), plus with splits the
+// combine (each split's fp32 partial O read and O written at about 3 TB/s,
+// against a tile's FLOPs at about 5 TFLOP/s per SM), times
+// KSEEK_FA_SPLIT_COMBINE_WEIGHT / 4. 1 means whole items: the wave
+// efficiency alone (ChooseSplits) split prefill_q333_k4097 at head_dim
+// 128 (96 items, 73% of a wave) four ways, 0.78x FA3, which does not
+// split there.
+int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
+                int64_t rows_total, int block_n, int head_dim) {
+  int max_splits = key_tiles / kMinTilesPerSplit;
+  if (max_splits > kMaxSplits) max_splits = kMaxSplits;
+  while (max_splits > 1 && max_splits * rows_total * head_dim > kScratchOFloats)
+    --max_splits;
+  int best_splits = 1;
+  double best = 0.0;
+  for (int s = 1; s <= (max_splits > 1 ? max_splits : 1); ++s) {
+    const int tiles = (key_tiles + s - 1) / s;
+    const int splits = (key_tiles + tiles - 1) / tiles;  // as LaunchWgmma has it
+    const int64_t waves = (blocks * splits + slots - 1) / slots;
+    double cost = double(waves) * (tiles + KSEEK_FA_SPLIT_ITEM_TILES);
+    if (splits > 1)
+      cost += 0.25 * KSEEK_FA_SPLIT_COMBINE_WEIGHT * (splits + 0.5) *
+              double(rows_total) / (76.8 * block_n);
+    if (s == 1 || cost < 0.99 * best) {
+      best = cost;
+      best_splits = splits;
+    }
+  }
+  return best_splits;
+}
+
 // The combine kernel over the split partials of p: one warp per row, or
 // (warps_per_row kCombineWarps) a block per row; `after_decode`: behind the
 // decode kernel (four splits in flight per warp).
@@ -2493,6 +2745,75 @@ int SectionPairs(const Problem& p) {
       (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
   const int64_t section = kL2SectionBytes / kv_bytes_per_pair;
   return int(section < 1 ? 1 : section > pairs ? pairs : section);
+}
+
+// When the kernel's last block finishes, in key tiles (an item costs its
+// tiles and one more), the blocks taking p's items in order each as soon
+// as it is free: the kernel's queue, without the producer running ahead.
+template <int kN, int kM>
+int64_t QueueMakespan(const Problem& p, int64_t items, int sms) {
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<int64_t>> free_at;
+  for (int i = 0; i < sms; ++i) free_at.push(0);
+  int64_t last = 0;
+  for (int64_t item = 0; item < items; ++item) {
+    const BlockWork w = LocateBlock<kN, kM>(p, int(item / p.splits), int(item % p.splits));
+    const int64_t done = free_at.top() + (w.tile_end - w.tile_begin) + 1;
+    free_at.pop();
+    free_at.push(done);
+    if (done > last) last = done;
+  }
+  return last;
+}
+
+// The WGMMA kernel's sections of (batch, head) pairs (items are taken
+// section after section, under causal masking heaviest first within
+// each). SectionPairs gives the largest that keep a section's K/V in L2;
+// how the sections cut the items decides how evenly they end: at
+// ragged_s4097_hd128_causal (16 pairs) sections of 7, 7 and 2 pairs left
+// the last section's heavy items for the end, and the blocks idle
+// behind them (0.74x FA3). With KSEEK_FA_SECTION_SEARCH, under causal
+// masking, the size from that largest down to its half, and one section
+// where all K/V takes at most KSEEK_FA_L2_WHOLE_MB, whose queue ends
+// first (QueueMakespan; the larger size on a tie). The search runs on the
+// host, once per shape and thread (a few milliseconds at most: at most
+// 16 K items simulated; beyond that the largest size), its answer kept.
+template <typename T, int D, int kN, int kM>
+int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
+  const int most = SectionPairs<T, D>(p);
+  const int candidates = most - (most + 1) / 2 + 2;
+  if (!KSEEK_FA_SECTION_SEARCH || !p.causal || most <= 1 ||
+      items * candidates > 16384)
+    return most;
+  struct Known {
+    int batch, heads_q, heads_kv, seqlen_q, seqlen_k, splits, sms, pairs;
+  };
+  thread_local std::vector<Known> known;
+  for (const Known& k : known)
+    if (k.batch == p.batch && k.heads_q == p.heads_q && k.heads_kv == p.heads_kv &&
+        k.seqlen_q == p.seqlen_q && k.seqlen_k == p.seqlen_k &&
+        k.splits == p.splits && k.sms == sms)
+      return k.pairs;
+  const int64_t pairs = int64_t(p.batch) * p.heads_q;
+  const int64_t group = p.heads_q / p.heads_kv;
+  const int64_t kv_bytes =
+      pairs * ((2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group);
+  int best = most;
+  p.section_pairs = most;
+  int64_t best_end = QueueMakespan<kN, kM>(p, items, sms);
+  auto consider = [&](int size) {
+    p.section_pairs = size;
+    const int64_t end = QueueMakespan<kN, kM>(p, items, sms);
+    if (end < best_end) {
+      best_end = end;
+      best = size;
+    }
+  };
+  for (int size = most - 1; size >= (most + 1) / 2; --size) consider(size);
+  if (pairs > most && kv_bytes <= (int64_t(KSEEK_FA_L2_WHOLE_MB) << 20)) consider(int(pairs));
+  if (known.size() >= 64) known.erase(known.begin());
+  known.push_back(Known{p.batch, p.heads_q, p.heads_kv, p.seqlen_q, p.seqlen_k,
+                        p.splits, sms, best});
+  return best;
 }
 
 // Blocks of the mma.sync kernel (kDecode: the decode kernel) per SM, with
@@ -2704,8 +3025,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return 1;
   }
   p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
-  p.section_pairs = SectionPairs<T, D>(p);
   const int64_t items = int64_t(p.batch) * p.heads_q * p.q_tiles * p.splits;
+  p.section_pairs = WgmmaSectionPairs<T, D, C::kBlockN, C::kBlockM>(p, items, sms);
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
@@ -2765,8 +3086,9 @@ bool WideKeyTiles(const Problem& p, int kN) {
 }
 
 // The WGMMA kernel on Hopper when its blocks (one per SM) fill at least
-// 80% of a wave; the mma.sync kernel, which can split keys, otherwise and
-// on other architectures.
+// 80% of a wave, or with seqlen_q >= 128 split keys or whole items as
+// WgmmaSplits estimates; the mma.sync kernel, which can split keys,
+// otherwise and on other architectures.
 template <typename T, int D>
 int Launch(Problem p, const kseek_launch_args* args) {
   int device = 0, sms = 0, major = 0;
@@ -2799,7 +3121,31 @@ int Launch(Problem p, const kseek_launch_args* args) {
   const bool narrow = KSEEK_FA_NARROW_SCORES && kNarrowD < D &&
                       p.head_dim <= kNarrowD;
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM && !gqa_decode) {
-    if (blocks * 5 >= int64_t(sms) * 4) {
+    bool whole = blocks * 5 >= int64_t(sms) * 4;
+#if KSEEK_FA_WGMMA_SPLIT_KEYS
+    // Few query tiles of at least 128 rows: split the keys in the WGMMA
+    // kernel when that pays (decode-like shapes stay on the mma.sync
+    // kernel, whose 16-row warps waste less on them).
+    if (!whole && p.seqlen_q >= kBlockM) {
+      const int key_tiles = (p.seqlen_k + WgmmaConfig<D>::kBlockN - 1) /
+                            WgmmaConfig<D>::kBlockN;
+      const int64_t rows_total = blocks * kBlockM;
+      const int splits =
+          KSEEK_FA_SPLIT_COST
+              ? WgmmaSplits(blocks, sms, key_tiles, rows_total,
+                            WgmmaConfig<D>::kBlockN, D)
+              : ChooseSplits(blocks, sms, key_tiles, rows_total, D);
+      if (splits > 1 && (KSEEK_FA_SPLIT_COST || blocks * splits * 5 >= int64_t(sms) * 4)) {
+        if (narrow)
+          return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms, splits);
+        return LaunchWgmma<T, D, 2>(p, args, sms, splits);
+      }
+      // Whole items beat any split (where one was possible: else, as
+      // before, the mma.sync kernel).
+      if (KSEEK_FA_SPLIT_COST && key_tiles >= 2 * kMinTilesPerSplit) whole = true;
+    }
+#endif
+    if (whole) {
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
@@ -2823,22 +3169,6 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if (narrow) return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }
-#if KSEEK_FA_WGMMA_SPLIT_KEYS
-    // Few query tiles of at least 128 rows: split the keys in the WGMMA
-    // kernel when that fills the GPU (decode-like shapes stay on the
-    // mma.sync kernel, whose 16-row warps waste less on them).
-    if (p.seqlen_q >= kBlockM) {
-      const int key_tiles = (p.seqlen_k + WgmmaConfig<D>::kBlockN - 1) /
-                            WgmmaConfig<D>::kBlockN;
-      const int splits = ChooseSplits(blocks, sms, key_tiles,
-                                      blocks * kBlockM, D);
-      if (splits > 1 && blocks * splits * 5 >= int64_t(sms) * 4) {
-        if (narrow)
-          return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms, splits);
-        return LaunchWgmma<T, D, 2>(p, args, sms, splits);
-      }
-    }
-#endif
   }
   return LaunchMma<T, D>(p, args, sms);
 }

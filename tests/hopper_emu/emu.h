@@ -1,5 +1,5 @@
 // Minimal CPU emulation of the CUDA features hopper.cu uses: fibers per
-// thread, warp collectives (shfl, ldmatrix, mma), block barriers, cp.async
+// thread, warp collectives (shfl, ldmatrix, stmatrix, mma), block barriers, cp.async
 // with groups (eager or lazy completion), poisoned shared memory.
 #pragma once
 #include <setjmp.h>
@@ -231,7 +231,7 @@ inline void SyncThreads() {
   }
 }
 
-enum Kind { kShfl = 1, kLdm, kLdmT, kMmaBf16, kMmaF16, kSyncWarp };
+enum Kind { kShfl = 1, kLdm, kLdmT, kMmaBf16, kMmaF16, kSyncWarp, kStm };
 
 inline uint32_t ShflBits(uint32_t v, int src) {
   g_cur->in[0] = v; g_cur->in[1] = uint32_t(src);

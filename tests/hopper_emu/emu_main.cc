@@ -234,6 +234,18 @@ void PerformWarpOp(int warp) {
       for (int l = 0; l < 32; ++l) for (int i = 0; i < 4; ++i) L[l].out[i] = res[l][i];
       break;
     }
+    case kStm: {  // register i of lane l: row l / 4, columns 2 (l % 4), +1 of matrix i
+      for (int i = 0; i < 4; ++i) {
+        uint32_t rows[8];
+        for (int r = 0; r < 8; ++r) {
+          rows[r] = L[8 * i + r].in[0];
+          if (rows[r] % 16 || rows[r] + 16 > g_block->smem.size()) Fail("stmatrix address");
+        }
+        for (int l = 0; l < 32; ++l)
+          memcpy(g_block->smem.data() + rows[l / 4] + 4 * (l % 4), &L[l].in[1 + i], 4);
+      }
+      break;
+    }
     case kMmaBf16: case kMmaF16: {
       bool bf = kind == kMmaBf16;
       float A[16][16], B[16][8], C[16][8];
@@ -404,6 +416,10 @@ int main(int argc, char** argv) {
       {"dim_hd96_f16_causal_q300_k300_h2_sm4", 1, 300, 300, 2, 2, 96, 1, false, 4},
       {"dim_hd160_bf16_causal_q100_k77_sm4", 1, 100, 77, 2, 2, 160, 1, true, 4},
       {"dim_hd192_f16_full_q130_k260_b2_sm1", 2, 130, 260, 1, 1, 192, 0, false, 1},
+      // P V over the first 192 columns only (KSEEK_FA_NARROW_PV), whole
+      // items and split keys.
+      {"dim_hd160_f16_causal_q300_k300_h2_sm2", 1, 300, 300, 2, 2, 160, 1, false, 2},
+      {"dim_hd184_bf16_split_q200_k3000_sm8", 1, 200, 3000, 1, 1, 184, 0, true, 8},
       {"dim_hd72_bf16_many_short_b5_s65_sm1", 5, 65, 65, 2, 1, 72, 0, true, 1},
       {"dim_hd96_bf16_split_q1_k1000_b2_h2", 2, 1, 1000, 2, 2, 96, 0, true, 132},
       {"dim_hd200_f16_split_gqa2_q5_k777_h4", 1, 5, 777, 4, 2, 200, 0, false, 132},
