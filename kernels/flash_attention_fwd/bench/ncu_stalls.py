@@ -4,7 +4,9 @@
 Reads the CSV that `ncu -i REPORT --page source --csv --print-source sass`
 writes (gzip or plain; run_variants.sh leaves it as $OUT/ncu_source.csv.gz
 when FA_NCU is set) and prints the warp-stall samples summed by reason,
-then the SASS instructions with the most samples and their top reasons.
+the SASS instructions with the most samples and their top reasons, and
+the executed (warp-level) instructions summed by opcode: two kernels'
+opcode sums side by side show where one executes more.
 
   python3 ncu_stalls.py ncu_source.csv.gz [TOP]
 """
@@ -19,6 +21,15 @@ def open_text(path):
     if path.endswith(".gz"):
         return gzip.open(path, "rt", newline="")
     return open(path, newline="")
+
+
+def opcode(sass):
+    """The opcode of a SASS line without predicate or modifiers: "@!P0 BRA
+    0x10" -> "BRA", "HGMMA.64x128x16.F32" -> "HGMMA"."""
+    words = sass.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".")[0] if words else "?"
 
 
 def main():
@@ -38,6 +49,7 @@ def main():
     reasons = [h for h in head
                if h.startswith("stall_") and "Not Issued" not in h]
     total = collections.Counter()
+    executed = collections.Counter()
     lines = []
     for r in rows[head_at + 1:]:
         if len(r) < len(head):
@@ -47,6 +59,9 @@ def main():
         total.update(by)
         lines.append((samples, r[col.get("Address", 0)],
                       r[col.get("Source", 0)].strip(), by))
+        if "Instructions Executed" in col:
+            executed[opcode(r[col["Source"]])] += int(
+                r[col["Instructions Executed"]] or 0)
     all_samples = sum(total.values()) or 1
     print(f"stall samples: {all_samples}")
     for reason, n in total.most_common(12):
@@ -57,6 +72,11 @@ def main():
                         sorted(by.items(), key=lambda kv: -kv[1])[:3] if v)
         print(f"{samples:8d} {100 * samples / all_samples:5.1f}% {addr[-5:]:>5s} "
               f"{src[:64]:64s} {why}")
+    if executed:
+        all_executed = sum(executed.values()) or 1
+        print(f"\nexecuted instructions: {all_executed / 1e6:.2f} M; by opcode (M, share):")
+        for op, n in executed.most_common(24):
+            print(f"  {op:14s} {n / 1e6:8.2f} {100 * n / all_executed:5.1f}%")
     return 0
 
 

@@ -17,8 +17,9 @@
 # without it. With FA_NCU="NAME SCENARIO", Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
 # clocks left alone): its details page as text ($OUT/ncu_details.txt)
-# and per-instruction source counters, summed by stall reason and
-# instruction by ncu_stalls.py ($OUT/ncu_stalls.txt, printed). With FA_NCU_FA3=SCENARIO
+# and per-instruction source counters, summed by stall reason, by
+# instruction and (executed instructions) by opcode by ncu_stalls.py
+# ($OUT/ncu_stalls.txt, printed). With FA_NCU_FA3=SCENARIO
 # (and .anchors/fa3 carried), FA3's first forward-kernel launch on
 # SCENARIO is profiled the same way, run by anchor.py beside the first
 # build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt). The
