@@ -102,7 +102,11 @@ def main():
         p = s["params"]
         fl = flops(p)
         q, k, v, o, lse = make_inputs(p, args.seed)
-        row = {"name": s["name"], "flops": fl, "builds": {}}
+        # The inputs' device addresses, for shapes whose times move between
+        # processes (NOTES.md v3i, "Next" item 4).
+        row = {"name": s["name"], "flops": fl, "builds": {},
+               "addresses": {n: t.data_ptr() for n, t in
+                             zip(("q", "k", "v", "o", "lse"), (q, k, v, o, lse))}}
         ref = None
         try:
             fn = sdpa_callable(cudnn, p, q, k, v)
