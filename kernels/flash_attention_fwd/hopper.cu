@@ -2734,16 +2734,21 @@ void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
            32 * kCombineWarps, smem, stream>>>(p, o, lse);
 }
 
+// K and V bytes of one (batch, head) pair (GQA: a query head's share of
+// its K/V head; in the mma.sync kernel a pair is a row group of p.pack
+// heads).
+template <typename T, int D>
+int64_t KvBytesPerPair(const Problem& p) {
+  const int64_t group = p.heads_q / p.pack / p.heads_kv;
+  return (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
+}
+
 // (batch, head) pairs per L2 section: as many as have K/V within
-// kL2SectionBytes (GQA: a query head's share of its K/V head; in the
-// mma.sync kernel a pair is a row group of p.pack heads).
+// kL2SectionBytes.
 template <typename T, int D>
 int SectionPairs(const Problem& p) {
   const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
-  const int64_t group = p.heads_q / p.pack / p.heads_kv;
-  const int64_t kv_bytes_per_pair =
-      (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
-  const int64_t section = kL2SectionBytes / kv_bytes_per_pair;
+  const int64_t section = kL2SectionBytes / KvBytesPerPair<T, D>(p);
   return int(section < 1 ? 1 : section > pairs ? pairs : section);
 }
 
@@ -2794,9 +2799,7 @@ int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
         k.splits == p.splits && k.sms == sms)
       return k.pairs;
   const int64_t pairs = int64_t(p.batch) * p.heads_q;
-  const int64_t group = p.heads_q / p.heads_kv;
-  const int64_t kv_bytes =
-      pairs * ((2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group);
+  const int64_t kv_bytes = pairs * KvBytesPerPair<T, D>(p);
   int best = most;
   p.section_pairs = most;
   int64_t best_end = QueueMakespan<kN, kM>(p, items, sms);
