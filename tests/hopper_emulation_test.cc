@@ -52,11 +52,13 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // 16-byte O stores at head_dim 64 only (the 4-byte stores at 128 and 256),
 // the mma.sync kernel with one query head per row tile (no GQA packing, so
 // GQA decode on either kernel), O rescaled under the next S in every WGMMA
-// kernel, S over all of D's columns at head_dims 80-96 and 136-192, and
-// the WGMMA consumers' loop as before v3h at head_dim 128 (one loop with
-// the mask's test, arrivals in a branch, K and V waited for one after the
-// other, descriptors built per operand) but split at 64 and 256 for items
-// of any length.
+// kernel, S over all of D's columns at head_dims 80-96, head_dims 136-192
+// on the D = 192 WGMMA kernel (whole items, causal, split keys), no
+// ping-pong turns at head_dims above 128 and the first S outside the turns
+// at 128, and the WGMMA consumers' loop as before v3h at head_dim 128 (one
+// loop with the mask's test, arrivals in a branch, K and V waited for one
+// after the other, descriptors built per operand) but split at 64 and 256
+// for items of any length.
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) {

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3i: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3j: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -34,6 +34,8 @@
 // kernel computes S over the first 3/4 of the columns only (KD, "narrow
 // scores": a quarter of S's wgmma steps skipped); at D = 256 it also
 // computes P V and O over those 192 columns only (KSEEK_FA_NARROW_PV).
+// With KSEEK_FA_D192 (off by default) head_dim 136-192 takes a WGMMA kernel
+// compiled for D = 192 instead, whose shared memory holds no zero block.
 // The scale is 1/sqrt(head_dim).
 //
 // The WGMMA kernel
@@ -214,6 +216,12 @@
 //   all, ragged 1.005x, prefill 1.013x FA3; head_dim 128, seqlen 16384,
 //   bf16, non-causal 708 TFLOP/s (FA3 722, cuDNN 632; 90% of the measured
 //   790 peak); lowest gqa4_hd160_full_s2048 at 0.83x cuDNN (0.99x FA3).
+//   Version 3j adds switches, all off by default (the default build's
+//   kernels are byte for byte 3i's) and not yet measured (NOTES.md v3j):
+//   the D = 192 kernel (KSEEK_FA_D192), FA3's choices of ping-pong turns
+//   and of the O rescale above head_dim 128 (KSEEK_FA_PINGPONG,
+//   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), and the TMA loads'
+//   L2 promotion (KSEEK_FA_L2_PROMOTION).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -408,7 +416,9 @@
 //                               with the wide key tiles (head_dim 128
 //                               without causal masking: +0.4-0.8% there),
 //                               2 every WGMMA kernel (-6% at head_dim 64
-//                               causal s512), 0 none
+//                               causal s512), 3 with the wide key tiles
+//                               and at head_dim 192 and 256 (as FA3
+//                               rescales above head_dim 128), 0 none
 //   KSEEK_FA_NARROW_SCORES      1 (default): with head_dim at most 3/4 of
 //                               the kernel's D (80/96 on 128, 160/192 on
 //                               256) the WGMMA kernel computes S over the
@@ -567,10 +577,43 @@
 #ifndef KSEEK_FA_L2_WHOLE_MB
 #define KSEEK_FA_L2_WHOLE_MB 40
 #endif
+// Ping-pong turns of the WGMMA consumers (sums of head-dim bits: 1
+// head_dim 64, 2 128, 4 256 and 192): with the bit, a consumer issues a
+// tile's GEMMs only in its turn (default 7: every head dim); without, as
+// soon as its operands are in (FA3 has no such barrier above head_dim
+// 128). KSEEK_FA_FIRST_S_TURN: with the bit, an item's first S also waits
+// for the turn (default 7, as before); without, it is issued at once and
+// takes no turn (as FA3's first S).
+#ifndef KSEEK_FA_PINGPONG
+#define KSEEK_FA_PINGPONG 7
+#endif
+#ifndef KSEEK_FA_FIRST_S_TURN
+#define KSEEK_FA_FIRST_S_TURN 7
+#endif
 // 1: at head_dim 256 with narrow scores, P V over (and O of) the first 192
 // columns only (one m64n192k16 per 16 keys); 0: over all 256.
 #ifndef KSEEK_FA_NARROW_PV
 #define KSEEK_FA_NARROW_PV 1
+#endif
+// 1: head_dim 136 to 192 on a WGMMA kernel of D = 192 (three 64-column
+// blocks: no block of zeros loaded into shared memory, and room for a
+// second Q buffer), with KSEEK_FA_HD192_BLOCK_N keys per tile (64, 80, 96
+// or 112) and KSEEK_FA_HD192_Q_BUFFERS Q buffers (0: two with at most 80
+// keys per tile, else one); 0: on D = 256 with narrow scores and P V.
+// Default 0 until measured on the device (NOTES.md v3j).
+#ifndef KSEEK_FA_D192
+#define KSEEK_FA_D192 0
+#endif
+#ifndef KSEEK_FA_HD192_BLOCK_N
+#define KSEEK_FA_HD192_BLOCK_N 80
+#endif
+#ifndef KSEEK_FA_HD192_Q_BUFFERS
+#define KSEEK_FA_HD192_Q_BUFFERS 0
+#endif
+// TMA's L2 promotion of the WGMMA kernel's q, k and v loads: 0 none, 1 64
+// bytes, 2 128 bytes, 3 256 bytes (default; as before v3j).
+#ifndef KSEEK_FA_L2_PROMOTION
+#define KSEEK_FA_L2_PROMOTION 3
 #endif
 
 namespace {
@@ -1618,6 +1661,8 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   KSEEK_ACC64(d, i), KSEEK_ACC8(d, (i) + 16), KSEEK_ACC8(d, (i) + 18),      \
       KSEEK_ACC8(d, (i) + 20)
 #define KSEEK_ACC96(d, i) KSEEK_ACC64(d, i), KSEEK_ACC32(d, (i) + 16)
+#define KSEEK_ACC48(d, i) KSEEK_ACC40(d, i), KSEEK_ACC8(d, (i) + 10)
+#define KSEEK_ACC56(d, i) KSEEK_ACC48(d, i), KSEEK_ACC8(d, (i) + 12)
 // Operand lists of the wgmma accumulators, "{%0, ..., %(n-1)}", built from
 // shared runs (adjacent string literals concatenate).
 #define KSEEK_R0_31                                                    \
@@ -1625,9 +1670,10 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   "%15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, "  \
   "%28, %29, %30, %31"
 #define KSEEK_R32_39 "%32, %33, %34, %35, %36, %37, %38, %39"
-#define KSEEK_R40_63                                                   \
-  "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, "  \
-  "%53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define KSEEK_R40_47 "%40, %41, %42, %43, %44, %45, %46, %47"
+#define KSEEK_R48_55 "%48, %49, %50, %51, %52, %53, %54, %55"
+#define KSEEK_R40_63 \
+  KSEEK_R40_47 ", " KSEEK_R48_55 ", %56, %57, %58, %59, %60, %61, %62, %63"
 #define KSEEK_R64_87                                                   \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "  \
   "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87"
@@ -1638,6 +1684,9 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   "%118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define KSEEK_REGS32 "{" KSEEK_R0_31 "}"
 #define KSEEK_REGS40 "{" KSEEK_R0_31 ", " KSEEK_R32_39 "}"
+#define KSEEK_REGS48 "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_47 "}"
+#define KSEEK_REGS56 \
+  "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_47 ", " KSEEK_R48_55 "}"
 #define KSEEK_REGS64 "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 "}"
 #define KSEEK_REGS88 \
   "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 ", " KSEEK_R64_87 "}"
@@ -1712,6 +1761,8 @@ struct WgmmaRSOp;
   };
 KSEEK_DEFINE_WGMMA_SS(64, KSEEK_REGS32, "%32", "%33", "%34", KSEEK_ACC32)
 KSEEK_DEFINE_WGMMA_SS(80, KSEEK_REGS40, "%40", "%41", "%42", KSEEK_ACC40)
+KSEEK_DEFINE_WGMMA_SS(96, KSEEK_REGS48, "%48", "%49", "%50", KSEEK_ACC48)
+KSEEK_DEFINE_WGMMA_SS(112, KSEEK_REGS56, "%56", "%57", "%58", KSEEK_ACC56)
 KSEEK_DEFINE_WGMMA_SS(128, KSEEK_REGS64, "%64", "%65", "%66", KSEEK_ACC64)
 KSEEK_DEFINE_WGMMA_SS(176, KSEEK_REGS88, "%88", "%89", "%90", KSEEK_ACC88)
 KSEEK_DEFINE_WGMMA_SS(192, KSEEK_REGS96, "%96", "%97", "%98", KSEEK_ACC96)
@@ -1746,18 +1797,24 @@ __device__ __forceinline__ void WgmmaRS(float (&d)[G][4],
 #undef KSEEK_REGS96
 #undef KSEEK_REGS88
 #undef KSEEK_REGS64
+#undef KSEEK_REGS56
+#undef KSEEK_REGS48
 #undef KSEEK_REGS40
 #undef KSEEK_REGS32
 #undef KSEEK_R96_127
 #undef KSEEK_R88_95
 #undef KSEEK_R64_87
 #undef KSEEK_R40_63
+#undef KSEEK_R48_55
+#undef KSEEK_R40_47
 #undef KSEEK_R32_39
 #undef KSEEK_R0_31
 #undef KSEEK_ACC128
 #undef KSEEK_ACC96
 #undef KSEEK_ACC88
 #undef KSEEK_ACC64
+#undef KSEEK_ACC56
+#undef KSEEK_ACC48
 #undef KSEEK_ACC40
 #undef KSEEK_ACC32
 #undef KSEEK_ACC8
@@ -1886,7 +1943,8 @@ constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
 // A head_dim's bit in the switches that take a sum of head dims
-// (KSEEK_FA_Q_PER_CONSUMER, KSEEK_FA_WIDE_STORES): 1, 2 or 4.
+// (KSEEK_FA_Q_PER_CONSUMER, KSEEK_FA_WIDE_STORES): 1, 2 or 4 (D = 192,
+// KSEEK_FA_D192, takes 256's).
 constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
@@ -1920,19 +1978,29 @@ struct WgmmaConfig {
                 "the block has at launch");
   static constexpr int kBlockM = kWgRows * kConsumers;  // rows per item
   static constexpr int kBlockN =  // keys per tile (BN, when given)
-      BN > 0 ? BN : D == 256 ? KSEEK_FA_HD256_BLOCK_N : 128;
+      BN > 0 ? BN
+      : D == 256 ? KSEEK_FA_HD256_BLOCK_N
+      : D == 192 ? KSEEK_FA_HD192_BLOCK_N
+                 : 128;
   static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128 ||
-                    kBlockN == 176 || kBlockN == 192,
-                "S = Q K^T is m64n64, m64n80, m64n128, m64n176 or m64n192");
+                    kBlockN == 176 || kBlockN == 192 ||
+                    (D == 192 && (kBlockN == 96 || kBlockN == 112)),
+                "S = Q K^T is m64n64, m64n80, m64n128, m64n176 or m64n192 "
+                "(at D = 192 also m64n96 and m64n112)");
   static_assert(kBlockN <= 128 || (D == 128 && NC == 2),
                 "wide key tiles only at head_dim 128");
   // Q buffers: with two, the next item's Q (and so its first K/V tiles)
   // loads while the consumers still compute this item; head_dim 256 has
   // no room for a second one, head_dim 128 gives up a K/V stage for it.
   // Short key tiles (80 keys, for sequences that fit one) leave room for
-  // both at head_dim 128. QB, when given, sets it.
+  // both at head_dim 128; at 192 80-key tiles leave room for two Q
+  // buffers and two stages (216 KB), 96- and 112-key tiles for one Q
+  // buffer. QB, when given, sets it.
   static constexpr int kQBuffers = QB > 0                      ? QB
                                    : D == 64                   ? KSEEK_FA_HD64_Q_BUFFERS
+                                   : D == 192                  ? (KSEEK_FA_HD192_Q_BUFFERS > 0
+                                                                      ? KSEEK_FA_HD192_Q_BUFFERS
+                                                                  : kBlockN <= 80 ? 2 : 1)
                                    : D == 256 || kBlockN > 128 ? 1
                                    : kBlockN < 128             ? 2
                                                : KSEEK_FA_HD128_Q_BUFFERS;
@@ -2011,6 +2079,7 @@ template <typename T, int D, int kN, int KO = D>
 __device__ __forceinline__ void AccumulatePVWgmma(
     float (&acc)[KO / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
   static_assert(KO == D || (D == 256 && KO == 192), "O columns");
+  static_assert(KO % 64 == 0, "whole 64-column blocks of V");
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
   constexpr uint32_t kV = D / 64 * kColBlockBytes;  // V after K
   constexpr bool kOneWgmma = D == 64 || D == 128 || KSEEK_FA_PV_N256;  // per 16 keys
@@ -2341,7 +2410,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // runs under the others' GEMMs. The last consumer lets consumer 0 go
   // first; all take and pass the turn once per tile, across items;
   // consumer 0 takes the last pass at exit so that no arrival is left
-  // pending.
+  // pending. KSEEK_FA_PINGPONG turns it off per head dim (FA3 has no
+  // such barrier above head_dim 128), KSEEK_FA_FIRST_S_TURN leaves the
+  // item's first S out of the turns (as FA3 does).
   //
   // No wgmma is issued inside a branch that depends on the tile: ptxas
   // serialises every wgmma of the kernel when it cannot prove which groups
@@ -2350,6 +2421,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // to -inf and add nothing), and the first tile (S only) and the last
   // P V are peeled out of the loop.
   const int next_turn = kTurnBarrier + (cwg + 1) % C::kConsumers;
+  constexpr bool kTurns = (KSEEK_FA_PINGPONG & HeadDimBit(D)) != 0;
+  constexpr bool kFirstTurn = kTurns && (KSEEK_FA_FIRST_S_TURN & HeadDimBit(D)) != 0;
   // O's columns: at head_dim 256 with narrow scores (KD 192: head_dim 136
   // to 192) only the first 192 (KSEEK_FA_NARROW_PV), the rest being zeros.
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
@@ -2357,8 +2430,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
   constexpr bool kRescaleUnderS =
-      KSEEK_FA_RESCALE_UNDER_S == 2 || (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128);
-  if (cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
+      KSEEK_FA_RESCALE_UNDER_S == 2 ||
+      (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
+      (KSEEK_FA_RESCALE_UNDER_S == 3 && (kN > 128 || D > 128));
+  if (kTurns && cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
   int ring = 0;
   for (int n = 0;; ++n) {
     const int qb = n % kQB;
@@ -2401,14 +2476,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       {
         const int s0 = ring % C::kStages;
         Wait(full_k(s0), (ring / C::kStages) & 1);
-        NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+        if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
         float sc[kN / 8][4];
         HoldRegisters(sc);
         WgmmaFence();
         IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
-        NamedBarrierArrive(next_turn, 2 * kWgThreads);
+        if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
         WgmmaWait<0>();
         HoldRegisters(sc);
         if (lane == 0) {
@@ -2440,7 +2515,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           Wait(full_k(s), (r / C::kStages) & 1);
           Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
         }
-        NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+        if constexpr (kTurns) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
 
         // The operands are pinned on both sides of the fence, so that the
         // compiler neither sinks the previous tile's rescale and packing
@@ -2462,7 +2537,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         WgmmaCommit();
         HoldRegisters(sc);
         HoldRegisters(st.acc);
-        NamedBarrierArrive(next_turn, 2 * kWgThreads);
+        if constexpr (kTurns) NamedBarrierArrive(next_turn, 2 * kWgThreads);
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
@@ -2539,7 +2614,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     else
       StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
   }
-  if (cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
+  if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
 #endif
 }
 
@@ -2567,7 +2642,7 @@ __device__ __forceinline__ float WarpSum(float x) {
 template <typename T, int D, int kInFlight>
 __global__ void __launch_bounds__(32 * kCombineWarps)
     CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
-  constexpr int kPerLane = D / 32;  // 2, 4 or 8 columns
+  constexpr int kPerLane = D / 32;  // 2, 4, 6 or 8 columns
   extern __shared__ __align__(128) unsigned char smem[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int per_row = p.combine_warps;
@@ -2649,6 +2724,13 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
       *reinterpret_cast<uint32_t*>(out) = packed[0];
     } else if constexpr (kPerLane == 4) {
       *reinterpret_cast<uint2*>(out) = make_uint2(packed[0], packed[1]);
+    } else if constexpr (kPerLane == 6) {
+      // 12 bytes, 4-byte aligned; head_dim (a multiple of 8) may end
+      // inside them, so pair by pair.
+#pragma unroll
+      for (int c = 0; c < 3; ++c)
+        if (lane * kPerLane + 2 * c < RowElements<D>(p))
+          reinterpret_cast<uint32_t*>(out)[c] = packed[c];
     } else {
       *reinterpret_cast<uint4*>(out) =
           make_uint4(packed[0], packed[1], packed[2], packed[3]);
@@ -2977,7 +3059,10 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
                            : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
                 4, const_cast<void*>(data), dims, strides, box, element_strides,
                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                KSEEK_FA_L2_PROMOTION == 0   ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+                : KSEEK_FA_L2_PROMOTION == 1 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                : KSEEK_FA_L2_PROMOTION == 2 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                             : CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
@@ -3123,6 +3208,8 @@ int Launch(Problem p, const kseek_launch_args* args) {
   constexpr int kNarrowD = D > kMinHeadDim ? D * 3 / 4 : D;
   const bool narrow = KSEEK_FA_NARROW_SCORES && kNarrowD < D &&
                       p.head_dim <= kNarrowD;
+  // head_dim 136-192 on the D = 192 kernel (KSEEK_FA_D192).
+  const bool on192 = KSEEK_FA_D192 && D == 256 && p.head_dim <= 192;
   if (major == 9 && D <= KSEEK_FA_WGMMA_MAX_HEAD_DIM && !gqa_decode) {
     bool whole = blocks * 5 >= int64_t(sms) * 4;
 #if KSEEK_FA_WGMMA_SPLIT_KEYS
@@ -3130,15 +3217,19 @@ int Launch(Problem p, const kseek_launch_args* args) {
     // kernel when that pays (decode-like shapes stay on the mma.sync
     // kernel, whose 16-row warps waste less on them).
     if (!whole && p.seqlen_q >= kBlockM) {
-      const int key_tiles = (p.seqlen_k + WgmmaConfig<D>::kBlockN - 1) /
-                            WgmmaConfig<D>::kBlockN;
+      int block_n = WgmmaConfig<D>::kBlockN;
+      if constexpr (D == 256 && KSEEK_FA_D192)
+        if (on192) block_n = WgmmaConfig<D / 4 * 3>::kBlockN;  // D = 192
+      const int key_tiles = (p.seqlen_k + block_n - 1) / block_n;
       const int64_t rows_total = blocks * kBlockM;
       const int splits =
           KSEEK_FA_SPLIT_COST
-              ? WgmmaSplits(blocks, sms, key_tiles, rows_total,
-                            WgmmaConfig<D>::kBlockN, D)
+              ? WgmmaSplits(blocks, sms, key_tiles, rows_total, block_n,
+                            on192 ? 192 : D)
               : ChooseSplits(blocks, sms, key_tiles, rows_total, D);
       if (splits > 1 && (KSEEK_FA_SPLIT_COST || blocks * splits * 5 >= int64_t(sms) * 4)) {
+        if constexpr (D == 256 && KSEEK_FA_D192)
+          if (on192) return LaunchWgmma<T, 192, 2>(p, args, sms, splits);
         if (narrow)
           return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms, splits);
         return LaunchWgmma<T, D, 2>(p, args, sms, splits);
@@ -3169,6 +3260,8 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
       }
+      if constexpr (D == 256 && KSEEK_FA_D192)
+        if (on192) return LaunchWgmma<T, 192, 2>(p, args, sms);
       if (narrow) return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }

@@ -101,7 +101,12 @@ typedef int CUtensorMapFloatOOBfill;
 enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 };
 enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 };
 enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 };
-enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 };
+enum {
+  CU_TENSOR_MAP_L2_PROMOTION_NONE = 0,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_64B,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+  CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+};
 enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 };
 enum cudaDriverEntryPointQueryResult { cudaDriverEntryPointSuccess = 0, cudaDriverEntryPointSymbolNotFound = 1 };
 enum { cudaEnableDefault = 0 };

@@ -12,9 +12,12 @@
 # is there, the SASS of the kernels (NAME.sass.gz), both in $OUT/builds.tgz
 # (the device returns few files). Then variants.py
 # times every build beside cuDNN on FA_SCENARIOS ("grid", a comma list, or
-# by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill));
-# a build that hangs is named ("HANG: ...") and the others run again
-# without it. With FA_NCU="NAME SCENARIO", Nsight Compute
+# by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill;
+# "none": no table); a build that hangs is named ("HANG: ...") and the
+# others run again without it. With FA_PLACEMENT="SCENARIOS PLACEMENTS"
+# placement.py then times the first build and cuDNN with the inputs at
+# several device addresses ($OUT/placement.txt). With FA_NCU="NAME
+# SCENARIO" (several such pairs separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
 # clocks left alone): its details page as text ($OUT/ncu_details.txt)
 # and per-instruction source counters, summed by stall reason, by
@@ -74,11 +77,13 @@ cd "$ROOT/kernels/flash_attention_fwd/bench"
 default=grid_hd64_full_s16384_bf16,grid_hd64_causal_s16384_bf16,grid_hd128_full_s16384_bf16,grid_hd128_causal_s16384_bf16,grid_hd256_full_s16384_bf16,grid_hd256_causal_s16384_bf16,grid_hd64_full_s2048_bf16,grid_hd64_causal_s2048_bf16,grid_hd128_full_s2048_bf16,grid_hd128_causal_s2048_bf16,grid_hd256_full_s2048_bf16,grid_hd256_causal_s2048_bf16,grid_hd128_full_s512_bf16,grid_hd128_causal_s512_bf16,grid_hd128_full_s16384_f16,ragged_s1000_hd128_causal_bf16,qlong_q1024_k512_hd128_causal_bf16,gqa4_hd128_causal_s2048_bf16,prefill_q2048_k16384_hd128_causal_bf16,ragged_s3001_hd256_causal_bf16
 case "${FA_SCENARIOS:-$default}" in
   grid) scen=(--grid-only) ;;
+  none) scen=() ;;
   *) scen=(--scenarios "${FA_SCENARIOS:-$default}") ;;
 esac
 # A build that hangs ends variants.py (exit 3, "hung" in its JSON); the
 # others then run again without it, in a fresh process.
 for attempt in 1 2 3 4; do
+  [[ ${FA_SCENARIOS:-} == none ]] && break
   start=$(date +%s)
   timeout "${FA_VARIANTS_TIMEOUT:-240}" python3 variants.py "${libs[@]}" "${scen[@]}" \
     ${FA_VARIANT_ARGS:-} --out "$OUT/variants.json" 2>&1 | tee -a "$OUT/variants.txt"
@@ -96,6 +101,18 @@ for attempt in 1 2 3 4; do
   libs=("${kept[@]}")
   (( ${#libs[@]} > 0 )) || break
 done
+
+# With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the first
+# build and cuDNN on the same inputs at several device addresses
+# ($OUT/placement.txt, placement.json).
+if [[ -n "${FA_PLACEMENT:-}" ]]; then
+  read -r pl_scen pl_list <<< "$FA_PLACEMENT"
+  start=$(date +%s)
+  timeout "${FA_PLACEMENT_TIMEOUT:-240}" python3 placement.py --lib "${libs[1]#*=}" \
+    --scenarios "$pl_scen" ${pl_list:+--placements "$pl_list"} ${FA_PLACEMENT_ARGS:-} \
+    --out "$OUT/placement.json" 2>&1 | tee "$OUT/placement.txt"
+  echo "== placement.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+fi
 
 # profile NAME WHAT -- COMMAND...: Nsight Compute on the first launch of
 # the kernel matched by regex WHAT under COMMAND (full set, clocks left
@@ -123,11 +140,18 @@ profile() {
     tail -20 "$work/ncu/$tag.log"
   fi
 }
+# FA_NCU may name several "NAME SCENARIO" pairs, separated by ';': the
+# first profile's files are ncu_*, the others' ncu_2_*, ncu_3_*, ...
 if [[ -n "${FA_NCU:-}" ]]; then
-  read -r ncu_name ncu_scen <<< "$FA_NCU"
-  profile ours AttentionForwardWgmma -- python3 variants.py \
-    --lib "$ncu_name=$work/$ncu_name.so" --scenarios "$ncu_scen" \
-    --samples 1 --warmup 0 --budget-s 0.01
+  IFS=';' read -r -a ncu_specs <<< "$FA_NCU"
+  for i in "${!ncu_specs[@]}"; do
+    read -r ncu_name ncu_scen <<< "${ncu_specs[i]}"
+    tag=ours; (( i > 0 )) && tag=$((i + 1))
+    echo "== ncu $tag: $ncu_name on $ncu_scen"
+    profile "$tag" AttentionForwardWgmma -- python3 variants.py \
+      --lib "$ncu_name=$work/$ncu_name.so" --scenarios "$ncu_scen" \
+      --samples 1 --warmup 0 --budget-s 0.01
+  done
 fi
 if [[ -n "${FA_NCU_FA3:-}" ]]; then
   if bash "$ROOT/.anchors/fa3/setup.sh" /tmp/fa3 > "$work/ncu/fa3_setup.log" 2>&1; then
