@@ -220,8 +220,9 @@
 //   kernels are byte for byte 3i's) and not yet measured (NOTES.md v3j):
 //   the D = 192 kernel (KSEEK_FA_D192), FA3's choices of ping-pong turns
 //   and of the O rescale above head_dim 128 (KSEEK_FA_PINGPONG,
-//   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), and the TMA loads'
-//   L2 promotion (KSEEK_FA_L2_PROMOTION).
+//   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), the next item's
+//   first S issued with an item's last P V (KSEEK_FA_CHAIN), and the TMA
+//   loads' L2 promotion (KSEEK_FA_L2_PROMOTION).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -576,6 +577,12 @@
 #endif
 #ifndef KSEEK_FA_L2_WHOLE_MB
 #define KSEEK_FA_L2_WHOLE_MB 40
+#endif
+// The next item's first S issued with an item's last P V, in the WGMMA
+// kernels with two Q buffers and two consumers (sums of head-dim bits as
+// below; default 0: none, not yet measured).
+#ifndef KSEEK_FA_CHAIN
+#define KSEEK_FA_CHAIN 0
 #endif
 // Ping-pong turns of the WGMMA consumers (sums of head-dim bits: 1
 // head_dim 64, 2 128, 4 256 and 192): with the bit, a consumer issues a
@@ -2435,20 +2442,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       (KSEEK_FA_RESCALE_UNDER_S == 3 && (kN > 128 || D > 128));
   if (kTurns && cwg == C::kConsumers - 1) NamedBarrierArrive(kTurnBarrier, 2 * kWgThreads);
   int ring = 0;
-  for (int n = 0;; ++n) {
-    const int qb = n % kQB;
-    const int qpart = kQParts == 1 ? 0 : cwg;  // this consumer's part of Q
-    Wait(q_full(qb, qpart), (n / kQB) & 1);
+  const int qpart = kQParts == 1 ? 0 : cwg;  // this consumer's part of Q
+  // The item of round m and its block, once its Q has landed (the
+  // producer publishes the item on that barrier); false past the last.
+  auto take = [&](const int m, BlockWork& w, int& split) {
+    const int qb = m % kQB;
+    Wait(q_full(qb, qpart), (m / kQB) & 1);
     // Broadcast from lane 0 so that ptxas knows the item, and all that
     // depends on it, is uniform across the warp.
     volatile int* const slot =
-        item_slots + (kPublish ? kSlotInts * ((n % (2 * kQB)) * kQParts + qpart)
+        item_slots + (kPublish ? kSlotInts * ((m % (2 * kQB)) * kQParts + qpart)
                                : qb * kQParts + qpart);
     const int item = __shfl_sync(0xffffffffu, slot[0], 0);
-    if (item >= items) break;
-    const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
-    BlockWork w;
-    int split;
+    if (item >= items) return false;
     if constexpr (kPublish) {
       w.b = __shfl_sync(0xffffffffu, slot[1], 0);
       w.hq = __shfl_sync(0xffffffffu, slot[2], 0);
@@ -2460,6 +2466,31 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
       split = item % p.splits;
     }
+    return true;
+  };
+  // KSEEK_FA_CHAIN (two Q buffers only: the next item's Q is loaded while
+  // this item runs): the next item's first S is issued with this item's
+  // last P V, and its softmax runs under that P V. `chained`: round n's
+  // item was begun so; its block, row statistics, P and alpha are here.
+  // Not with three consumers: at 160 registers they spilled (68-132 bytes).
+  constexpr bool kChain =
+      (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 && C::kConsumers == 2;
+  bool chained = false;
+  BlockWork chained_w;
+  int chained_split = 0;
+  float chained_max[2], chained_sum[2], chained_alpha[2];
+  uint32_t chained_pk[kChain ? kN / 16 : 1][4];
+  for (int n = 0;; ++n) {
+    const int qb = n % kQB;
+    BlockWork w;
+    int split;
+    if (kChain && chained) {
+      w = chained_w;
+      split = chained_split;
+    } else if (!take(n, w, split)) {
+      break;
+    }
+    const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
     const int first_row = w.q0 + kRowsPerWarp * warp;
@@ -2473,7 +2504,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     const int tiles = w.tile_end - w.tile_begin;
     if (tiles > 0) {
       float alpha[2];
-      {
+      if constexpr (kChain) {
+        if (chained) {
+#pragma unroll
+          for (int i = 0; i < 2; ++i) {
+            st.row_max[i] = chained_max[i];
+            st.row_sum[i] = chained_sum[i];
+            alpha[i] = chained_alpha[i];
+          }
+#pragma unroll
+          for (int kk = 0; kk < kN / 16; ++kk)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) pk[kk][e] = chained_pk[kk][e];
+        }
+      }
+      if (!kChain || !chained) {
         const int s0 = ring % C::kStages;
         Wait(full_k(s0), (ring / C::kStages) & 1);
         if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
@@ -2576,18 +2621,82 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       int i = 1;
       for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
       for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
-      Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
-      if constexpr (kRescaleUnderS) RescaleRows<KO>(st, alpha);
-      HoldRegisters(st.acc);
-      HoldRegisters(pk);
-      WgmmaFence();
-      AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
-                                  kv_smem + pending * C::kStageBytes);
-      WgmmaCommit();
-      WgmmaWait<0>();
-      HoldRegisters(pk);
-      HoldRegisters(st.acc);
-      if (lane == 0) Arrive(empty_v(pending));
+      chained = false;
+      if constexpr (kChain) {
+        // The next item's first S with this item's last P V, as a step:
+        // its K is the ring's next tile, its Q in the other buffer. Its
+        // softmax starts from fresh row statistics (nx; O is not touched
+        // until the next item's own tiles), its mask is applied without
+        // a test (no branch between the two waits). This item's O is
+        // stored below as without the chain.
+        BlockWork w2;
+        int split2 = 0;
+        if (take(n + 1, w2, split2) && w2.tile_end > w2.tile_begin) {
+          const int qb2 = (n + 1) % kQB;
+          const int r = ring + tiles, s2 = r % C::kStages;
+          const bool k_in = TestWait(full_k(s2), (r / C::kStages) & 1);
+          const bool v_in = TestWait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          if (!k_in) Wait(full_k(s2), (r / C::kStages) & 1);
+          if (!v_in) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          if constexpr (kTurns) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+          float sc[kN / 8][4];
+          HoldRegisters(sc);
+          HoldRegisters(st.acc);
+          HoldRegisters(pk);
+          WgmmaFence();
+          IssueScoresWgmma<T, D, kN, KD>(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes,
+                                         kv_smem + s2 * C::kStageBytes);
+          WgmmaCommit();
+          if constexpr (kRescaleUnderS) {
+            RescaleRows<KO>(st, alpha);
+            HoldRegisters(st.acc);
+            WgmmaFence();
+          }
+          AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, kv_smem + pending * C::kStageBytes);
+          WgmmaCommit();
+          HoldRegisters(sc);
+          HoldRegisters(st.acc);
+          if constexpr (kTurns) NamedBarrierArrive(next_turn, 2 * kWgThreads);
+          WgmmaWait<1>();  // the next item's S
+          HoldRegisters(sc);
+          ArriveIf(empty_k(s2), lane == 0);
+          ArriveIf(q_empty(qb2, qpart), lane == 0 && w2.tile_end - w2.tile_begin == 1);
+          const int row2 = w2.q0 + kRowsPerWarp * warp + lane / 4;
+          MaskScores<kN>(sc, w2.tile_begin * kN, lane, KeyLimit(p, row2),
+                         KeyLimit(p, row2 + 8));
+          WarpState<KO> nx;  // its row statistics only
+          nx.row_max[0] = nx.row_max[1] = -INFINITY;
+          nx.row_sum[0] = nx.row_sum[1] = 0.f;
+          SoftmaxScores<KO, kN>(sc, nx, p.scale_log2, chained_alpha);
+          WgmmaWait<0>();  // this item's last P V
+          HoldRegisters(pk);
+          HoldRegisters(st.acc);
+          ArriveIf(empty_v(pending), lane == 0);
+          PackScores<T, kN>(sc, chained_pk);
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            chained_max[e] = nx.row_max[e];
+            chained_sum[e] = nx.row_sum[e];
+          }
+          chained_w = w2;
+          chained_split = split2;
+          chained = true;
+        }
+      }
+      if (!kChain || !chained) {
+        Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
+        if constexpr (kRescaleUnderS) RescaleRows<KO>(st, alpha);
+        HoldRegisters(st.acc);
+        HoldRegisters(pk);
+        WgmmaFence();
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
+        WgmmaCommit();
+        WgmmaWait<0>();
+        HoldRegisters(pk);
+        HoldRegisters(st.acc);
+        if (lane == 0) Arrive(empty_v(pending));
+      }
     } else if (lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
     }
