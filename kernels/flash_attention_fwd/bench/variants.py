@@ -13,7 +13,9 @@ backend ran; against the fp64 reference of measure_tolerance.py for causal
 shapes with seqlen_q > seqlen_k, where SDPA's lower-right mask gives NaN
 rows). Correctness of record is
 `kseek eval`'s; this check only keeps a broken build from being read as
-fast. Geometric means per build close the table; --out writes JSON.
+fast. Geometric means per build close the table, then each build's
+against the first per scenario class and per head dim (where a switch
+with a bit per head dim paid); --out writes JSON.
 
 A build whose first launch on a scenario does not finish in --hang-s
 seconds is named ("HANG: ...", and "hung" in the JSON) and the process
@@ -36,7 +38,8 @@ import time
 
 import torch
 
-from anchor import BACKENDS, first_line, geomean, sdpa_callable
+from anchor import BACKENDS, first_line, geomean, scenario_class, \
+    sdpa_callable
 from kseek_abi import Kernel, Timer, errors, flops, load_scenarios, \
     make_inputs, select
 from measure_tolerance import attention_fp64
@@ -105,6 +108,7 @@ def main():
         # The inputs' device addresses, for shapes whose times move between
         # processes (NOTES.md v3i, "Next" item 4).
         row = {"name": s["name"], "flops": fl, "builds": {},
+               "class": scenario_class(s), "head_dim": p["head_dim"],
                "addresses": {n: t.data_ptr() for n, t in
                              zip(("q", "k", "v", "o", "lse"), (q, k, v, o, lse))}}
         ref = None
@@ -183,8 +187,40 @@ def main():
         print(f"{name:12s} geomean /cuDNN {g if g is None else round(g, 3)}"
               f"  /{first} {gf if gf is None else round(gf, 3)}"
               f"  below 0.8x cuDNN: {below}  wrong or failed: {wrong}")
-    write_json({"summary": summary})
+    by_class = class_table(rows, [n for n, _ in builds])
+    write_json({"summary": summary, "by_class": by_class})
     return 0
+
+
+def class_table(rows, names):
+    """Prints and returns each build's geomean time ratio to the first
+    build (first's time / the build's: above 1 is faster) per scenario
+    class and per head dim, so that a switch with a bit per head dim can
+    be set where it paid."""
+    first = names[0]
+    groups = {}
+    for r in rows:
+        for key in (r["class"], f"head_dim {r['head_dim']}"):
+            groups.setdefault(key, []).append(r)
+    if len(names) < 2 or not groups:
+        return {}
+    print()
+    print(f"{'vs ' + first + ' (geomean, >1 faster)':34s} {'n':>3s}"
+          + "".join(f" {n[:9]:>9s}" for n in names[1:]))
+    table = {}
+    for key in sorted(groups, key=lambda k: (k.startswith("head_dim"), k)):
+        members = groups[key]
+        line = f"{key:34s} {len(members):3d}"
+        table[key] = {}
+        for n in names[1:]:
+            g = geomean([r["builds"][first]["ms"] / r["builds"][n]["ms"]
+                         for r in members
+                         if "ms" in r["builds"].get(n, {})
+                         and "ms" in r["builds"].get(first, {})])
+            table[key][n] = g
+            line += f" {g:9.3f}" if g is not None else f" {'n/a':>9s}"
+        print(line)
+    return table
 
 
 if __name__ == "__main__":
