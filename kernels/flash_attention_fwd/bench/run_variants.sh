@@ -15,8 +15,8 @@
 # by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill;
 # "none": no table); a build that hangs is named ("HANG: ...") and the
 # others run again without it. With FA_PLACEMENT="SCENARIOS PLACEMENTS"
-# placement.py then times the first build and cuDNN with the inputs at
-# several device addresses ($OUT/placement.txt). With FA_NCU="NAME
+# placement.py then times the builds and cuDNN with the inputs at several
+# device addresses ($OUT/placement.txt). With FA_NCU="NAME
 # SCENARIO" (several such pairs separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
 # clocks left alone): its details page as text ($OUT/ncu_details.txt)
@@ -102,13 +102,13 @@ for attempt in 1 2 3 4; do
   (( ${#libs[@]} > 0 )) || break
 done
 
-# With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the first
-# build and cuDNN on the same inputs at several device addresses
+# With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the builds
+# and cuDNN on the same inputs at several device addresses
 # ($OUT/placement.txt, placement.json).
 if [[ -n "${FA_PLACEMENT:-}" ]]; then
   read -r pl_scen pl_list <<< "$FA_PLACEMENT"
   start=$(date +%s)
-  timeout "${FA_PLACEMENT_TIMEOUT:-240}" python3 placement.py --lib "${libs[1]#*=}" \
+  timeout "${FA_PLACEMENT_TIMEOUT:-240}" python3 placement.py "${libs[@]}" \
     --scenarios "$pl_scen" ${pl_list:+--placements "$pl_list"} ${FA_PLACEMENT_ARGS:-} \
     --out "$OUT/placement.json" 2>&1 | tee "$OUT/placement.txt"
   echo "== placement.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
