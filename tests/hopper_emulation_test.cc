@@ -52,11 +52,11 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // 16-byte O stores at head_dim 64 only (the 4-byte stores at 128 and 256),
 // the mma.sync kernel with one query head per row tile (no GQA packing, so
 // GQA decode on either kernel), O rescaled under the next S in every WGMMA
-// kernel, S over all of D's columns at head_dims 80-96, head_dims 136-192
-// on the D = 192 WGMMA kernel (whole items, causal, split keys), no
+// kernel, S over all of D's columns at head_dims 80-96, 80-key tiles on
+// the D = 192 WGMMA kernel (whole items, causal, split keys), no
 // ping-pong turns at head_dims above 128 and the first S outside the turns
 // at 128, the next item's first S with an item's last P V where two Q
-// buffers are (head_dim 128, D = 192), and the WGMMA consumers' loop as
+// buffers are (head_dim 128, D = 192 with 80-key tiles), and the WGMMA consumers' loop as
 // before v3h at head_dim 128 (one loop with the mask's test, arrivals in a
 // branch, K and V waited for one after the other, descriptors built per
 // operand) but split at 64 and 256 for items of any length.
@@ -80,19 +80,31 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                            return name;
                          });
 
-// KSEEK_FA_CHAIN alone: the next item's first S issued with an item's last
-// P V, in head_dim 64's two-consumer kernels and 128's short key tiles (two
-// Q buffers each; the switches build has the chain with one Q buffer at
-// head_dim 64, where it is off). A planted change of the chained items'
-// scale failed 4 of these shapes and leaving out their mask 3 (NOTES.md
-// v3j), so the chained path runs here.
-TEST(HopperEmulationTest, ChainedItemsPass) {
-  ProcessResult r = Emulate("chain", {"w_"});
-  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+// A second set of switches (hopper_emu_second), which the first cannot
+// hold together with its own: KSEEK_FA_CHAIN with the default Q buffers
+// (head_dim 64's two-consumer kernels and 128's short key tiles; the first
+// set has one Q buffer at head_dim 64, where the chain is off), and head
+// dims 136-192 on D = 256 with narrow S and P V (KSEEK_FA_D192=0; the
+// first set computes S over all of D there). A planted change of the
+// chained items' scale failed 4 `w_` shapes and leaving out their mask 3
+// (NOTES.md v3j), so the chained path runs.
+class SecondSwitches : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SecondSwitches, PassOnTheirShapes) {
+  const std::string filter = GetParam();
+  ProcessResult r = Emulate("second", {filter});
+  EXPECT_EQ(r.exit_code, 0) << filter << "\n" << EmulationTail(r.out) << r.err;
   const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
-  EXPECT_GE(runs, 20) << EmulationTail(r.out) << r.err;
+  EXPECT_EQ(passed, runs) << filter << "\n" << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 20) << filter << "\n" << EmulationTail(r.out) << r.err;
 }
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           name.pop_back();
+                           return name;
+                         });
 
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) {

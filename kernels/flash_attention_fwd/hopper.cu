@@ -605,14 +605,17 @@
 // 1: head_dim 136 to 192 on a WGMMA kernel of D = 192 (three 64-column
 // blocks: no block of zeros loaded into shared memory, and room for a
 // second Q buffer), with KSEEK_FA_HD192_BLOCK_N keys per tile (64, 80, 96
-// or 112) and KSEEK_FA_HD192_Q_BUFFERS Q buffers (0: two with at most 80
-// keys per tile, else one); 0: on D = 256 with narrow scores and P V.
-// Default 0 until measured on the device (NOTES.md v3j).
+// or 112; 80 where seqlen_k is at most 80) and KSEEK_FA_HD192_Q_BUFFERS Q
+// buffers (0: two with at most 80 keys per tile, else one); 0: on D = 256
+// with narrow scores and P V. Default 1 with 112 keys (as FA3's hd192
+// tile): +13.5% over the 23 head_dim 136-192 scenarios, and the D = 256
+// kernel's times on them moved by up to 1.33x with the inputs' placement
+// in memory, this one's by at most 1.012x (NOTES.md v3j).
 #ifndef KSEEK_FA_D192
-#define KSEEK_FA_D192 0
+#define KSEEK_FA_D192 1
 #endif
 #ifndef KSEEK_FA_HD192_BLOCK_N
-#define KSEEK_FA_HD192_BLOCK_N 80
+#define KSEEK_FA_HD192_BLOCK_N 112
 #endif
 #ifndef KSEEK_FA_HD192_Q_BUFFERS
 #define KSEEK_FA_HD192_Q_BUFFERS 0
@@ -3337,10 +3340,11 @@ int Launch(Problem p, const kseek_launch_args* args) {
                             on192 ? 192 : D)
               : ChooseSplits(blocks, sms, key_tiles, rows_total, D);
       if (splits > 1 && (KSEEK_FA_SPLIT_COST || blocks * splits * 5 >= int64_t(sms) * 4)) {
-        if constexpr (D == 256 && KSEEK_FA_D192)
-          if (on192) return LaunchWgmma<T, 192, 2>(p, args, sms, splits);
-        if (narrow)
+        if constexpr (D == 256 && KSEEK_FA_D192) {
+          if (on192) return LaunchWgmma<T, D / 4 * 3, 2>(p, args, sms, splits);
+        } else if (narrow) {
           return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms, splits);
+        }
         return LaunchWgmma<T, D, 2>(p, args, sms, splits);
       }
       // Whole items beat any split (where one was possible: else, as
@@ -3369,9 +3373,15 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
       }
-      if constexpr (D == 256 && KSEEK_FA_D192)
-        if (on192) return LaunchWgmma<T, 192, 2>(p, args, sms);
-      if (narrow) return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
+      if constexpr (D == 256 && KSEEK_FA_D192) {
+        // Keys that fit one 80-key tile: 80 (many_short_b512_s32_hd160:
+        // 112-key tiles measured 0.89x of D = 256's 80).
+        if (on192 && p.seqlen_k <= 80 && KSEEK_FA_HD192_BLOCK_N > 80)
+          return LaunchWgmma<T, D / 4 * 3, 2, 80>(p, args, sms);
+        if (on192) return LaunchWgmma<T, D / 4 * 3, 2>(p, args, sms);
+      } else if (narrow) {  // (D = 256 with KSEEK_FA_D192: on192 is all of narrow)
+        return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
+      }
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }
   }

@@ -421,6 +421,7 @@ int main(int argc, char** argv) {
       {"dim_hd160_f16_causal_q300_k300_h2_sm2", 1, 300, 300, 2, 2, 160, 1, false, 2},
       {"dim_hd184_bf16_split_q200_k3000_sm8", 1, 200, 3000, 1, 1, 184, 0, true, 8},
       {"dim_hd72_bf16_many_short_b5_s65_sm1", 5, 65, 65, 2, 1, 72, 0, true, 1},
+      {"dim_hd176_f16_many_short_b5_s65_sm1", 5, 65, 65, 2, 2, 176, 1, false, 1},
       {"dim_hd96_bf16_split_q1_k1000_b2_h2", 2, 1, 1000, 2, 2, 96, 0, true, 132},
       {"dim_hd200_f16_split_gqa2_q5_k777_h4", 1, 5, 777, 4, 2, 200, 0, false, 132},
       {"dim_hd136_bf16_split_causal_q150_k520", 1, 150, 520, 1, 1, 136, 1, true, 132},
