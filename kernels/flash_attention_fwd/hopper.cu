@@ -26,7 +26,8 @@
 // 12 ways (LaunchMma: measured slower there), and version 1 the others.
 //
 // head_dim: any multiple of 8 from 64 to 256. Both kernels are compiled for
-// D = 64, 128 and 256 columns, and a head_dim runs on the next D up: TMA
+// D = 64, 128 and 256 columns (the WGMMA kernel also for 192, below), and
+// a head_dim runs on the next D up: TMA
 // boxes (WGMMA kernel) and cp.async chunks (mma.sync kernel) past head_dim
 // are zero-filled, so those columns add nothing to S and give O columns
 // that the stores skip; rows in memory are head_dim long (RowElements).
@@ -34,9 +35,11 @@
 // kernel computes S over the first 3/4 of the columns only (KD, "narrow
 // scores": a quarter of S's wgmma steps skipped); at D = 256 it also
 // computes P V and O over those 192 columns only (KSEEK_FA_NARROW_PV).
-// With KSEEK_FA_D192 (off by default) head_dim 136-192 takes a WGMMA kernel
-// compiled for D = 192 instead, whose shared memory holds no zero block.
-// The scale is 1/sqrt(head_dim).
+// By default (KSEEK_FA_D192) head_dim 136-192 takes a WGMMA kernel
+// compiled for D = 192 instead (128 x 112 tiles, as FA3's hd192), whose
+// loads have no box wholly past head_dim: at D = 256 those boxes made the
+// time depend on which physical pages the inputs sat on (two modes 1.27x
+// apart; NOTES.md v3j). The scale is 1/sqrt(head_dim).
 //
 // The WGMMA kernel
 //   Work. An item is 128 query rows of one (batch, query head) (192 with
@@ -216,13 +219,19 @@
 //   all, ragged 1.005x, prefill 1.013x FA3; head_dim 128, seqlen 16384,
 //   bf16, non-causal 708 TFLOP/s (FA3 722, cuDNN 632; 90% of the measured
 //   790 peak); lowest gqa4_hd160_full_s2048 at 0.83x cuDNN (0.99x FA3).
-//   Version 3j adds switches, all off by default (the default build's
-//   kernels are byte for byte 3i's) and not yet measured (NOTES.md v3j):
-//   the D = 192 kernel (KSEEK_FA_D192), FA3's choices of ping-pong turns
-//   and of the O rescale above head_dim 128 (KSEEK_FA_PINGPONG,
+//   Version 3j (this file; NOTES.md v3j; bench/results/hopper_v3j_h200.txt,
+//   one call as 3i's): head_dim 136-192 on the D = 192 kernel, +13.5% over
+//   those 23 scenarios side by side and stable over the inputs' placement;
+//   the other kernels are 3i's. 0.982x FA3 and 1.069x cuDNN over the FA3
+//   grid (541 TFLOP/s; FA3 551, cuDNN 506), 1.052x FA3 / 1.344x cuDNN
+//   over all, dims 1.147x cuDNN, gqa/mqa 0.992x FA3; head_dim 128, seqlen
+//   16384, bf16, non-causal 731 TFLOP/s (FA3 744, cuDNN 666; 93% of the
+//   measured 790 peak); 7 scenarios under 0.9x the best of FA3 and cuDNN,
+//   lowest decode_b16_k4096_gqa16_hd128 at 0.86x cuDNN. Measured and not
+//   kept, so off: FA3's ping-pong and rescale choices (KSEEK_FA_PINGPONG,
 //   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), the next item's
-//   first S issued with an item's last P V (KSEEK_FA_CHAIN), and the TMA
-//   loads' L2 promotion (KSEEK_FA_L2_PROMOTION).
+//   first S issued with an item's last P V (KSEEK_FA_CHAIN), other TMA L2
+//   promotions (KSEEK_FA_L2_PROMOTION).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -419,7 +428,8 @@
 //                               2 every WGMMA kernel (-6% at head_dim 64
 //                               causal s512), 3 with the wide key tiles
 //                               and at head_dim 192 and 256 (as FA3
-//                               rescales above head_dim 128), 0 none
+//                               rescales above head_dim 128; measured
+//                               0.996-1.000x), 0 none
 //   KSEEK_FA_NARROW_SCORES      1 (default): with head_dim at most 3/4 of
 //                               the kernel's D (80/96 on 128, 160/192 on
 //                               256) the WGMMA kernel computes S over the
@@ -580,7 +590,8 @@
 #endif
 // The next item's first S issued with an item's last P V, in the WGMMA
 // kernels with two Q buffers and two consumers (sums of head-dim bits as
-// below; default 0: none, not yet measured).
+// below; default 0: none. Measured 0.994-1.001x alone, 0.89x at head_dim
+// 128 with two Q buffers: NOTES.md v3j).
 #ifndef KSEEK_FA_CHAIN
 #define KSEEK_FA_CHAIN 0
 #endif
@@ -590,7 +601,8 @@
 // soon as its operands are in (FA3 has no such barrier above head_dim
 // 128). KSEEK_FA_FIRST_S_TURN: with the bit, an item's first S also waits
 // for the turn (default 7, as before); without, it is issued at once and
-// takes no turn (as FA3's first S).
+// takes no turn (as FA3's first S). Both measured within 0.5% of the
+// defaults (NOTES.md v3j).
 #ifndef KSEEK_FA_PINGPONG
 #define KSEEK_FA_PINGPONG 7
 #endif
@@ -621,7 +633,7 @@
 #define KSEEK_FA_HD192_Q_BUFFERS 0
 #endif
 // TMA's L2 promotion of the WGMMA kernel's q, k and v loads: 0 none, 1 64
-// bytes, 2 128 bytes, 3 256 bytes (default; as before v3j).
+// bytes, 2 128 bytes, 3 256 bytes (default; 0 and 2 measured the same).
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
 #endif
