@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call (about 150 s): head_dim 136-192 on the D = 192 kernel
 # (the default since v3j, 112 keys per tile) beside D = 256 with narrow S
-# and P V (as before v3j) and D = 192 at 80 and 96 keys, on every head_dim 136-192 scenario; then the
-# builds and cuDNN with the inputs at several device addresses
+# and P V (as before v3j) and D = 192 at 80 and 96 keys, on every
+# head_dim 136-192 scenario; then the builds and cuDNN with the inputs at
+# several device addresses
 # (placement.py). Profiles (FA_NCU) go in a call of their own: with them
 # the call returns more than the 8 files the device gives back, and the
 # table is lost (NOTES.md v3j, call 1). Run from the repository root:
