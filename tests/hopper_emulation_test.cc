@@ -26,19 +26,33 @@ ProcessResult Emulate(const std::string& config, const std::vector<std::string>&
   return testing::RunEmulator("hopper_emu_" + config, args);
 }
 
+// Runs configuration `config` with `arg` (a name filter or --shard):
+// every run must pass, and there must be at least `min_runs` of them.
+void ExpectAllPass(const std::string& config, const std::string& arg, int min_runs) {
+  ProcessResult r = Emulate(config, {arg});
+  EXPECT_EQ(r.exit_code, 0) << arg << "\n" << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << arg << "\n" << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, min_runs) << arg << "\n" << EmulationTail(r.out) << r.err;
+}
+
+// A test name for a shape-name filter ("w_" -> "w").
+std::string FilterName(const ::testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  if (name.back() == '_') name.pop_back();
+  return name;
+}
+
 // The default build's shapes, one shard of kShards per test.
 constexpr int kShards = 8;
 
 class EveryShape : public ::testing::TestWithParam<int> {};
 
 TEST_P(EveryShape, PassesOnItsShard) {
-  const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
-  ProcessResult r = Emulate("default", {shard});
-  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
   // Over 100 runs (shapes x 2 modes) in all.
-  EXPECT_GE(runs, 100 / kShards) << EmulationTail(r.out) << r.err;
+  ExpectAllPass("default",
+                "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards),
+                100 / kShards);
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShards));
@@ -56,29 +70,19 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // the D = 192 WGMMA kernel (whole items, causal, split keys), no
 // ping-pong turns at head_dims above 128 and the first S outside the turns
 // at 128, the next item's first S with an item's last P V where two Q
-// buffers are (head_dim 128, D = 192 with 80-key tiles), and the WGMMA consumers' loop as
-// before v3h at head_dim 128 (one loop with the mask's test, arrivals in a
-// branch, K and V waited for one after the other, descriptors built per
-// operand) but split at 64 and 256 for items of any length.
+// buffers are (head_dim 128, D = 192 with 80-key tiles), and the WGMMA
+// consumers' loop as before v3h at head_dim 128 (one loop with the mask's
+// test, arrivals in a branch, K and V waited for one after the other,
+// descriptors built per operand) but split at 64 and 256 for items of any
+// length.
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(NonDefaultSwitches, PassOnTheirShapes) {
-  const std::string filter = GetParam();
-  ProcessResult r = Emulate("switches", {filter});
-  EXPECT_EQ(r.exit_code, 0) << filter << "\n" << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << filter << "\n" << EmulationTail(r.out) << r.err;
-  EXPECT_GE(runs, 2) << filter << "\n" << EmulationTail(r.out) << r.err;
-}
+TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                          ::testing::Values("s_hd128_bf16", "s_hd64", "w_hd64", "w_hd128",
                                            "w_hd256", "pk_", "dim_"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           if (name.back() == '_') name.pop_back();
-                           return name;
-                         });
+                         FilterName);
 
 // A second set of switches (hopper_emu_second), which the first cannot
 // hold together with its own: KSEEK_FA_CHAIN with the default Q buffers
@@ -90,21 +94,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // (NOTES.md v3j), so the chained path runs.
 class SecondSwitches : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(SecondSwitches, PassOnTheirShapes) {
-  const std::string filter = GetParam();
-  ProcessResult r = Emulate("second", {filter});
-  EXPECT_EQ(r.exit_code, 0) << filter << "\n" << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << filter << "\n" << EmulationTail(r.out) << r.err;
-  EXPECT_GE(runs, 20) << filter << "\n" << EmulationTail(r.out) << r.err;
-}
+TEST_P(SecondSwitches, PassOnTheirShapes) { ExpectAllPass("second", GetParam(), 20); }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           name.pop_back();
-                           return name;
-                         });
+                         FilterName);
 
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) {

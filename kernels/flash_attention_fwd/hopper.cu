@@ -2556,14 +2556,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         PackScores<T, kN>(sc, pk);
       }
       int pending = ring % C::kStages;  // the stage whose P V is not issued
-      // Tile i: S = Q K^T of it, then O += P V of the previous one, then
-      // its softmax. kMask: 0 no mask, 1 masked, 2 masked where a key of
-      // the tile is at or past the rows' limits.
-      auto step = [&](const int i, auto mask_mode) {
-        constexpr int kMask = decltype(mask_mode)::kMode;
-        const int r = ring + i, s = r % C::kStages;
-        const uint32_t stage = kv_smem + s * C::kStageBytes;
-        const int k0 = (w.tile_begin + i) * kN;
+      // Ring tile r's K (stage s, at `stage`) and the pending tile's V
+      // once landed, then in this consumer's turn S = Q K^T (Q at q) into
+      // sc and O += P V of the pending tile: a step's GEMMs (and the
+      // chained step's).
+      auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
+                                const int r, const int s, const uint32_t stage) {
         if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
           // Both tests issued before either result is needed: one test's
           // latency, not two waits' in a row, where both have landed.
@@ -2580,15 +2578,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         // The operands are pinned on both sides of the fence, so that the
         // compiler neither sinks the previous tile's rescale and packing
         // past it nor reads an accumulator while its wgmma runs.
-        float sc[kN / 8][4];
         HoldRegisters(sc);
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, stage);
+        IssueScoresWgmma<T, D, kN, KD>(sc, q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
-          RescaleRows<KO>(st, alpha);  // to tile i - 1's maxima
+          RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
           HoldRegisters(st.acc);
           WgmmaFence();
         }
@@ -2598,6 +2595,17 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
         HoldRegisters(st.acc);
         if constexpr (kTurns) NamedBarrierArrive(next_turn, 2 * kWgThreads);
+      };
+      // Tile i: S = Q K^T of it, then O += P V of the previous one, then
+      // its softmax. kMask: 0 no mask, 1 masked, 2 masked where a key of
+      // the tile is at or past the rows' limits.
+      auto step = [&](const int i, auto mask_mode) {
+        constexpr int kMask = decltype(mask_mode)::kMode;
+        const int r = ring + i, s = r % C::kStages;
+        const uint32_t stage = kv_smem + s * C::kStageBytes;
+        const int k0 = (w.tile_begin + i) * kN;
+        float sc[kN / 8][4];
+        issue_s_and_pv(sc, q_rows, r, s, stage);
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
@@ -2649,29 +2657,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if (take(n + 1, w2, split2) && w2.tile_end > w2.tile_begin) {
           const int qb2 = (n + 1) % kQB;
           const int r = ring + tiles, s2 = r % C::kStages;
-          const bool k_in = TestWait(full_k(s2), (r / C::kStages) & 1);
-          const bool v_in = TestWait(full_v(pending), ((r - 1) / C::kStages) & 1);
-          if (!k_in) Wait(full_k(s2), (r / C::kStages) & 1);
-          if (!v_in) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
-          if constexpr (kTurns) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
           float sc[kN / 8][4];
-          HoldRegisters(sc);
-          HoldRegisters(st.acc);
-          HoldRegisters(pk);
-          WgmmaFence();
-          IssueScoresWgmma<T, D, kN, KD>(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes,
-                                         kv_smem + s2 * C::kStageBytes);
-          WgmmaCommit();
-          if constexpr (kRescaleUnderS) {
-            RescaleRows<KO>(st, alpha);
-            HoldRegisters(st.acc);
-            WgmmaFence();
-          }
-          AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, kv_smem + pending * C::kStageBytes);
-          WgmmaCommit();
-          HoldRegisters(sc);
-          HoldRegisters(st.acc);
-          if constexpr (kTurns) NamedBarrierArrive(next_turn, 2 * kWgThreads);
+          issue_s_and_pv(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes, r, s2,
+                         kv_smem + s2 * C::kStageBytes);
           WgmmaWait<1>();  // the next item's S
           HoldRegisters(sc);
           ArriveIf(empty_k(s2), lane == 0);
