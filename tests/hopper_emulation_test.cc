@@ -99,6 +99,33 @@ TEST_P(SecondSwitches, PassOnTheirShapes) { ExpectAllPass("second", GetParam(), 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_"),
                          FilterName);
 
+// The switches to be measured next (hopper_emu_candidates): O through
+// shared memory and TMA stores at head_dim 64 and 128 (two consumers),
+// the epilogue's reciprocal and log2 on the MUFU unit, the WGMMA kernel's
+// items located by multiplications instead of divisions, 128-key tiles and
+// two Q buffers for head_dim 128 with few keys (non-causal up to 2048,
+// causal up to 512), and the mma.sync kernels' splits at the best wave
+// efficiency.
+class CandidateSwitches : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CandidateSwitches, PassOnTheirShapes) { ExpectAllPass("candidates", GetParam(), 16); }
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, CandidateSwitches,
+                         ::testing::Values("w_", "dim_", "g_", "x_"), FilterName);
+
+// TMA stores without the wait that frees a staging buffer: where stores
+// complete only at the waits (the emulation's lazy mode), a warp's later
+// items overwrite what its earlier stores had still to read, and the
+// reference check must fail; so the stores run, from those buffers.
+TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
+  ProcessResult r = Emulate("tma_race", {"w_hd128_bf16_full"});
+  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
+}
+
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) {
   ProcessResult r = Emulate("mask_bug", {"w_hd128_f16_causal"});

@@ -634,6 +634,54 @@
 #endif
 // TMA's L2 promotion of the WGMMA kernel's q, k and v loads: 0 none, 1 64
 // bytes, 2 128 bytes, 3 256 bytes (default; 0 and 2 measured the same).
+// Head dims (sums of bits as below: 1 head_dim 64, 2 128, 4 192 and 256)
+// whose WGMMA kernel's producer and consumers locate an item (LocateFast)
+// with its divisions (the item by splits, by items per section, by the
+// section's pairs, by heads; the producer's K/V head too) as
+// multiplications by precomputed reciprocals, not integer divisions
+// (about 25 instructions each). Default 0. (At 192 with 112-key tiles
+// ptxas then spills 12 bytes in the split-loop instance, 4 without.)
+#ifndef KSEEK_FA_FAST_LOCATE
+#define KSEEK_FA_FAST_LOCATE 0
+#endif
+// O stored by TMA from shared memory (StoreOutputTma; sums of head-dim
+// bits, at head_dim 64 and 128 where 2 KB per consumer warp fits): the
+// consumers' epilogue is stmatrix and one store per warp and 64 columns,
+// not shuffles, address arithmetic and bounds tests per lane. Default 0.
+#ifndef KSEEK_FA_TMA_STORES
+#define KSEEK_FA_TMA_STORES 0
+#endif
+// K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
+// buffer (causal masking, short non-causal sequences): 3 (default), or 2
+// as FA3 has there, which leaves room for KSEEK_FA_TMA_STORES.
+#ifndef KSEEK_FA_HD128_STAGES
+#define KSEEK_FA_HD128_STAGES 3
+#endif
+// Key splits of the mma.sync kernels (ChooseSplits): the fewest splits
+// whose wave efficiency is within this percentage of the best; for the
+// decode kernel's long splits (GQA decode, one block per SM) its own
+// percentage. Default 85 and 85.
+#ifndef KSEEK_FA_SPLIT_KEEP_PCT
+#define KSEEK_FA_SPLIT_KEEP_PCT 85
+#endif
+#ifndef KSEEK_FA_LONG_SPLIT_KEEP_PCT
+#define KSEEK_FA_LONG_SPLIT_KEEP_PCT 85
+#endif
+// The epilogue's 1 / (row sum) and log2(row sum) on the MUFU unit
+// (rcp.approx, lg2.approx: one instruction each, relative errors near
+// 2^-22) instead of IEEE division and log2f (a slow-path branch and a
+// 20-instruction polynomial). Default 0.
+#ifndef KSEEK_FA_FAST_EPILOGUE
+#define KSEEK_FA_FAST_EPILOGUE 0
+#endif
+// n > 0: at head_dim 128 without causal masking (head_dim 128, not the
+// narrow 80/96) and seqlen_k <= n, 128-key tiles, 2 Q buffers and 2 K/V
+// stages (the instance of KSEEK_FA_HD128_CAUSAL_Q2_UPTO) instead of the
+// wide tiles: items of few tiles start while the last one ends. 0
+// (default): off.
+#ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
+#define KSEEK_FA_HD128_FULL_Q2_UPTO 0
+#endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
 #endif
@@ -697,6 +745,25 @@ const char* g_error = "";
 template <typename T>
 constexpr bool kIsHalf = std::is_same<T, __half>::value;
 
+#if KSEEK_FA_FAST_LOCATE
+// n / d for 0 <= n < 2^31 and 1 <= d < 2^31 as one 32 x 32 -> 64-bit
+// multiply and a shift: with l = ceil(log2 d), m = ceil(2^(31 + l) / d) < 2^32
+// and n m / 2^(31 + l) = n / d + n e / 2^(31 + l) (0 <= e < 1), whose error
+// is below 2^-l <= 1 / d, so the floor is n / d's.
+struct FastDiv {
+  uint32_t m, shift;
+};
+inline FastDiv MakeFastDiv(uint32_t d) {
+  uint32_t l = 0;
+  while ((uint64_t(1) << l) < d) ++l;
+  const uint64_t big = uint64_t(1) << (31 + l);
+  return FastDiv{uint32_t((big + d - 1) / d), 31 + l};
+}
+__host__ __device__ __forceinline__ int Divide(int n, FastDiv f) {
+  return int((uint64_t(uint32_t(n)) * f.m) >> f.shift);
+}
+#endif
+
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
   int head_dim;         // elements per row in memory (<= the kernel's D)
@@ -712,6 +779,13 @@ struct Problem {
   int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
+#if KSEEK_FA_FAST_LOCATE
+  // The WGMMA kernel's divisors of LocateFast, as multiplications: items per
+  // section, pairs per section and in the last section, heads, splits.
+  FastDiv per_section_div, width_div, last_width_div, heads_div, splits_div;
+  FastDiv group_div;  // query heads per K/V head (the producer's K/V head)
+  int last_section;
+#endif
 };
 
 // Elements per row of q, k, v and o in memory for a kernel compiled for D
@@ -895,6 +969,38 @@ __host__ __device__ BlockWork LocateBlock(const Problem& p, int index, int split
   w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
   return w;
 }
+
+#if KSEEK_FA_FAST_LOCATE
+// LocateBlock of the WGMMA kernel (not packed) for queue item `item` (query
+// tile item / splits, split item % splits), its divisions as
+// multiplications (Problem's FastDivs, set by LaunchWgmma); `split` set.
+template <int kN, int kM>
+__device__ __forceinline__ BlockWork LocateFast(const Problem& p, int item, int& split) {
+  const int index = Divide(item, p.splits_div);
+  split = item - index * p.splits;
+  const int per_section = p.section_pairs * p.q_tiles;
+  const int section = Divide(index, p.per_section_div);
+  const int rem = index - section * per_section;
+  const bool last = section == p.last_section;
+  const int width =
+      last ? p.batch * p.heads_q - section * p.section_pairs : p.section_pairs;
+  const int rank = Divide(rem, last ? p.last_width_div : p.width_div);
+  const int pair = section * p.section_pairs + rem - rank * width;
+  const int tile = p.causal ? p.q_tiles - 1 - rank : rank;
+  BlockWork w;
+  w.b = Divide(pair, p.heads_div);
+  w.hq = pair - w.b * p.heads_q;
+  w.q0 = tile * kM;
+  const int last_row = min(w.q0 + kM, p.seqlen_q) - 1;
+  const int key_end =
+      p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
+               : p.seqlen_k;
+  const int key_tiles = (key_end + kN - 1) / kN;
+  w.tile_begin = split * p.tiles_per_split;
+  w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
+  return w;
+}
+#endif
 
 // Keys a query row sees: [0, limit).
 __device__ __forceinline__ int KeyLimit(const Problem& p, int row) {
@@ -1110,8 +1216,26 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
 // exp2(score * scale_log2 - max * scale_log2); -inf when it saw no key.
 __device__ __forceinline__ float RowLse(float row_max, float total,
                                         float scale_log2) {
+#if KSEEK_FA_FAST_EPILOGUE
+  float lg;
+  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(total));
+  return total > 0.f ? (row_max * scale_log2 + lg) * kLn2 : -INFINITY;
+#else
   return total > 0.f ? (row_max * scale_log2 + log2f(total)) * kLn2
                      : -INFINITY;
+#endif
+}
+
+// 1 / (a row's sum), 0 for a row that saw no key (KSEEK_FA_FAST_EPILOGUE:
+// on the MUFU unit; a sum that saw a key is at least 1).
+__device__ __forceinline__ float RowInverse(float total) {
+#if KSEEK_FA_FAST_EPILOGUE
+  float inv;
+  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(inv) : "f"(total));
+  return total > 0.f ? inv : 0.f;
+#else
+  return total > 0.f ? 1.f / total : 0.f;
+#endif
 }
 
 // Final O and LSE of the warp's rows: O staged through the warp's own Q
@@ -1121,8 +1245,8 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
                             const WarpState<D>& st, float total0,
                             float total1, int warp, int lane,
                             unsigned char* rows, T* o, float* lse) {
-  const float inv[2] = {total0 > 0.f ? 1.f / total0 : 0.f,
-                        total1 > 0.f ? 1.f / total1 : 0.f};
+  const float inv[2] = {RowInverse(total0),
+                        RowInverse(total1)};
   const int g = lane / 4;
   __syncwarp();
 #pragma unroll
@@ -1184,7 +1308,7 @@ __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
     // past seqlen_q (the same for every lane).
     if (first + 8 * i >= p.seqlen_q) break;
     const int row = first + lane / 4 + 8 * i;
-    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    const float inv = RowInverse(totals[i]);
     uint32_t x[D / 8];
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
@@ -1236,7 +1360,7 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
   for (int i = 0; i < 2; ++i) {
     const int row = first + lane / 4 + 8 * i;
     if (row >= p.seqlen_q) continue;
-    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    const float inv = RowInverse(totals[i]);
     T* out = o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) *
                      RowElements<D>(p) +
              2 * (lane % 4);
@@ -1269,7 +1393,7 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
     const int64_t index = split * rows_total +
                           (int64_t(w.b) * p.heads_q + r.head) * p.seqlen_q +
                           r.query;
-    const float inv = totals[i] > 0.f ? 1.f / totals[i] : 0.f;
+    const float inv = RowInverse(totals[i]);
     float* out = g_split_o + index * D + 2 * (lane % 4);
 #pragma unroll
     for (int n = 0; n < KO / 8; ++n)
@@ -1572,7 +1696,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
     factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
     sum += part_sum[u * kDecodeRows + r] * factor[u];
   }
-  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+  const float inv = RowInverse(sum);
   const PackedRow at = RowAt(p, w.hq, m);
   const int64_t row_index =
       (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
@@ -1954,6 +2078,35 @@ __device__ __forceinline__ void StMatrixX4(uint32_t addr, uint32_t r0,
       "r"(r0), "r"(r1), "r"(r2), "r"(r3)
       : "memory");
 }
+// TMA stores (KSEEK_FA_TMA_STORES): one box of shared memory (1024-byte
+// aligned, 128-byte swizzled) into a 4-D tensor map, coordinates
+// innermost first; elements past the tensor's bounds are not written.
+// Each is its own bulk async-group of the issuing thread.
+__device__ __forceinline__ void TmaStore4d(const CUtensorMap* map,
+                                           uint32_t src, int c0, int c1,
+                                           int c2, int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, "
+      "%5}], [%1];\n" ::"l"(reinterpret_cast<uint64_t>(map)),
+      "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+// The thread's bulk groups but the newest kPending have read their
+// shared memory (it may be written again).
+template <int kPending>
+__device__ __forceinline__ void BulkWaitRead() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+// The thread's bulk groups but the newest kPending are complete.
+template <int kPending>
+__device__ __forceinline__ void BulkWait() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+// This thread's shared-memory writes, visible to the async proxy (TMA).
+__device__ __forceinline__ void FenceProxyAsync() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
@@ -2029,8 +2182,9 @@ struct WgmmaConfig {
   static_assert(kQBuffers == 1 || kQBuffers == 2, "one or two Q buffers");
   static constexpr int kStages =
       D == 64 ? 4
-      : D == 128 && (kBlockN < 128 || (kBlockN == 128 && kQBuffers == 1)) ? 3
-                                                                          : 2;
+      : D == 128 && kBlockN == 128 && kQBuffers == 1 ? KSEEK_FA_HD128_STAGES
+      : D == 128 && kBlockN < 128                    ? 3
+                                                     : 2;
   static constexpr int kColBlocks = D / 64;
   static constexpr int kQHalfBytes = kColBlocks * kWgRows * kColBlockRowBytes;
   static constexpr int kQBytes = kConsumers * kQHalfBytes;
@@ -2059,15 +2213,28 @@ struct WgmmaConfig {
       kPublishWork ? 4 * 8 * 2 * kQBuffers * kQParts
       : 4 * kQBuffers * kQParts > 8 ? 4 * kQBuffers * kQParts : 8;
   // O staged through shared memory (KSEEK_FA_STAGED_STORES), where it fits:
-  // 16 rows x 64 columns (2 KB) per consumer warp, 128-byte aligned.
-  static constexpr int kStagedAt = (kItemAt + kItemBytes + 127) / 128 * 128;
-  static constexpr int kStagedBytes = kConsumers * 4 * 2048;
+  // 16 rows x 64 columns (2 KB) per consumer warp, 128-byte aligned. Or
+  // (KSEEK_FA_TMA_STORES, first) the same rows as TMA stores from
+  // 1024-byte aligned buffers (the store's swizzle is the address's): one
+  // 2 KB buffer per 64-column pass where they fit, else one.
+  static constexpr int kItemEnd = kItemAt + kItemBytes;
+  static constexpr int kTmaAt = (kItemEnd + 1023) / 1024 * 1024;
+  static constexpr int kWarpsO = kConsumers * 4;
+  static constexpr bool kTmaFits = 1024 + kTmaAt + kWarpsO * 2048 <= 227 * 1024;
+  static constexpr bool kTmaStores =  // (three consumers: spills at 160 registers)
+      (KSEEK_FA_TMA_STORES & HeadDimBit(D)) != 0 && D <= 128 && kConsumers == 2 &&
+      kTmaFits;
+  static constexpr int kTmaBuffers =
+      1024 + kTmaAt + kWarpsO * 2048 * kColBlocks <= 227 * 1024 ? kColBlocks : 1;
+  static constexpr int kStagedAt =
+      kTmaStores ? kTmaAt : (kItemEnd + 127) / 128 * 128;
+  static constexpr int kStagedBytes = kWarpsO * 2048 * (kTmaStores ? kTmaBuffers : 1);
   static constexpr bool kStagedStores =
-      (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 && D <= 128 &&
+      !kTmaStores && (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 && D <= 128 &&
       1024 + kStagedAt + kStagedBytes <= 227 * 1024;
   // 1024 bytes of slack to align the tiles to the swizzle atom.
   static constexpr int kSmemBytes =
-      1024 + (kStagedStores ? kStagedAt + kStagedBytes : kItemAt + kItemBytes);
+      1024 + (kStagedStores || kTmaStores ? kStagedAt + kStagedBytes : kItemEnd);
   static_assert(kSmemBytes <= 227 * 1024,
                 "fits the shared memory one block can have on sm_90");
 };
@@ -2186,8 +2353,8 @@ __device__ __forceinline__ void StoreOutputStaged(
     float total1, int warp, int lane, uint32_t stage,
     const unsigned char* stage_ptr, T* o, float* lse) {
   static_assert(D % 64 == 0, "64 columns per pass");
-  const float inv0 = total0 > 0.f ? 1.f / total0 : 0.f;
-  const float inv1 = total1 > 0.f ? 1.f / total1 : 0.f;
+  const float inv0 = RowInverse(total0);
+  const float inv1 = RowInverse(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
   // stmatrix: lane l gives row l % 8 (+ 8 for matrices 1 and 3) of
   // matrix l / 8: rows 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
@@ -2234,6 +2401,61 @@ __device__ __forceinline__ void StoreOutputStaged(
     }
   }
 }
+
+// Final O and LSE of the warp's 16 rows as TMA stores (KSEEK_FA_TMA_STORES),
+// 64 columns at a time: stmatrix into one of the warp's kBuffers 2 KB
+// buffers at `stage` (1024-byte aligned; 16-byte chunk c of row r at
+// c ^ (r % 8), the 128-byte swizzle of the map), then lane 0 stores the
+// box of 16 rows x 64 columns through o_map; the map leaves out rows past
+// seqlen_q and columns past head_dim. A buffer is written again once
+// the store that last read it has done so (lane 0's bulk groups: one
+// per pass, so kBuffers - 1 newer ones may still be pending).
+template <typename T, int D, int kBuffers>
+__device__ __forceinline__ void StoreOutputTma(
+    const Problem& p, const BlockWork& w, const WarpState<D>& st, float total0,
+    float total1, int warp, int lane, uint32_t stage,
+    const CUtensorMap* o_map, float* lse) {
+  static_assert(D % 64 == 0, "64 columns per pass");
+  static_assert(kBuffers == 1 || kBuffers == D / 64, "one buffer, or one per pass");
+  const float inv0 = RowInverse(total0);
+  const float inv1 = RowInverse(total1);
+  const int first = w.q0 + kRowsPerWarp * warp;
+  // stmatrix: lane l gives row l % 8 (+ 8 for matrices 1 and 3) of
+  // matrix l / 8: rows 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
+  const int m = lane / 8, x = lane % 8;
+  const uint32_t st_row = (x + 8 * (m & 1)) * 128;
+  const int st_group = m >> 1;
+  if (first < p.seqlen_q) {  // (the same for every lane)
+#pragma unroll
+    for (int h = 0; h < D / 64; ++h) {
+      const uint32_t buffer = stage + 2048 * (h % kBuffers);
+      if (lane == 0) BulkWaitRead<kBuffers - 1>();
+      __syncwarp();
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int n = 8 * h + 2 * j;
+        StMatrixX4(buffer + st_row + (((2 * j + st_group) ^ x) << 4),
+                   Pack2(st.acc[n][0] * inv0, st.acc[n][1] * inv0, T()),
+                   Pack2(st.acc[n][2] * inv1, st.acc[n][3] * inv1, T()),
+                   Pack2(st.acc[n + 1][0] * inv0, st.acc[n + 1][1] * inv0, T()),
+                   Pack2(st.acc[n + 1][2] * inv1, st.acc[n + 1][3] * inv1, T()));
+      }
+      FenceProxyAsync();
+      __syncwarp();
+      if (lane == 0) TmaStore4d(o_map, buffer, 64 * h, w.hq, first, w.b);
+    }
+  }
+  if (lane % 4 == 0) {
+    const float totals[2] = {total0, total1};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = first + lane / 4 + 8 * i;
+      if (row < p.seqlen_q)
+        lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+            RowLse(st.row_max[i], totals[i], p.scale_log2);
+    }
+  }
+}
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // kSplitMask: the tiles that need no mask in a loop of their own (see
@@ -2243,10 +2465,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
                           const __grid_constant__ CUtensorMap v_map,
-                          T* __restrict__ o, float* __restrict__ lse) {
+                          T* __restrict__ o, float* __restrict__ lse,
+                          const __grid_constant__ CUtensorMap o_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
+#if KSEEK_FA_FAST_LOCATE
+  constexpr bool kFastLocate = (KSEEK_FA_FAST_LOCATE & HeadDimBit(D)) != 0;
+#endif
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -2346,7 +2572,16 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
         break;
       }
+#if KSEEK_FA_FAST_LOCATE
+      int item_split = 0;
+      BlockWork w;
+      if constexpr (kFastLocate)
+        w = LocateFast<kN, C::kBlockM>(p, item, item_split);
+      else
+        w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+#else
       const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+#endif
       if constexpr (kPublish) {
         // The item and where it lies, published by the arrivals on the
         // parts' Q full barriers.
@@ -2358,10 +2593,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           at[3] = w.q0;
           at[4] = w.tile_begin;
           at[5] = w.tile_end;
+#if KSEEK_FA_FAST_LOCATE
+          at[6] = kFastLocate ? item_split : item % p.splits;
+#else
           at[6] = item % p.splits;
+#endif
         }
       }
+#if KSEEK_FA_FAST_LOCATE
+      const int hkv =
+          kFastLocate ? Divide(w.hq, p.group_div) : w.hq / (p.heads_q / p.heads_kv);
+#else
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
+#endif
       // Part by part (one part: all at once), Q rows of the part's
       // consumers once they are done with the buffer's previous item.
       for (int part = 0; part < kQParts; ++part) {
@@ -2478,8 +2722,17 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
       split = __shfl_sync(0xffffffffu, slot[6], 0);
     } else {
+#if KSEEK_FA_FAST_LOCATE
+      if constexpr (kFastLocate) {
+        w = LocateFast<kN, C::kBlockM>(p, item, split);
+      } else {
+        w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
+        split = item % p.splits;
+      }
+#else
       w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
       split = item % p.splits;
+#endif
     }
     return true;
   };
@@ -2715,7 +2968,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && C::kStagedStores)
+    if (p.splits == 1 && C::kTmaStores)
+      StoreOutputTma<T, KO, C::kTmaBuffers>(
+          p, w, st, total[0], total[1], warp, lane,
+          base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);
+    else if (p.splits == 1 && C::kStagedStores)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
                               smem + (base - raw) + C::kStagedAt + 2048 * warp, o, lse);
@@ -2727,6 +2984,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
+  // The last TMA stores done before the block's shared memory goes.
+  if constexpr (C::kTmaStores)
+    if (lane == 0) BulkWait<0>();
 #endif
 }
 
@@ -2860,7 +3120,8 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
 // min_tiles key tiles, the partials within the scratch buffer.
 int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
                  int64_t rows_total, int head_dim, int cap = kMaxSplits,
-                 int min_tiles = kMinTilesPerSplit) {
+                 int min_tiles = kMinTilesPerSplit,
+                 int keep_pct = KSEEK_FA_SPLIT_KEEP_PCT) {
   if (blocks * 5 >= slots * 4) return 1;
   int max_splits = key_tiles / min_tiles;
   if (max_splits > cap) max_splits = cap;
@@ -2875,7 +3136,7 @@ int ChooseSplits(int64_t blocks, int64_t slots, int key_tiles,
     if (efficiency[s] > best) best = efficiency[s];
   }
   for (int s = 1; s <= max_splits; ++s)
-    if (efficiency[s] >= 0.85f * best) return s;
+    if (efficiency[s] >= float(keep_pct) / 100.f * best) return s;
   return 1;
 }
 
@@ -3054,7 +3315,9 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
       int64_t(sms) * (long_splits ? 1 : MmaBlocksPerSm<T, D, kDecode>());
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
-                   long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit);
+                   long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit,
+                   long_splits ? KSEEK_FA_LONG_SPLIT_KEEP_PCT
+                               : KSEEK_FA_SPLIT_KEEP_PCT);
   p.tiles_per_split = (key_tiles + wanted - 1) / wanted;
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
   return blocks;
@@ -3215,6 +3478,13 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return 1;
   }
   CUtensorMap q_map, k_map, v_map;
+  CUtensorMap o_map{};  // read only with TMA stores
+  if (C::kTmaStores &&
+      !EncodeBshd<T>(encode, &o_map, args->tensors[3].data, p.batch,
+                     p.seqlen_q, p.heads_q, p.head_dim, kRowsPerWarp)) {
+    g_error = "cuTensorMapEncodeTiled rejected the tensor map of o";
+    return 1;
+  }
   if (!EncodeBshd<T>(encode, &q_map, args->tensors[0].data, p.batch,
                      p.seqlen_q, p.heads_q, p.head_dim, kWgRows) ||
       !EncodeBshd<T>(encode, &k_map, args->tensors[1].data, p.batch,
@@ -3227,6 +3497,18 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
   const int64_t items = int64_t(p.batch) * p.heads_q * p.q_tiles * p.splits;
   p.section_pairs = WgmmaSectionPairs<T, D, C::kBlockN, C::kBlockM>(p, items, sms);
+#if KSEEK_FA_FAST_LOCATE
+  {
+    const int pairs = p.batch * p.heads_q;
+    p.last_section = (pairs - 1) / p.section_pairs;
+    p.per_section_div = MakeFastDiv(uint32_t(p.section_pairs * p.q_tiles));
+    p.width_div = MakeFastDiv(uint32_t(p.section_pairs));
+    p.last_width_div = MakeFastDiv(uint32_t(pairs - p.last_section * p.section_pairs));
+    p.heads_div = MakeFastDiv(uint32_t(p.heads_q));
+    p.splits_div = MakeFastDiv(uint32_t(p.splits));
+    p.group_div = MakeFastDiv(uint32_t(p.heads_q / p.heads_kv));
+  }
+#endif
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
@@ -3234,7 +3516,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   // Persistent: one block per SM; blocks take items from a queue.
   const int grid = int(items < sms ? items : sms);
   kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
-      p, q_map, k_map, v_map, o, lse);
+      p, q_map, k_map, v_map, o, lse, o_map);
   if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
@@ -3360,6 +3642,10 @@ int Launch(Problem p, const kseek_launch_args* args) {
         // Keys that fit one short tile: one 64- or 80-key tile per item.
         if (p.seqlen_k <= 64) return LaunchWgmma<T, D, 2, 64>(p, args, sms);
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
+      }
+      if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
+        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO)
+          return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
         if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N)) {

@@ -133,6 +133,9 @@ extern uint64_t g_progress;
 void Fail(const char* what);
 
 struct CopyReq { uint32_t dst; const void* src; bool valid; };
+// A TMA box: load (dst in shared memory, completing bar) or store (dst: the
+// shared-memory source).
+struct TmaOp { uint32_t dst; const void* map; uint32_t bar; int c[4]; };
 
 // A thread is a fiber: makecontext gives it its stack and first entry;
 // after that it and the scheduler switch with _setjmp/_longjmp, which
@@ -148,6 +151,9 @@ struct Thread {
   bool done = false;
   std::vector<CopyReq> open_group;
   std::vector<std::vector<CopyReq>> groups;  // committed, oldest first
+  // Its TMA stores (one bulk group each), oldest first: done at issue
+  // (eager) or when a wait retires them (lazy), reading shared memory then.
+  std::vector<TmaOp> bulk;
   // Collective I/O.
   int kind = 0;
   uint32_t in[12];
@@ -170,7 +176,6 @@ struct WgmmaOp {
   float* d[128]; uint32_t a[128][4];
 };
 struct MBar { int count = 0, pending = 0; long tx = 0; unsigned phase = 0; bool init = false; };
-struct TmaOp { uint32_t dst; const void* map; uint32_t bar; int c[4]; };
 struct NamedBar { int arrived = 0; unsigned gen = 0; };
 
 struct Block {
@@ -256,6 +261,8 @@ void MbarWait(uint32_t bar, uint32_t parity);
 // The phase with this parity has completed (no waiting, no TMA completed).
 bool MbarTest(uint32_t bar, uint32_t parity);
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3);
+void TmaStore(const void* map, uint32_t src, int c0, int c1, int c2, int c3);
+void BulkWait(int pending);
 void NamedSync(int id, int threads);
 void NamedArrive(int id, int threads);
 void SetMaxRegisters(int regs, bool inc);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hopper.cu -> hopper_emu.inc: the kernel file with its PTX wrappers
 replaced by the emulated ones, launches turned into emu::LaunchKernel calls
-and its one inline-asm exponential turned into exp2f.
+and its inline-asm exponential, reciprocal and log2 turned into exp2f,
+1 / x and log2f.
 
   transform.py HOPPER_CU EMU_WRAPPERS EMU_WGMMA OUT [--plant=NAME] [-DNAME=VALUE ...]
 
@@ -26,6 +27,10 @@ PLANTS = {
     # The producer keeps 32 registers while two consumers take 240 each:
     # more than the block's 3 x 168, so setmaxnreg.inc waits forever.
     "overdraft": ("LowerRegisters<C::kProducerRegisters>();", "LowerRegisters<32>();"),
+    # With TMA stores, a warp writes its staging buffer again without
+    # waiting until the previous store from it has read it.
+    "tma_race": ("      if (lane == 0) BulkWaitRead<kBuffers - 1>();\n",
+                 "      if (lane == 0 && kBuffers < 0) BulkWaitRead<kBuffers - 1>();\n"),
 }
 
 
@@ -50,6 +55,13 @@ def transform(src, wr, wg, name):
     ex2 = '  asm("ex2.approx.ftz.f32 %0, %1;\\n" : "=f"(y) : "f"(x));'
     expect(ex2 in src, "the exponential's inline asm changed: update tests/hopper_emu/transform.py")
     src = src.replace(ex2, "  y = exp2f(x);")
+    # The epilogue's MUFU reciprocal and log2 (KSEEK_FA_FAST_EPILOGUE).
+    for asm, c in (('  asm("rcp.approx.ftz.f32 %0, %1;\\n" : "=f"(inv) : "f"(total));',
+                    "  inv = 1.f / total;"),
+                   ('  asm("lg2.approx.ftz.f32 %0, %1;\\n" : "=f"(lg) : "f"(total));',
+                    "  lg = log2f(total);")):
+        expect(asm in src, "the epilogue's inline asm changed: update tests/hopper_emu/transform.py")
+        src = src.replace(asm, c)
     src = src.replace("extern __shared__ __align__(128) unsigned char smem[];",
                       "unsigned char* smem = emu::g_block->smem.data();")
     return host_side(src, 3, SCRIPT)

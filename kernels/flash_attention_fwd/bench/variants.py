@@ -14,8 +14,9 @@ shapes with seqlen_q > seqlen_k, where SDPA's lower-right mask gives NaN
 rows). Correctness of record is
 `kseek eval`'s; this check only keeps a broken build from being read as
 fast. Geometric means per build close the table, then each build's
-against the first per scenario class and per head dim (where a switch
-with a bit per head dim paid); --out writes JSON.
+against the first per scenario class, per head dim (where a switch
+with a bit per head dim paid) and per band of seqlen_k (where a rule by
+length paid); --out writes JSON.
 
 A build whose first launch on a scenario does not finish in --hang-s
 seconds is named ("HANG: ...", and "hung" in the JSON) and the process
@@ -109,6 +110,7 @@ def main():
         # processes (NOTES.md v3i, "Next" item 4).
         row = {"name": s["name"], "flops": fl, "builds": {},
                "class": scenario_class(s), "head_dim": p["head_dim"],
+               "seqlen_k": p["seqlen_k"],
                "addresses": {n: t.data_ptr() for n, t in
                              zip(("q", "k", "v", "o", "lse"), (q, k, v, o, lse))}}
         ref = None
@@ -192,15 +194,26 @@ def main():
     return 0
 
 
+def key_band(seqlen_k):
+    """The band of key lengths a scenario falls in, for class_table."""
+    for low, high in ((1, 256), (257, 1024), (1025, 4096), (4097, 16384)):
+        if seqlen_k <= high:
+            return f"seqlen_k {low}-{high}"
+    return "seqlen_k 16385-"
+
+
 def class_table(rows, names):
     """Prints and returns each build's geomean time ratio to the first
     build (first's time / the build's: above 1 is faster) per scenario
-    class and per head dim, so that a switch with a bit per head dim can
-    be set where it paid."""
+    class, per head dim and per band of seqlen_k, so that a switch with a
+    bit per head dim, or a rule by length, can be set where it paid."""
     first = names[0]
     groups = {}
     for r in rows:
-        for key in (r["class"], f"head_dim {r['head_dim']}"):
+        keys = [r["class"], f"head_dim {r['head_dim']}"]
+        if "seqlen_k" in r:
+            keys.append(key_band(r["seqlen_k"]))
+        for key in keys:
             groups.setdefault(key, []).append(r)
     if len(names) < 2 or not groups:
         return {}
@@ -208,7 +221,9 @@ def class_table(rows, names):
     print(f"{'vs ' + first + ' (geomean, >1 faster)':34s} {'n':>3s}"
           + "".join(f" {n[:9]:>9s}" for n in names[1:]))
     table = {}
-    for key in sorted(groups, key=lambda k: (k.startswith("head_dim"), k)):
+    order = lambda k: (k.startswith("seqlen_k"), k.startswith("head_dim"),
+                       int(k.split()[-1].split("-")[0]) if k.startswith("seqlen_k") else 0, k)
+    for key in sorted(groups, key=order):
         members = groups[key]
         line = f"{key:34s} {len(members):3d}"
         table[key] = {}
