@@ -126,6 +126,16 @@ TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
   EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
 }
 
+// TMA stores without the fence that makes a warp's stmatrix writes visible
+// to the async proxy: the emulation must stop at the store and name it.
+TEST(HopperEmulationTest, PlantedTmaStoreWithoutFenceFails) {
+  ProcessResult r = Emulate("tma_fence", {"w_hd128_bf16_full"});
+  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_NE((r.out + r.err).find("written without fence.proxy.async"), std::string::npos)
+      << EmulationTail(r.out) << r.err;
+}
+
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) {
   ProcessResult r = Emulate("mask_bug", {"w_hd128_f16_causal"});

@@ -154,6 +154,9 @@ struct Thread {
   // Its TMA stores (one bulk group each), oldest first: done at issue
   // (eager) or when a wait retires them (lazy), reading shared memory then.
   std::vector<TmaOp> bulk;
+  // It has written shared memory with stmatrix since its last
+  // fence.proxy.async: a TMA store from its warp would not see the data.
+  bool unfenced = false;
   // Collective I/O.
   int kind = 0;
   uint32_t in[12];
@@ -263,6 +266,7 @@ bool MbarTest(uint32_t bar, uint32_t parity);
 void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2, int c3);
 void TmaStore(const void* map, uint32_t src, int c0, int c1, int c2, int c3);
 void BulkWait(int pending);
+void FenceProxyAsync();
 void NamedSync(int id, int threads);
 void NamedArrive(int id, int threads);
 void SetMaxRegisters(int regs, bool inc);

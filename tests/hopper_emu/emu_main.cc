@@ -158,7 +158,13 @@ static void DoTmaStore(const TmaOp& op) {
       }
   g_progress++;
 }
+void FenceProxyAsync() { g_cur->unfenced = false; }
 void TmaStore(const void* map, uint32_t src, int c0, int c1, int c2, int c3) {
+  // The async proxy sees the warp's stmatrix writes only after each
+  // writing thread's fence.proxy.async (and the warp's sync after it).
+  for (int l = 0; l < 32; ++l)
+    if (g_block->threads[g_cur->warp * 32 + l].unfenced)
+      Fail("TMA store from shared memory written without fence.proxy.async");
   TmaOp op{src, map, 0, {c0, c1, c2, c3}};
   if (g_lazy_async) g_cur->bulk.push_back(op);
   else DoTmaStore(op);
@@ -211,7 +217,10 @@ void Fail(const char* what) {
   fprintf(stderr, "EMU FAILURE: %s (block %u,%u thread %u)\n", what, g_block ? g_block->idx.x : 0,
           g_block ? g_block->idx.y : 0, g_cur ? g_cur->tid.x : 0);
   g_failed = true;
-  exit(3);
+  // Straight out: exit's handlers would run on a fiber's stack.
+  fflush(stdout);
+  fflush(stderr);
+  _Exit(3);
 }
 
 void DoCopy(const CopyReq& r) {
@@ -288,6 +297,7 @@ void PerformWarpOp(int warp) {
         for (int l = 0; l < 32; ++l)
           memcpy(g_block->smem.data() + rows[l / 4] + 4 * (l % 4), &L[l].in[1 + i], 4);
       }
+      for (int l = 0; l < 32; ++l) L[l].unfenced = true;
       break;
     }
     case kMmaBf16: case kMmaF16: {

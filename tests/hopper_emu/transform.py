@@ -31,6 +31,10 @@ PLANTS = {
     # waiting until the previous store from it has read it.
     "tma_race": ("      if (lane == 0) BulkWaitRead<kBuffers - 1>();\n",
                  "      if (lane == 0 && kBuffers < 0) BulkWaitRead<kBuffers - 1>();\n"),
+    # With TMA stores, the stmatrix writes are not fenced for the async
+    # proxy before the store reads them.
+    "tma_fence": ("      FenceProxyAsync();\n      __syncwarp();\n      if (lane == 0) TmaStore4d(",
+                  "      __syncwarp();\n      if (lane == 0) TmaStore4d("),
 }
 
 
