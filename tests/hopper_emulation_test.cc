@@ -104,8 +104,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_"
 // the epilogue's reciprocal and log2 on the MUFU unit, the WGMMA kernel's
 // items located by multiplications instead of divisions, 128-key tiles and
 // two Q buffers for head_dim 128 with few keys (non-causal up to 2048,
-// causal up to 512), and the mma.sync kernels' splits at the best wave
-// efficiency.
+// causal up to 512), the mma.sync kernels' splits at the best wave
+// efficiency, and the decode kernel with two row tiles per warp for row
+// groups of 17-32 rows (the g_ shapes of 3 and 4 queries x 8 heads).
 class CandidateSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(CandidateSwitches, PassOnTheirShapes) { ExpectAllPass("candidates", GetParam(), 16); }

@@ -657,6 +657,13 @@
 #ifndef KSEEK_FA_HD128_STAGES
 #define KSEEK_FA_HD128_STAGES 3
 #endif
+// 2: row groups of 17-32 rows (GQA decode with 2-4 queries: 32 rows at 4
+// queries x 8 heads) take the decode kernel with two m16 row tiles per warp
+// over each K/V chunk (one block per group and split, K/V read once), at
+// head_dim <= 128; 1 (default): 16-row blocks, two per such group.
+#ifndef KSEEK_FA_DECODE_ROW_TILES
+#define KSEEK_FA_DECODE_ROW_TILES 1
+#endif
 // Key splits of the mma.sync kernels (ChooseSplits): the fewest splits
 // whose wave efficiency is within this percentage of the best; for the
 // decode kernel's long splits (GQA decode, one block per SM) its own
@@ -1503,20 +1510,23 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
 // ---------------------------------------------------------------------------
 // The decode kernel: few rows per row group, the keys split between warps.
 
-// Its shared memory: Q (16 rows), then per warp a ring of K/V chunks; after
-// the key loop the same bytes hold the warps' partial O, maxima and sums
-// for the merge.
-template <int D>
+// Its shared memory: Q (16 rows, or 32 with two row tiles per warp: R),
+// then per warp a ring of K/V chunks; after the key loop the same bytes
+// hold the warps' partial O, maxima and sums for the merge.
+template <int D, int R = 1>
 struct DecodeConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
+  static_assert(R == 1 || (R == 2 && D <= 128), "two row tiles up to head_dim 128");
+  static constexpr int kRows = kDecodeRows * R;  // a block's rows
   static constexpr int kStages = D == 64 ? 4 : 3;
-  static constexpr int kMinBlocksPerSm = D == 64 ? 3 : D == 128 ? 2 : 1;
+  static constexpr int kMinBlocksPerSm =
+      R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
   static constexpr int kRowBytes = D * 2;
-  static constexpr int kQBytes = kDecodeRows * kRowBytes;
+  static constexpr int kQBytes = kRows * kRowBytes;
   static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
   static constexpr int kStageBytes = 2 * kChunkBytes;
   static constexpr int kWarpBytes = kStages * kStageBytes;
-  static constexpr int kMergeBytes = kDecodeWarps * kDecodeRows * (D + 2) * 4;
+  static constexpr int kMergeBytes = kDecodeWarps * kRows * (D + 2) * 4;
   static constexpr int kRingBytes = kDecodeWarps * kWarpBytes;
   static constexpr int kSmemBytes =
       kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
@@ -1543,16 +1553,16 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
   }
 }
 
-// The block's Q: rows w.q0 .. w.q0 + kDecodeRows - 1 of row group w.hq
+// The block's Q: rows w.q0 .. w.q0 + kRows - 1 of row group w.hq
 // (Problem::pack); rows past the group's and chunks past head_dim `hd`
 // zero-filled.
-template <typename T, int D>
+template <typename T, int D, int kRows = kDecodeRows>
 __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
                                             const Problem& p,
                                             const BlockWork& w, int hd) {
   constexpr int kChunks = Config<D>::kChunks;
   const int rows_total = p.seqlen_q * p.pack;
-  for (int i = threadIdx.x; i < kDecodeRows * kChunks; i += kDecodeThreads) {
+  for (int i = threadIdx.x; i < kRows * kChunks; i += kDecodeThreads) {
     const int row = i / kChunks, chunk = i % kChunks;
     const int m = w.q0 + row;
     const bool valid = chunk < hd / 8 && m < rows_total;
@@ -1564,24 +1574,26 @@ __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
   }
 }
 
-// One block of kDecodeWarps warps per 16 rows of a row group (and key
-// split); every warp holds all 16 rows and takes every kDecodeWarps-th
-// chunk of kDecodeKeys keys of the block's range, with its own cp.async
-// ring and online softmax; at the end the warps' partial results are
-// merged through shared memory (and, with split keys, written as the
-// split's partial for CombineSplits).
-template <typename T, int D>
-__global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPerSm)
+// One block of kDecodeWarps warps per 16 rows of a row group (R = 2: per
+// 32 rows, two m16 row tiles per warp over the same K/V chunk, so that K/V
+// is read once for them) and key split; every warp holds all the block's
+// rows and takes every kDecodeWarps-th chunk of kDecodeKeys keys of the
+// block's range, with its own cp.async ring and online softmax; at the end
+// the warps' partial results are merged through shared memory (and, with
+// split keys, written as the split's partial for CombineSplits).
+template <typename T, int D, int R = 1>
+__global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocksPerSm)
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
                     T* __restrict__ o, float* __restrict__ lse) {
-  using C = DecodeConfig<D>;
+  using C = DecodeConfig<D, R>;
+  constexpr int kRows = C::kRows;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const BlockWork w =
-      LocateBlock<kBlockN, kDecodeRows, true>(p, blockIdx.x, blockIdx.y);
+      LocateBlock<kBlockN, kRows, true>(p, blockIdx.x, blockIdx.y);
   const int rows_total = p.seqlen_q * p.pack;  // of the row group
-  const int last_row = min(w.q0 + kDecodeRows, rows_total) - 1;
+  const int last_row = min(w.q0 + kRows, rows_total) - 1;
   const int key_end = max(0, KeyLimit(p, last_row / p.pack));
   const int chunk_begin = w.tile_begin * (kBlockN / kDecodeKeys);
   const int chunk_end =
@@ -1612,7 +1624,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
                         valid, hd / 8, lane);
   };
 
-  LoadDecodeQ<T, D>(q_smem, q, p, w, hd);
+  LoadDecodeQ<T, D, kRows>(q_smem, q, p, w, hd);
   CpAsyncCommit();
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
@@ -1624,17 +1636,27 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
 
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
-  uint32_t q_frag[Config<D>::kQInRegisters ? D / 16 : 1][4];
-  LoadQFragments<D>(q_frag, q_smem, a_off);
+  // Row tile t: the block's rows 16 t .. 16 t + 15 (Q at q_smem + t *
+  // kTileQBytes).
+  constexpr int kTileQBytes = kDecodeRows * C::kRowBytes;
+  uint32_t q_frag[R][Config<D>::kQInRegisters ? D / 16 : 1][4];
+#pragma unroll
+  for (int t = 0; t < R; ++t)
+    LoadQFragments<D>(q_frag[t], q_smem + t * kTileQBytes, a_off);
 
-  WarpState<D> st;
-  st.Clear();
+  WarpState<D> st[R];
+#pragma unroll
+  for (int t = 0; t < R; ++t) st[t].Clear();
 
   // Keys of the block's first row: [0, mask_from); chunks reaching past it
   // are masked per row.
   const int mask_from = KeyLimit(p, w.q0 / p.pack);
-  const int limit0 = KeyLimit(p, (w.q0 + lane / 4) / p.pack);
-  const int limit1 = KeyLimit(p, (w.q0 + lane / 4 + 8) / p.pack);
+  int limit0[R], limit1[R];
+#pragma unroll
+  for (int t = 0; t < R; ++t) {
+    limit0[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4) / p.pack);
+    limit1[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4 + 8) / p.pack);
+  }
 
   for (int i = 0; i < chunks; ++i) {
     CpAsyncWait<C::kStages - 2>();  // chunk i has landed
@@ -1643,58 +1665,67 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
     CpAsyncCommit();
     const int key0 = (first_chunk + kDecodeWarps * i) * kDecodeKeys;
     const uint32_t k_tile = ring + (i % C::kStages) * C::kStageBytes;
-    float s[kDecodeKeys / 8][4];
-    ComputeScores<T, D, kDecodeKeys>(q_frag, q_smem, k_tile, a_off, k_off, s);
-    if (key0 + kDecodeKeys > mask_from)
-      MaskScores<kDecodeKeys>(s, key0, lane, limit0, limit1);
-    UpdateSoftmax<D, kDecodeKeys>(s, st, p.scale_log2);
-    AccumulatePV<T, D, kDecodeKeys>(s, k_tile + C::kChunkBytes, a_off, st.acc);
+#pragma unroll
+    for (int t = 0; t < R; ++t) {
+      float s[kDecodeKeys / 8][4];
+      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
+                                       a_off, k_off, s);
+      if (key0 + kDecodeKeys > mask_from)
+        MaskScores<kDecodeKeys>(s, key0, lane, limit0[t], limit1[t]);
+      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);
+      AccumulatePV<T, D, kDecodeKeys>(s, k_tile + C::kChunkBytes, a_off, st[t].acc);
+    }
   }
 
   // Merge: each warp's unnormalised O, maxima and sums into shared memory
   // (over its ring, once every warp is done with it) ...
-  float total[2];
+  float total[R][2];
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    total[i] = st.row_sum[i];
-    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
-    total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
-  }
+  for (int t = 0; t < R; ++t)
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      total[t][i] = st[t].row_sum[i];
+      total[t][i] += __shfl_xor_sync(0xffffffffu, total[t][i], 1);
+      total[t][i] += __shfl_xor_sync(0xffffffffu, total[t][i], 2);
+    }
   CpAsyncWait<0>();
   __syncthreads();
   float* const part_o = reinterpret_cast<float*>(smem + C::kQBytes);
-  float* const part_max = part_o + kDecodeWarps * kDecodeRows * D;
-  float* const part_sum = part_max + kDecodeWarps * kDecodeRows;
+  float* const part_max = part_o + kDecodeWarps * kRows * D;
+  float* const part_sum = part_max + kDecodeWarps * kRows;
 #pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const int r = warp * kDecodeRows + lane / 4 + 8 * i;
+  for (int t = 0; t < R; ++t)
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n)
-      *reinterpret_cast<float2*>(part_o + r * D + 8 * n + 2 * (lane % 4)) =
-          make_float2(st.acc[n][2 * i], st.acc[n][2 * i + 1]);
-    if (lane % 4 == 0) {
-      part_max[r] = st.row_max[i];
-      part_sum[r] = total[i];
+    for (int i = 0; i < 2; ++i) {
+      const int r = warp * kRows + kDecodeRows * t + lane / 4 + 8 * i;
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n)
+        *reinterpret_cast<float2*>(part_o + r * D + 8 * n + 2 * (lane % 4)) =
+            make_float2(st[t].acc[n][2 * i], st[t].acc[n][2 * i + 1]);
+      if (lane % 4 == 0) {
+        part_max[r] = st[t].row_max[i];
+        part_sum[r] = total[t][i];
+      }
     }
-  }
   __syncthreads();
   // ... then each thread combines 8 columns of one row per step: row
-  // threadIdx.x / 8, columns 8 (threadIdx.x % 8 + 8 step).
-  constexpr int kThreadsPerRow = kDecodeThreads / kDecodeRows;
+  // threadIdx.x / kThreadsPerRow (8, or 4 with two row tiles), columns 8
+  // (threadIdx.x % kThreadsPerRow + kThreadsPerRow step).
+  constexpr int kThreadsPerRow = kDecodeThreads / kRows;
   const int r = threadIdx.x / kThreadsPerRow;
   const int m = w.q0 + r;
   if (m >= rows_total) return;
   float mx = -INFINITY;
 #pragma unroll
   for (int u = 0; u < kDecodeWarps; ++u)
-    mx = fmaxf(mx, part_max[u * kDecodeRows + r]);
+    mx = fmaxf(mx, part_max[u * kRows + r]);
   float factor[kDecodeWarps];
   float sum = 0.f;
 #pragma unroll
   for (int u = 0; u < kDecodeWarps; ++u) {
-    const float wm = part_max[u * kDecodeRows + r];
+    const float wm = part_max[u * kRows + r];
     factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
-    sum += part_sum[u * kDecodeRows + r] * factor[u];
+    sum += part_sum[u * kRows + r] * factor[u];
   }
   const float inv = RowInverse(sum);
   const PackedRow at = RowAt(p, w.hq, m);
@@ -1709,7 +1740,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D>::kMinBlocksPer
     for (int c = 0; c < 8; ++c) x[c] = 0.f;
 #pragma unroll
     for (int u = 0; u < kDecodeWarps; ++u) {
-      const float* src = part_o + (u * kDecodeRows + r) * D + col;
+      const float* src = part_o + (u * kRows + r) * D + col;
 #pragma unroll
       for (int c = 0; c < 8; c += 2) {
         const float2 y = *reinterpret_cast<const float2*>(src + c);
@@ -3276,12 +3307,12 @@ int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
 
 // Blocks of the mma.sync kernel (kDecode: the decode kernel) per SM, with
 // its shared memory limit raised; 0 when it does not fit.
-template <typename T, int D, bool kDecode>
+template <typename T, int D, bool kDecode, int R = 1>
 int MmaBlocksPerSm() {
   static const int n = [] {
-    auto kernel = kDecode ? AttentionDecode<T, D> : AttentionForward<T, D>;
+    auto kernel = kDecode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
     const int threads = kDecode ? kDecodeThreads : kThreads;
-    const int smem = kDecode ? DecodeConfig<D>::kSmemBytes : Config<D>::kSmemBytes;
+    const int smem = kDecode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
     int blocks = 0;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess ||
@@ -3299,10 +3330,10 @@ int MmaBlocksPerSm() {
 // splits are planned for one block per SM, at most kDecodeMaxSplitsGqa of
 // at least kDecodeMinTilesGqa key tiles each: fewer, longer splits than
 // for two blocks per SM (measured faster: NOTES.md v3g).
-template <typename T, int D, bool kDecode>
+template <typename T, int D, bool kDecode, int R = 1>
 int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
   const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
-  const int rows_per_block = kDecode ? kDecodeRows : kBlockM;
+  const int rows_per_block = kDecode ? kDecodeRows * R : kBlockM;
   p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
   const int64_t blocks = int64_t(p.batch) * (p.heads_q / p.pack) * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
@@ -3312,7 +3343,7 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
                   : kDecode   ? kMaxCombineSplits
                   : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
   const int64_t slots =
-      int64_t(sms) * (long_splits ? 1 : MmaBlocksPerSm<T, D, kDecode>());
+      int64_t(sms) * (long_splits ? 1 : MmaBlocksPerSm<T, D, kDecode, R>());
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
                    long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit,
@@ -3333,27 +3364,35 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
 // and, with its long splits and a block per row in CombineSplits, on GQA
 // shapes that version 1 splits 14-27 ways (batch-1 and batch-4 decode with
 // 16-32k keys).
-template <typename T, int D>
+template <typename T, int D, int R = 1>
 int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // The query heads that share a K/V head in one row group (pack), so a
   // warp's 16 rows cover GQA heads of few queries and K/V is read once per
   // K/V head; then more key splits (kMaxMmaSplits).
   p.pack = KSEEK_FA_MMA_PACK_GQA ? p.heads_q / p.heads_kv : 1;
+  // Row groups of 17-32 rows: the decode kernel with two row tiles per warp
+  // (KSEEK_FA_DECODE_ROW_TILES), one block per group and split.
+  if constexpr (R == 1 && KSEEK_FA_DECODE_ROW_TILES == 2 && D <= 128) {
+    const int64_t rows = int64_t(p.seqlen_q) * p.pack;
+    if (KSEEK_FA_DECODE_KERNEL > 0 && rows > kDecodeRows && rows <= 2 * kDecodeRows &&
+        rows <= KSEEK_FA_DECODE_MAX_ROWS)
+      return LaunchMma<T, D, 2>(p, args, sms);
+  }
   bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
-                MmaBlocksPerSm<T, D, true>() > 0;
+                MmaBlocksPerSm<T, D, true, R>() > 0;
   int64_t blocks = 0;
   if (decode && D <= 128 && p.pack > 1) {
     Problem v1 = p;
     PlanMma<T, D, false>(v1, sms);
     if (v1.splits >= kDecodeMinSplitsGqa) {
-      blocks = PlanMma<T, D, true>(p, sms, true);
+      blocks = PlanMma<T, D, true, R>(p, sms, true);
     } else {
-      blocks = PlanMma<T, D, true>(p, sms);
+      blocks = PlanMma<T, D, true, R>(p, sms);
       decode = p.splits == 1;
     }
   } else if (decode) {
-    blocks = PlanMma<T, D, true>(p, sms);
+    blocks = PlanMma<T, D, true, R>(p, sms);
     decode = D == 256 || p.splits == 1 ||
              (p.pack == 1 && p.splits <= kDecodeMaxSplitsNoGqa);
   }
@@ -3366,9 +3405,9 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   }
 
   using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
-  const KernelFn kernel = decode ? AttentionDecode<T, D> : AttentionForward<T, D>;
+  const KernelFn kernel = decode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
   const int threads = decode ? kDecodeThreads : kThreads;
-  const int smem = decode ? DecodeConfig<D>::kSmemBytes : Config<D>::kSmemBytes;
+  const int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
