@@ -946,6 +946,19 @@ struct BlockWork {
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
 };
 
+// w's key tiles for split `split`, its last query row (of the sequence)
+// being `last_row`: the split's range, cut at that row's causal limit.
+template <int kN>
+__host__ __device__ __forceinline__ void SetKeyTiles(const Problem& p, int last_row,
+                                                     int split, BlockWork& w) {
+  const int key_end =
+      p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
+               : p.seqlen_k;
+  const int key_tiles = (key_end + kN - 1) / kN;
+  w.tile_begin = split * p.tiles_per_split;
+  w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
+}
+
 // Work item `index` (the block index, or a persistent block's query tile),
 // key split `split`.
 // kPacked (the mma.sync kernel): in rows and row groups of p.pack heads.
@@ -968,12 +981,7 @@ __host__ __device__ BlockWork LocateBlock(const Problem& p, int index, int split
   const int last_row = kPacked
       ? (min(w.q0 + kM, p.seqlen_q * p.pack) - 1) / p.pack
       : min(w.q0 + kM, p.seqlen_q) - 1;
-  const int key_end =
-      p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
-               : p.seqlen_k;
-  const int key_tiles = (key_end + kN - 1) / kN;
-  w.tile_begin = split * p.tiles_per_split;
-  w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
+  SetKeyTiles<kN>(p, last_row, split, w);
   return w;
 }
 
@@ -998,16 +1006,21 @@ __device__ __forceinline__ BlockWork LocateFast(const Problem& p, int item, int&
   w.b = Divide(pair, p.heads_div);
   w.hq = pair - w.b * p.heads_q;
   w.q0 = tile * kM;
-  const int last_row = min(w.q0 + kM, p.seqlen_q) - 1;
-  const int key_end =
-      p.causal ? max(0, min(p.seqlen_k, last_row + p.seqlen_k - p.seqlen_q + 1))
-               : p.seqlen_k;
-  const int key_tiles = (key_end + kN - 1) / kN;
-  w.tile_begin = split * p.tiles_per_split;
-  w.tile_end = max(w.tile_begin, min(key_tiles, w.tile_begin + p.tiles_per_split));
+  SetKeyTiles<kN>(p, min(w.q0 + kM, p.seqlen_q) - 1, split, w);
   return w;
 }
 #endif
+
+// The WGMMA kernel's queue item `item`: its block, and its key split in
+// `split`; kFast: LocateFast (KSEEK_FA_FAST_LOCATE), else LocateBlock.
+template <int kN, int kM, bool kFast>
+__device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int& split) {
+#if KSEEK_FA_FAST_LOCATE
+  if constexpr (kFast) return LocateFast<kN, kM>(p, item, split);
+#endif
+  split = item % p.splits;
+  return LocateBlock<kN, kM>(p, item / p.splits, item % p.splits);
+}
 
 // Keys a query row sees: [0, limit).
 __device__ __forceinline__ int KeyLimit(const Problem& p, int row) {
@@ -2373,6 +2386,48 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Columns 64 h .. 64 h + 63 of the warp's 16 rows of O, normalised (inv0,
+// inv1: the rows' 1 / sum) and rounded, by stmatrix into 16 rows x 128
+// bytes at `rows` (shared address), 16-byte chunk c of row r at c ^ (r % 8).
+// Lane l gives row l % 8 (+ 8 for matrices 1 and 3) of matrix l / 8: rows
+// 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
+template <typename T, int D>
+__device__ __forceinline__ void StMatrixColumns(const WarpState<D>& st, int h,
+                                                float inv0, float inv1,
+                                                uint32_t rows, int lane) {
+  const int m = lane / 8, x = lane % 8;
+  const uint32_t st_row = rows + (x + 8 * (m & 1)) * 128;
+  const int st_group = m >> 1;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int n = 8 * h + 2 * j;
+    StMatrixX4(st_row + (((2 * j + st_group) ^ x) << 4),
+               Pack2(st.acc[n][0] * inv0, st.acc[n][1] * inv0, T()),
+               Pack2(st.acc[n][2] * inv1, st.acc[n][3] * inv1, T()),
+               Pack2(st.acc[n + 1][0] * inv0, st.acc[n + 1][1] * inv0, T()),
+               Pack2(st.acc[n + 1][2] * inv1, st.acc[n + 1][3] * inv1, T()));
+  }
+}
+
+// The LSE of the warp's 16 rows (from row `first`), by the lanes that hold
+// a row's sum (lane % 4 == 0); rows past seqlen_q are left out.
+template <int D>
+__device__ __forceinline__ void StoreWarpLse(const Problem& p, const BlockWork& w,
+                                             const WarpState<D>& st, float total0,
+                                             float total1, int first, int lane,
+                                             float* lse) {
+  if (lane % 4 == 0) {
+    const float totals[2] = {total0, total1};
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const int row = first + lane / 4 + 8 * i;
+      if (row < p.seqlen_q)
+        lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
+            RowLse(st.row_max[i], totals[i], p.scale_log2);
+    }
+  }
+}
+
 // Final O and LSE of the warp's 16 rows through its 2 KB of shared memory
 // (`stage`: shared address; `stage_ptr`: the same, generic), 64 columns
 // at a time: stmatrix (16-byte chunk c of row r at c ^ (r % 8), so that
@@ -2387,25 +2442,13 @@ __device__ __forceinline__ void StoreOutputStaged(
   const float inv0 = RowInverse(total0);
   const float inv1 = RowInverse(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
-  // stmatrix: lane l gives row l % 8 (+ 8 for matrices 1 and 3) of
-  // matrix l / 8: rows 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
-  const int m = lane / 8, x = lane % 8;
-  const uint32_t st_row = stage + (x + 8 * (m & 1)) * 128;
-  const int st_group = m >> 1;
   // Loads: pass-local chunk `x` of rows lane / 8 + 4 it.
+  const int x = lane % 8;
   const int rows_valid = p.seqlen_q - first;  // rows of the warp in the sequence
 #pragma unroll
   for (int h = 0; h < D / 64; ++h) {
     if (h > 0) __syncwarp();  // the previous pass's loads are done
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int n = 8 * h + 2 * j;
-      StMatrixX4(st_row + (((2 * j + st_group) ^ x) << 4),
-                 Pack2(st.acc[n][0] * inv0, st.acc[n][1] * inv0, T()),
-                 Pack2(st.acc[n][2] * inv1, st.acc[n][3] * inv1, T()),
-                 Pack2(st.acc[n + 1][0] * inv0, st.acc[n + 1][1] * inv0, T()),
-                 Pack2(st.acc[n + 1][2] * inv1, st.acc[n + 1][3] * inv1, T()));
-    }
+    StMatrixColumns<T, D>(st, h, inv0, inv1, stage, lane);
     __syncwarp();
     const int col = 64 * h + 8 * x;
     const bool col_valid = col < RowElements<D>(p);  // not a padding column
@@ -2421,22 +2464,13 @@ __device__ __forceinline__ void StoreOutputStaged(
           col) = val;
     }
   }
-  if (lane % 4 == 0) {
-    const float totals[2] = {total0, total1};
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int row = first + lane / 4 + 8 * i;
-      if (row < p.seqlen_q)
-        lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-            RowLse(st.row_max[i], totals[i], p.scale_log2);
-    }
-  }
+  StoreWarpLse<D>(p, w, st, total0, total1, first, lane, lse);
 }
 
 // Final O and LSE of the warp's 16 rows as TMA stores (KSEEK_FA_TMA_STORES),
 // 64 columns at a time: stmatrix into one of the warp's kBuffers 2 KB
-// buffers at `stage` (1024-byte aligned; 16-byte chunk c of row r at
-// c ^ (r % 8), the 128-byte swizzle of the map), then lane 0 stores the
+// buffers at `stage` (1024-byte aligned: StMatrixColumns's layout is then
+// the 128-byte swizzle of the map), then lane 0 stores the
 // box of 16 rows x 64 columns through o_map; the map leaves out rows past
 // seqlen_q and columns past head_dim. A buffer is written again once
 // the store that last read it has done so (lane 0's bulk groups: one
@@ -2451,41 +2485,19 @@ __device__ __forceinline__ void StoreOutputTma(
   const float inv0 = RowInverse(total0);
   const float inv1 = RowInverse(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
-  // stmatrix: lane l gives row l % 8 (+ 8 for matrices 1 and 3) of
-  // matrix l / 8: rows 0-7 / 8-15 of group 2 j, then of group 2 j + 1.
-  const int m = lane / 8, x = lane % 8;
-  const uint32_t st_row = (x + 8 * (m & 1)) * 128;
-  const int st_group = m >> 1;
   if (first < p.seqlen_q) {  // (the same for every lane)
 #pragma unroll
     for (int h = 0; h < D / 64; ++h) {
       const uint32_t buffer = stage + 2048 * (h % kBuffers);
       if (lane == 0) BulkWaitRead<kBuffers - 1>();
       __syncwarp();
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int n = 8 * h + 2 * j;
-        StMatrixX4(buffer + st_row + (((2 * j + st_group) ^ x) << 4),
-                   Pack2(st.acc[n][0] * inv0, st.acc[n][1] * inv0, T()),
-                   Pack2(st.acc[n][2] * inv1, st.acc[n][3] * inv1, T()),
-                   Pack2(st.acc[n + 1][0] * inv0, st.acc[n + 1][1] * inv0, T()),
-                   Pack2(st.acc[n + 1][2] * inv1, st.acc[n + 1][3] * inv1, T()));
-      }
+      StMatrixColumns<T, D>(st, h, inv0, inv1, buffer, lane);
       FenceProxyAsync();
       __syncwarp();
       if (lane == 0) TmaStore4d(o_map, buffer, 64 * h, w.hq, first, w.b);
     }
   }
-  if (lane % 4 == 0) {
-    const float totals[2] = {total0, total1};
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const int row = first + lane / 4 + 8 * i;
-      if (row < p.seqlen_q)
-        lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-            RowLse(st.row_max[i], totals[i], p.scale_log2);
-    }
-  }
+  StoreWarpLse<D>(p, w, st, total0, total1, first, lane, lse);
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
@@ -2501,9 +2513,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
-#if KSEEK_FA_FAST_LOCATE
   constexpr bool kFastLocate = (KSEEK_FA_FAST_LOCATE & HeadDimBit(D)) != 0;
-#endif
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -2603,16 +2613,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
         break;
       }
-#if KSEEK_FA_FAST_LOCATE
-      int item_split = 0;
-      BlockWork w;
-      if constexpr (kFastLocate)
-        w = LocateFast<kN, C::kBlockM>(p, item, item_split);
-      else
-        w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
-#else
-      const BlockWork w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
-#endif
+      int item_split;
+      const BlockWork w = LocateItem<kN, C::kBlockM, kFastLocate>(p, item, item_split);
       if constexpr (kPublish) {
         // The item and where it lies, published by the arrivals on the
         // parts' Q full barriers.
@@ -2624,11 +2626,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           at[3] = w.q0;
           at[4] = w.tile_begin;
           at[5] = w.tile_end;
-#if KSEEK_FA_FAST_LOCATE
-          at[6] = kFastLocate ? item_split : item % p.splits;
-#else
-          at[6] = item % p.splits;
-#endif
+          at[6] = item_split;
         }
       }
 #if KSEEK_FA_FAST_LOCATE
@@ -2753,17 +2751,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
       split = __shfl_sync(0xffffffffu, slot[6], 0);
     } else {
-#if KSEEK_FA_FAST_LOCATE
-      if constexpr (kFastLocate) {
-        w = LocateFast<kN, C::kBlockM>(p, item, split);
-      } else {
-        w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
-        split = item % p.splits;
-      }
-#else
-      w = LocateBlock<kN, C::kBlockM>(p, item / p.splits, item % p.splits);
-      split = item % p.splits;
-#endif
+      w = LocateItem<kN, C::kBlockM, kFastLocate>(p, item, split);
     }
     return true;
   };
