@@ -36,6 +36,27 @@ void ExpectAllPass(const std::string& config, const std::string& arg, int min_ru
   EXPECT_GE(runs, min_runs) << arg << "\n" << EmulationTail(r.out) << r.err;
 }
 
+// Planted bug `config` on the shapes named by `filter`: every launch ran
+// (the plant still applies), some run failed and the emulator says so.
+void ExpectPlantFails(const std::string& config, const std::string& filter) {
+  ProcessResult r = Emulate(config, {filter});
+  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;  // it ran, and failed
+  EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
+}
+
+// Planted bug `config` on the shapes named by `filter`: the emulation stops
+// with `reason` in its output.
+void ExpectPlantStops(const std::string& config, const std::string& filter,
+                      const std::string& reason) {
+  ProcessResult r = Emulate(config, {filter});
+  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_NE((r.out + r.err).find(reason), std::string::npos) << EmulationTail(r.out) << r.err;
+}
+
 // A test name for a shape-name filter ("w_" -> "w").
 std::string FilterName(const ::testing::TestParamInfo<const char*>& info) {
   std::string name = info.param;
@@ -119,33 +140,17 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, CandidateSwitches,
 // items overwrite what its earlier stores had still to read, and the
 // reference check must fail; so the stores run, from those buffers.
 TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
-  ProcessResult r = Emulate("tma_race", {"w_hd128_bf16_full"});
-  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;
-  EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
+  ExpectPlantFails("tma_race", "w_hd128_bf16_full");
 }
 
 // TMA stores without the fence that makes a warp's stmatrix writes visible
 // to the async proxy: the emulation must stop at the store and name it.
 TEST(HopperEmulationTest, PlantedTmaStoreWithoutFenceFails) {
-  ProcessResult r = Emulate("tma_fence", {"w_hd128_bf16_full"});
-  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  EXPECT_NE((r.out + r.err).find("written without fence.proxy.async"), std::string::npos)
-      << EmulationTail(r.out) << r.err;
+  ExpectPlantStops("tma_fence", "w_hd128_bf16_full", "written without fence.proxy.async");
 }
 
 // The causal mask one key too lenient: the reference check must fail.
-TEST(HopperEmulationTest, PlantedMaskBugFails) {
-  ProcessResult r = Emulate("mask_bug", {"w_hd128_f16_causal"});
-  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;  // it ran, and failed
-  EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
-}
+TEST(HopperEmulationTest, PlantedMaskBugFails) { ExpectPlantFails("mask_bug", "w_hd128_f16_causal"); }
 
 // setmaxnreg moves registers within the block only: a producer that keeps
 // 32 registers while two consumers take 240 each asks for more than the
@@ -154,11 +159,7 @@ TEST(HopperEmulationTest, PlantedMaskBugFails) {
 // own counts; here the count is planted past it, and the emulation must
 // stop with the deadlock named.
 TEST(HopperEmulationTest, PlantedRegisterOverdraftDeadlocks) {
-  ProcessResult r = Emulate("overdraft", {"w_hd128_f16_causal"});
-  ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
-  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  EXPECT_NE((r.out + r.err).find("deadlock: setmaxnreg.inc waits"), std::string::npos)
-      << EmulationTail(r.out) << r.err;
+  ExpectPlantStops("overdraft", "w_hd128_f16_causal", "deadlock: setmaxnreg.inc waits");
 }
 
 }  // namespace

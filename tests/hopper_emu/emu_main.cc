@@ -133,29 +133,15 @@ bool MbarTest(uint32_t bar, uint32_t parity) { return (Bar(bar).phase & 1) != pa
 // One TMA store: a 1024-byte aligned, 128-byte swizzled box of shared
 // memory into the map's tensor, elements out of bounds left out.
 static void DoTmaStore(const TmaOp& op) {
-  EmuMap em; memcpy(&em, op.map, sizeof em);
-  if (op.dst % 1024) Fail("TMA store source not 1024-byte aligned");
-  const uint32_t rowbytes = em.box[0] * 2;
-  if (rowbytes != 128) Fail("TMA box row is not 128 bytes");
-  for (uint32_t i3 = 0; i3 < em.box[3]; ++i3)
-    for (uint32_t i2 = 0; i2 < em.box[2]; ++i2)
-      for (uint32_t i1 = 0; i1 < em.box[1]; ++i1) {
-        const uint32_t row = (i3 * em.box[2] + i2) * em.box[1] + i1;
-        for (uint32_t i0 = 0; i0 < em.box[0]; ++i0) {
-          const int64_t g[4] = {int64_t(op.c[0]) + i0, int64_t(op.c[1]) + i1, int64_t(op.c[2]) + i2,
-                                int64_t(op.c[3]) + i3};
-          bool in = true;
-          for (int d = 0; d < 4; ++d) in = in && g[d] >= 0 && uint64_t(g[d]) < em.dims[d];
-          if (!in) continue;
-          const uint32_t addr = Swz(op.dst + row * rowbytes + i0 * 2);
-          if (addr + 2 > g_block->smem.size()) Fail("TMA store read outside shared memory");
-          unsigned char* dst = const_cast<unsigned char*>(em.base) + g[0] * 2 + g[1] * em.strides[1] +
-                               g[2] * em.strides[2] + g[3] * em.strides[3];
-          for (auto& [p, n2] : g_readable)
-            if ((const char*)dst + 2 > p && (const char*)dst < p + n2) Fail("TMA store into an input tensor");
-          memcpy(dst, g_block->smem.data() + addr, 2);
-        }
-      }
+  ForEachBoxElement(op, "TMA store source not 1024-byte aligned",
+                    [&](uint32_t addr, const unsigned char* element) {
+    if (element == nullptr) return;  // out of bounds: not written
+    if (addr + 2 > g_block->smem.size()) Fail("TMA store read outside shared memory");
+    unsigned char* dst = const_cast<unsigned char*>(element);
+    for (auto& [p, n2] : g_readable)
+      if ((const char*)dst + 2 > p && (const char*)dst < p + n2) Fail("TMA store into an input tensor");
+    memcpy(dst, g_block->smem.data() + addr, 2);
+  });
   g_progress++;
 }
 void FenceProxyAsync() { g_cur->unfenced = false; }

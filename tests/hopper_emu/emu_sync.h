@@ -33,14 +33,16 @@ void MbarArrive(uint32_t bar) {
 }
 
 // --- TMA -------------------------------------------------------------------
-// One box of a 4-D tiled tensor map into shared memory, 128-byte swizzled,
-// zero-filled out of bounds; its bytes complete the barrier's transaction.
-static void DoTma(const TmaOp& op) {
+// The elements of a box of a 4-D tiled tensor map (op.map, at op.c) whose
+// shared-memory side is at op.dst (1024-byte aligned, 128-byte swizzled;
+// `unaligned`: the failure when it is not): f(the element's swizzled
+// shared address, its address in the tensor, or nullptr out of bounds).
+template <class F>
+static void ForEachBoxElement(const TmaOp& op, const char* unaligned, F f) {
   EmuMap em; memcpy(&em, op.map, sizeof em);
-  if (op.dst % 1024) Fail("TMA destination not 1024-byte aligned");
+  if (op.dst % 1024) Fail(unaligned);
   const uint32_t rowbytes = em.box[0] * 2;
   if (rowbytes != 128) Fail("TMA box row is not 128 bytes");
-  uint32_t total = 0;
   for (uint32_t i3 = 0; i3 < em.box[3]; ++i3)
     for (uint32_t i2 = 0; i2 < em.box[2]; ++i2)
       for (uint32_t i1 = 0; i1 < em.box[1]; ++i1) {
@@ -50,22 +52,32 @@ static void DoTma(const TmaOp& op) {
                                 int64_t(op.c[3]) + i3};
           bool in = true;
           for (int d = 0; d < 4; ++d) in = in && g[d] >= 0 && uint64_t(g[d]) < em.dims[d];
-          uint16_t v = 0;  // out of bounds: zero fill
-          if (in) {
-            const unsigned char* src =
-                em.base + g[0] * 2 + g[1] * em.strides[1] + g[2] * em.strides[2] + g[3] * em.strides[3];
-            bool ok = false;
-            for (auto& [p, n2] : g_readable)
-              if ((const char*)src >= p && (const char*)src + 2 <= p + n2) ok = true;
-            if (!ok) Fail("TMA read outside the input tensors");
-            memcpy(&v, src, 2);
-          }
-          const uint32_t addr = Swz(op.dst + row * rowbytes + i0 * 2);
-          if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
-          memcpy(g_block->smem.data() + addr, &v, 2);
-          total += 2;
+          const unsigned char* element =
+              in ? em.base + g[0] * 2 + g[1] * em.strides[1] + g[2] * em.strides[2] + g[3] * em.strides[3]
+                 : nullptr;
+          f(Swz(op.dst + row * rowbytes + i0 * 2), element);
         }
       }
+}
+
+// One box of a 4-D tiled tensor map into shared memory, 128-byte swizzled,
+// zero-filled out of bounds; its bytes complete the barrier's transaction.
+static void DoTma(const TmaOp& op) {
+  uint32_t total = 0;
+  ForEachBoxElement(op, "TMA destination not 1024-byte aligned",
+                    [&](uint32_t addr, const unsigned char* src) {
+    uint16_t v = 0;  // out of bounds: zero fill
+    if (src) {
+      bool ok = false;
+      for (auto& [p, n2] : g_readable)
+        if ((const char*)src >= p && (const char*)src + 2 <= p + n2) ok = true;
+      if (!ok) Fail("TMA read outside the input tensors");
+      memcpy(&v, src, 2);
+    }
+    if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
+    memcpy(g_block->smem.data() + addr, &v, 2);
+    total += 2;
+  });
   MBar& m = Bar(op.bar);
   m.tx -= total;
   if (m.tx < 0) Fail("TMA bytes beyond the expected transaction count");
