@@ -110,7 +110,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // (head_dim 64's two-consumer kernels and 128's short key tiles; the first
 // set has one Q buffer at head_dim 64, where the chain is off), and head
 // dims 136-192 on D = 256 with narrow S and P V (KSEEK_FA_D192=0; the
-// first set computes S over all of D there). A planted change of the
+// first set computes S over all of D there), and the epilogue's MUFU
+// reciprocal and log2 and the items located by multiplications at every
+// head dim (the defaults have them at 64 and 128 only). A planted change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
 class SecondSwitches : public ::testing::TestWithParam<const char*> {};
@@ -120,19 +122,19 @@ TEST_P(SecondSwitches, PassOnTheirShapes) { ExpectAllPass("second", GetParam(), 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_"),
                          FilterName);
 
-// The switches to be measured next (hopper_emu_candidates): O through
-// shared memory and TMA stores at head_dim 64 and 128 (two consumers),
-// the epilogue's reciprocal and log2 on the MUFU unit, the WGMMA kernel's
-// items located by multiplications instead of divisions, 128-key tiles and
-// two Q buffers for head_dim 128 with few keys (non-causal up to 2048,
-// causal up to 512), the mma.sync kernels' splits at the best wave
-// efficiency, and the decode kernel with two row tiles per warp for row
-// groups of 17-32 rows (the g_ shapes of 3 and 4 queries x 8 heads).
-class CandidateSwitches : public ::testing::TestWithParam<const char*> {};
+// The paths that v3k's defaults replaced (hopper_emu_replaced), kept as
+// switches: O stored without TMA (the staged and the wide stores), IEEE
+// division and log2f in the epilogue, the items located by integer
+// divisions, 3 K/V stages on the 128-key head_dim 128 kernel, the wide key
+// tiles for head_dim 128 with few keys; and the decode switches measured
+// at no gain: the mma.sync kernels' splits at the best wave efficiency,
+// and the decode kernel with two row tiles per warp for row groups of
+// 17-32 rows (the g_ shapes of 3 and 4 queries x 8 heads).
+class ReplacedPaths : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(CandidateSwitches, PassOnTheirShapes) { ExpectAllPass("candidates", GetParam(), 16); }
+TEST_P(ReplacedPaths, PassOnTheirShapes) { ExpectAllPass("replaced", GetParam(), 16); }
 
-INSTANTIATE_TEST_SUITE_P(HopperEmulation, CandidateSwitches,
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, ReplacedPaths,
                          ::testing::Values("w_", "dim_", "g_", "x_"), FilterName);
 
 // TMA stores without the wait that frees a staging buffer: where stores

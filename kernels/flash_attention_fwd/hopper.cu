@@ -411,10 +411,10 @@
 //                               accumulators
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
-//                               K/V stages; 0 (default): off (interleaved,
-//                               calls 16-18 of the variants log: +2-4% at
-//                               s512, 0 to -1.5% at s1024-s16384; with the
-//                               per-consumer Q barriers on, within noise)
+//                               K/V stages; default 512 (with the TMA
+//                               stores +7% at s512, NOTES.md v3k; at
+//                               s1024 2 K/V stages with one Q buffer are
+//                               2% faster); 0: off
 //   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
@@ -484,7 +484,7 @@
 #define KSEEK_FA_WIDE_STORES 6
 #endif
 #ifndef KSEEK_FA_HD128_CAUSAL_Q2_UPTO
-#define KSEEK_FA_HD128_CAUSAL_Q2_UPTO 0
+#define KSEEK_FA_HD128_CAUSAL_Q2_UPTO 512
 #endif
 #ifndef KSEEK_FA_HD128_FULL_BLOCK_N
 #define KSEEK_FA_HD128_FULL_BLOCK_N 176
@@ -634,35 +634,42 @@
 #endif
 // TMA's L2 promotion of the WGMMA kernel's q, k and v loads: 0 none, 1 64
 // bytes, 2 128 bytes, 3 256 bytes (default; 0 and 2 measured the same).
-// Head dims (sums of bits as below: 1 head_dim 64, 2 128, 4 192 and 256)
-// whose WGMMA kernel's producer and consumers locate an item (LocateFast)
+// Head dims (a sum of bits: 1 head_dim 64, 2 128, 4 256, 8 the D = 192
+// kernel, apart from 256 here) whose WGMMA kernel's producer and consumers
+// locate an item (LocateFast)
 // with its divisions (the item by splits, by items per section, by the
 // section's pairs, by heads; the producer's K/V head too) as
 // multiplications by precomputed reciprocals, not integer divisions
-// (about 25 instructions each). Default 0. (At 192 with 112-key tiles
-// ptxas then spills 12 bytes in the split-loop instance, 4 without.)
+// (about 25 instructions each). Default 3 (head_dim 64 and 128: with the
+// fast epilogue and TMA stores +1.5-4% there, NOTES.md v3k). (At 192 with
+// 112-key tiles ptxas spills 12 bytes in the split-loop instance, 4
+// without.)
 #ifndef KSEEK_FA_FAST_LOCATE
-#define KSEEK_FA_FAST_LOCATE 0
+#define KSEEK_FA_FAST_LOCATE 3
 #endif
 // O stored by TMA from shared memory (StoreOutputTma; sums of head-dim
 // bits, at head_dim 64 and 128 where 2 KB per consumer warp fits): the
 // consumers' epilogue is stmatrix and one store per warp and 64 columns,
-// not shuffles, address arithmetic and bounds tests per lane. Default 0.
+// not shuffles, address arithmetic and bounds tests per lane. Default 3
+// (head_dim 64 and 128).
 #ifndef KSEEK_FA_TMA_STORES
-#define KSEEK_FA_TMA_STORES 0
+#define KSEEK_FA_TMA_STORES 3
 #endif
 // K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
-// buffer (causal masking, short non-causal sequences): 3 (default), or 2
-// as FA3 has there, which leaves room for KSEEK_FA_TMA_STORES.
+// buffer (causal masking, short non-causal sequences): 2 (default) as FA3
+// has there, which leaves room for KSEEK_FA_TMA_STORES (+1-2% at causal
+// s1024-s2048 over 3 stages without them), or 3.
 #ifndef KSEEK_FA_HD128_STAGES
-#define KSEEK_FA_HD128_STAGES 3
+#define KSEEK_FA_HD128_STAGES 2
 #endif
-// 2: row groups of 17-32 rows (GQA decode with 2-4 queries: 32 rows at 4
+// Head dims (a sum of bits as KSEEK_FA_TMA_STORES; 64 and 128 only) where
+// row groups of 17-32 rows (GQA decode with 2-4 queries: 32 rows at 4
 // queries x 8 heads) take the decode kernel with two m16 row tiles per warp
-// over each K/V chunk (one block per group and split, K/V read once), at
-// head_dim <= 128; 1 (default): 16-row blocks, two per such group.
-#ifndef KSEEK_FA_DECODE_ROW_TILES
-#define KSEEK_FA_DECODE_ROW_TILES 1
+// over each K/V chunk (one block per group and split, K/V read once);
+// elsewhere 16-row blocks, two per such group. Default 1 (head_dim 64:
+// +12% on decode_q4_k16000_hd64_gqa8_causal; +1% at 128, NOTES.md v3k).
+#ifndef KSEEK_FA_DECODE_TWO_TILES
+#define KSEEK_FA_DECODE_TWO_TILES 1
 #endif
 // Key splits of the mma.sync kernels (ChooseSplits): the fewest splits
 // whose wave efficiency is within this percentage of the best; for the
@@ -677,17 +684,20 @@
 // The epilogue's 1 / (row sum) and log2(row sum) on the MUFU unit
 // (rcp.approx, lg2.approx: one instruction each, relative errors near
 // 2^-22) instead of IEEE division and log2f (a slow-path branch and a
-// 20-instruction polynomial). Default 0.
+// 20-instruction polynomial). A sum of head-dim bits as KSEEK_FA_TMA_STORES;
+// default 3 (head_dim 64 and 128: +2-15% at few keys per item; at 256 the
+// WGMMA kernel measured 1-4% slower with it).
 #ifndef KSEEK_FA_FAST_EPILOGUE
-#define KSEEK_FA_FAST_EPILOGUE 0
+#define KSEEK_FA_FAST_EPILOGUE 3
 #endif
 // n > 0: at head_dim 128 without causal masking (head_dim 128, not the
 // narrow 80/96) and seqlen_k <= n, 128-key tiles, 2 Q buffers and 2 K/V
 // stages (the instance of KSEEK_FA_HD128_CAUSAL_Q2_UPTO) instead of the
-// wide tiles: items of few tiles start while the last one ends. 0
-// (default): off.
+// wide tiles: items of few tiles start while the last one ends. Default
+// 4096 (with the TMA stores +6% at s512, +1-4% at s1024-s4096; 0.996x
+// at s8192, 0.993x at s16384); 0: off.
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
-#define KSEEK_FA_HD128_FULL_Q2_UPTO 0
+#define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
@@ -1232,30 +1242,41 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
   }
 }
 
+// A head_dim's bit in the switches that take a sum of head dims
+// (KSEEK_FA_Q_PER_CONSUMER, KSEEK_FA_WIDE_STORES, KSEEK_FA_TMA_STORES,
+// KSEEK_FA_FAST_EPILOGUE, ...): 1, 2 or 4 (D = 192, KSEEK_FA_D192, takes
+// 256's).
+constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
+
+template <int D>
+constexpr bool kFastEpilogue = (KSEEK_FA_FAST_EPILOGUE & HeadDimBit(D)) != 0;
+
 // LSE of a row from its running max (raw score units) and its sum of
 // exp2(score * scale_log2 - max * scale_log2); -inf when it saw no key.
+template <int D>
 __device__ __forceinline__ float RowLse(float row_max, float total,
                                         float scale_log2) {
-#if KSEEK_FA_FAST_EPILOGUE
-  float lg;
-  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(total));
-  return total > 0.f ? (row_max * scale_log2 + lg) * kLn2 : -INFINITY;
-#else
-  return total > 0.f ? (row_max * scale_log2 + log2f(total)) * kLn2
-                     : -INFINITY;
-#endif
+  if constexpr (kFastEpilogue<D>) {
+    float lg;
+    asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(lg) : "f"(total));
+    return total > 0.f ? (row_max * scale_log2 + lg) * kLn2 : -INFINITY;
+  } else {
+    return total > 0.f ? (row_max * scale_log2 + log2f(total)) * kLn2
+                       : -INFINITY;
+  }
 }
 
 // 1 / (a row's sum), 0 for a row that saw no key (KSEEK_FA_FAST_EPILOGUE:
 // on the MUFU unit; a sum that saw a key is at least 1).
+template <int D>
 __device__ __forceinline__ float RowInverse(float total) {
-#if KSEEK_FA_FAST_EPILOGUE
-  float inv;
-  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(inv) : "f"(total));
-  return total > 0.f ? inv : 0.f;
-#else
-  return total > 0.f ? 1.f / total : 0.f;
-#endif
+  if constexpr (kFastEpilogue<D>) {
+    float inv;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(inv) : "f"(total));
+    return total > 0.f ? inv : 0.f;
+  } else {
+    return total > 0.f ? 1.f / total : 0.f;
+  }
 }
 
 // Final O and LSE of the warp's rows: O staged through the warp's own Q
@@ -1265,8 +1286,8 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
                             const WarpState<D>& st, float total0,
                             float total1, int warp, int lane,
                             unsigned char* rows, T* o, float* lse) {
-  const float inv[2] = {RowInverse(total0),
-                        RowInverse(total1)};
+  const float inv[2] = {RowInverse<D>(total0),
+                        RowInverse<D>(total1)};
   const int g = lane / 4;
   __syncwarp();
 #pragma unroll
@@ -1303,7 +1324,7 @@ __device__ void StoreOutput(const Problem& p, const BlockWork& w,
       if (m >= rows_total) continue;
       const PackedRow at = RowAt(p, w.hq, m);
       lse[(int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query] =
-          RowLse(st.row_max[i], totals[i], p.scale_log2);
+          RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
     }
   }
 }
@@ -1328,7 +1349,7 @@ __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
     // past seqlen_q (the same for every lane).
     if (first + 8 * i >= p.seqlen_q) break;
     const int row = first + lane / 4 + 8 * i;
-    const float inv = RowInverse(totals[i]);
+    const float inv = RowInverse<D>(totals[i]);
     uint32_t x[D / 8];
 #pragma unroll
     for (int n = 0; n < D / 8; ++n)
@@ -1363,7 +1384,7 @@ __device__ void StoreOutputWide(const Problem& p, const BlockWork& w,
             make_uint4(x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]);
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-          RowLse(st.row_max[i], totals[i], p.scale_log2);
+          RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
   }
 }
 
@@ -1380,7 +1401,7 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
   for (int i = 0; i < 2; ++i) {
     const int row = first + lane / 4 + 8 * i;
     if (row >= p.seqlen_q) continue;
-    const float inv = RowInverse(totals[i]);
+    const float inv = RowInverse<D>(totals[i]);
     T* out = o + ((int64_t(w.b) * p.seqlen_q + row) * p.heads_q + w.hq) *
                      RowElements<D>(p) +
              2 * (lane % 4);
@@ -1391,7 +1412,7 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
             Pack2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv, T());
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-          RowLse(st.row_max[i], totals[i], p.scale_log2);
+          RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
   }
 }
 
@@ -1413,7 +1434,7 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
     const int64_t index = split * rows_total +
                           (int64_t(w.b) * p.heads_q + r.head) * p.seqlen_q +
                           r.query;
-    const float inv = RowInverse(totals[i]);
+    const float inv = RowInverse<D>(totals[i]);
     float* out = g_split_o + index * D + 2 * (lane % 4);
 #pragma unroll
     for (int n = 0; n < KO / 8; ++n)
@@ -1421,7 +1442,7 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
           make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
     if (lane % 4 == 0)
       g_split_lse[index] =
-          RowLse(st.row_max[i], totals[i], p.scale_log2);
+          RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
   }
 }
 
@@ -1740,7 +1761,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
     sum += part_sum[u * kRows + r] * factor[u];
   }
-  const float inv = RowInverse(sum);
+  const float inv = RowInverse<D>(sum);
   const PackedRow at = RowAt(p, w.hq, m);
   const int64_t row_index =
       (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
@@ -1779,7 +1800,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     }
   }
   if (threadIdx.x % kThreadsPerRow == 0) {
-    const float row_lse = RowLse(mx, sum, p.scale_log2);
+    const float row_lse = RowLse<D>(mx, sum, p.scale_log2);
     if (p.splits == 1)
       lse[row_index] = row_lse;
     else
@@ -2161,10 +2182,6 @@ constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
-// A head_dim's bit in the switches that take a sum of head dims
-// (KSEEK_FA_Q_PER_CONSUMER, KSEEK_FA_WIDE_STORES): 1, 2 or 4 (D = 192,
-// KSEEK_FA_D192, takes 256's).
-constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
@@ -2423,7 +2440,7 @@ __device__ __forceinline__ void StoreWarpLse(const Problem& p, const BlockWork& 
       const int row = first + lane / 4 + 8 * i;
       if (row < p.seqlen_q)
         lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + row] =
-            RowLse(st.row_max[i], totals[i], p.scale_log2);
+            RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
     }
   }
 }
@@ -2439,8 +2456,8 @@ __device__ __forceinline__ void StoreOutputStaged(
     float total1, int warp, int lane, uint32_t stage,
     const unsigned char* stage_ptr, T* o, float* lse) {
   static_assert(D % 64 == 0, "64 columns per pass");
-  const float inv0 = RowInverse(total0);
-  const float inv1 = RowInverse(total1);
+  const float inv0 = RowInverse<D>(total0);
+  const float inv1 = RowInverse<D>(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
   // Loads: pass-local chunk `x` of rows lane / 8 + 4 it.
   const int x = lane % 8;
@@ -2482,8 +2499,8 @@ __device__ __forceinline__ void StoreOutputTma(
     const CUtensorMap* o_map, float* lse) {
   static_assert(D % 64 == 0, "64 columns per pass");
   static_assert(kBuffers == 1 || kBuffers == D / 64, "one buffer, or one per pass");
-  const float inv0 = RowInverse(total0);
-  const float inv1 = RowInverse(total1);
+  const float inv0 = RowInverse<D>(total0);
+  const float inv1 = RowInverse<D>(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
   if (first < p.seqlen_q) {  // (the same for every lane)
 #pragma unroll
@@ -2513,7 +2530,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
-  constexpr bool kFastLocate = (KSEEK_FA_FAST_LOCATE & HeadDimBit(D)) != 0;
+  constexpr bool kFastLocate =
+      (KSEEK_FA_FAST_LOCATE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -3359,8 +3377,8 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // K/V head; then more key splits (kMaxMmaSplits).
   p.pack = KSEEK_FA_MMA_PACK_GQA ? p.heads_q / p.heads_kv : 1;
   // Row groups of 17-32 rows: the decode kernel with two row tiles per warp
-  // (KSEEK_FA_DECODE_ROW_TILES), one block per group and split.
-  if constexpr (R == 1 && KSEEK_FA_DECODE_ROW_TILES == 2 && D <= 128) {
+  // (KSEEK_FA_DECODE_TWO_TILES), one block per group and split.
+  if constexpr (R == 1 && (KSEEK_FA_DECODE_TWO_TILES & HeadDimBit(D)) != 0 && D <= 128) {
     const int64_t rows = int64_t(p.seqlen_q) * p.pack;
     if (KSEEK_FA_DECODE_KERNEL > 0 && rows > kDecodeRows && rows <= 2 * kDecodeRows &&
         rows <= KSEEK_FA_DECODE_MAX_ROWS)

@@ -487,8 +487,9 @@ int main(int argc, char** argv) {
       {"g_hd192_f16_q1_k12000_gqa8", 1, 1, 12000, 8, 1, 192, 0, false, 132},
       // Row groups of 17-32 rows (4 and 3 queries x 8 heads): two 16-row
       // decode blocks per group, or one with two row tiles per warp
-      // (KSEEK_FA_DECODE_ROW_TILES); split keys, the last row tile partly
-      // past the group's rows.
+      // (KSEEK_FA_DECODE_TWO_TILES: by default at head_dim 64); split keys,
+      // the last row tile partly past the group's rows.
+      {"g_hd64_bf16_q4_k6000_gqa8_causal", 1, 4, 6000, 16, 2, 64, 1, true, 132},
       {"g_hd128_bf16_q4_k9000_gqa8_causal", 1, 4, 9000, 16, 2, 128, 1, true, 132},
       {"g_hd128_f16_q3_k3000_gqa8_causal_b2", 2, 3, 3000, 8, 1, 128, 1, false, 132},
   };

@@ -17,8 +17,9 @@
 # others run again without it. With FA_PLACEMENT="SCENARIOS PLACEMENTS"
 # placement.py then times the builds and cuDNN with the inputs at several
 # device addresses ($OUT/placement.txt). With FA_NCU="NAME
-# SCENARIO" (several such pairs separated by ';'), Nsight Compute
-# profiles build NAME's first WGMMA-kernel launch on SCENARIO (full set,
+# SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
+# profiles build NAME's first WGMMA-kernel launch (or first launch of the
+# kernel whose name matches the regex KERNEL) on SCENARIO (full set,
 # clocks left alone): its details page as text ($OUT/ncu_details.txt)
 # and per-instruction source counters, summed by stall reason, by
 # instruction and (executed instructions) by opcode by ncu_stalls.py
@@ -140,15 +141,17 @@ profile() {
     tail -20 "$work/ncu/$tag.log"
   fi
 }
-# FA_NCU may name several "NAME SCENARIO" pairs, separated by ';': the
-# first profile's files are ncu_*, the others' ncu_2_*, ncu_3_*, ...
+# FA_NCU may name several "NAME SCENARIO [KERNEL]" specs, separated by ';'
+# (KERNEL: a regex of the kernel's name, AttentionForwardWgmma unless
+# given, e.g. AttentionDecode or CombineSplits): the first profile's files
+# are ncu_*, the others' ncu_2_*, ncu_3_*, ...
 if [[ -n "${FA_NCU:-}" ]]; then
   IFS=';' read -r -a ncu_specs <<< "$FA_NCU"
   for i in "${!ncu_specs[@]}"; do
-    read -r ncu_name ncu_scen <<< "${ncu_specs[i]}"
+    read -r ncu_name ncu_scen ncu_kernel <<< "${ncu_specs[i]}"
     tag=ours; (( i > 0 )) && tag=$((i + 1))
-    echo "== ncu $tag: $ncu_name on $ncu_scen"
-    profile "$tag" AttentionForwardWgmma -- python3 variants.py \
+    echo "== ncu $tag: $ncu_name on $ncu_scen (${ncu_kernel:-AttentionForwardWgmma})"
+    profile "$tag" "${ncu_kernel:-AttentionForwardWgmma}" -- python3 variants.py \
       --lib "$ncu_name=$work/$ncu_name.so" --scenarios "$ncu_scen" \
       --samples 1 --warmup 0 --budget-s 0.01
   done

@@ -19,7 +19,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
 cu=kernels/flash_attention_fwd/hopper.cu
 lk="-DKSEEK_FA_LONG_SPLIT_KEEP_PCT=100"
-rt="-DKSEEK_FA_DECODE_ROW_TILES=2"
+rt="-DKSEEK_FA_DECODE_TWO_TILES=3"
 export FA_VARIANTS="a=$cu;lk=$cu $lk;sk=$cu -DKSEEK_FA_SPLIT_KEEP_PCT=100 $lk;rt=$cu $rt;rtlk=$cu $rt $lk"
 export FA_SCENARIOS=$(python3 - <<'PY'
 import json

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call (about 150 s): NOTES.md "Next (after v3k's
+# measurement)" items 2 and 3, beside the default build:
+#   v3k    the default build
+#   notma  without the TMA stores (the fast epilogue and locate kept):
+#          whether the stores pay beyond few keys, and at head_dim 80/96
+#   fl256  the items located by multiplications at head_dim 256 too (not
+#          on the D = 192 kernel, which spills with them; at 256 the
+#          split-loop instance then no longer spills its 24 bytes)
+# on the grid, qlong hd128, GQA/MQA hd64/hd128, many-short and the dims
+# shapes at head_dim 80 and 96.
+# Run from the repository root:
+#   bash kernels/flash_attention_fwd/bench/plans/after_v3k.sh
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
+cu=kernels/flash_attention_fwd/hopper.cu
+export FA_VARIANTS="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
+export FA_SCENARIOS=$(python3 - <<'PY'
+import json
+t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
+hd = lambda n: "hd64" in n or "hd128" in n
+keep = lambda n: (n.startswith("grid_")
+                  or (n.startswith("qlong_") and "hd128" in n)
+                  or (n.startswith(("gqa", "mqa")) and hd(n))
+                  or n.startswith("many_short_")
+                  or (n.startswith("dims_") and ("hd80" in n or "hd96" in n)))
+print(",".join(s["name"] for s in t if keep(s["name"])))
+PY
+)
+export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
+export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"
+exec bash kernels/flash_attention_fwd/bench/run_variants.sh
