@@ -112,7 +112,8 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // dims 136-192 on D = 256 with narrow S and P V (KSEEK_FA_D192=0; the
 // first set computes S over all of D there), and the epilogue's MUFU
 // reciprocal and log2 and the items located by multiplications at every
-// head dim (the defaults have them at 64 and 128 only). A planted change of the
+// head dim (the defaults have them at 64 and 128 only), and O stored
+// without TMA on the narrow instances (head_dim 80/96 on D = 128). A planted change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
 class SecondSwitches : public ::testing::TestWithParam<const char*> {};

@@ -655,6 +655,13 @@
 #ifndef KSEEK_FA_TMA_STORES
 #define KSEEK_FA_TMA_STORES 3
 #endif
+// 0: the narrow instances (head_dim 80/96 on the D = 128 kernels) store O
+// without TMA, as before v3k (there v3k's call 1 measured the TMA stores
+// 1.6-2.6% slower without causal masking, flat with it). Default 1: with
+// TMA as every other instance that has them.
+#ifndef KSEEK_FA_TMA_NARROW
+#define KSEEK_FA_TMA_NARROW 1
+#endif
 // K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
 // buffer (causal masking, short non-causal sequences): 2 (default) as FA3
 // has there, which leaves room for KSEEK_FA_TMA_STORES (+1-2% at causal
@@ -2739,6 +2746,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // O's columns: at head_dim 256 with narrow scores (KD 192: head_dim 136
   // to 192) only the first 192 (KSEEK_FA_NARROW_PV), the rest being zeros.
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
+  // TMA stores, also on the narrow instances (head_dim 80/96 on D = 128)
+  // unless KSEEK_FA_TMA_NARROW is 0.
+  constexpr bool kTma = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || KD == D);
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -3005,7 +3015,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && C::kTmaStores)
+    if (p.splits == 1 && kTma)
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
           base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);
@@ -3022,7 +3032,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
   // The last TMA stores done before the block's shared memory goes.
-  if constexpr (C::kTmaStores)
+  if constexpr (kTma)
     if (lane == 0) BulkWait<0>();
 #endif
 }
