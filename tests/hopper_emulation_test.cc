@@ -152,6 +152,13 @@ TEST(HopperEmulationTest, PlantedTmaStoreWithoutFenceFails) {
   ExpectPlantStops("tma_fence", "w_hd128_bf16_full", "written without fence.proxy.async");
 }
 
+// An error in the decode kernel's second row tile: the 32-row GQA group at
+// head_dim 64 (4 queries x 8 heads), which the defaults run with two row
+// tiles per warp, must fail, so that path is the one emulated.
+TEST(HopperEmulationTest, PlantedSecondRowTileErrorFails) {
+  ExpectPlantFails("second_tile", "g_hd64_bf16_q4_k6000_gqa8_causal");
+}
+
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) { ExpectPlantFails("mask_bug", "w_hd128_f16_causal"); }
 
