@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (about 180 s): NOTES.md "Next (after v3k's
+# One device call (about 200 s): NOTES.md "Next (after v3k's
 # measurement)" items 2 and 3, beside the default build:
 #   v3k    the default build
 #   notma  without the TMA stores (the fast epilogue and locate kept):
@@ -9,14 +9,19 @@
 #   fl256  the items located by multiplications at head_dim 256 too (not
 #          on the D = 192 kernel, which spills with them; at 256 the
 #          split-loop instance then no longer spills its 24 bytes)
-# on the grid, qlong hd128, GQA/MQA hd64/hd128, many-short and the dims
-# shapes at head_dim 80 and 96.
+# on the grid, qlong hd128, GQA/MQA hd64/hd128, many-short, long (which the
+# final run read at 1.026x FA3 against v3j's 1.053x, in another process)
+# and the head_dim 80/96 dims, GQA, prefill and ragged shapes.
+#   v3j    v3j's file, where .variants/hopper_v3j.cu is there (before the
+#          call: mkdir -p .variants && git show ef7c6dd:kernels/flash_attention_fwd/hopper.cu > .variants/hopper_v3j.cu,
+#          and carry .variants)
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/after_v3k.sh
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
 cu=kernels/flash_attention_fwd/hopper.cu
 export FA_VARIANTS="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;tn0=$cu -DKSEEK_FA_TMA_NARROW=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
+[[ -f .variants/hopper_v3j.cu ]] && FA_VARIANTS="$FA_VARIANTS;v3j=.variants/hopper_v3j.cu"
 export FA_SCENARIOS=$(python3 - <<'PY'
 import json
 t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
@@ -24,7 +29,7 @@ hd = lambda n: "hd64" in n or "hd128" in n
 keep = lambda n: (n.startswith("grid_")
                   or (n.startswith("qlong_") and "hd128" in n)
                   or (n.startswith(("gqa", "mqa")) and hd(n))
-                  or n.startswith("many_short_")
+                  or n.startswith(("many_short_", "long_"))
                   or (("hd80" in n or "hd96" in n) and n.startswith(("dims_", "gqa", "prefill_", "ragged_"))))
 print(",".join(s["name"] for s in t if keep(s["name"])))
 PY
