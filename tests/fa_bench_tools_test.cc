@@ -105,5 +105,24 @@ TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
   EXPECT_NE(r.err.find("want NAME=PATH"), std::string::npos) << r.err;
 }
 
+// pick_scenarios.py, which the device plans (bench/plans/*.sh) take their
+// scenario lists from: task.json's names matching any glob, in task.json's
+// order and each once; a glob that matches nothing is refused by name.
+TEST(FaBenchToolsTest, PickScenariosKeepsTaskOrderAndRefusesAnEmptyGlob) {
+  const std::string pick = kBench + "/pick_scenarios.py";
+  ProcessResult r = testing::RunProcess(
+      {"/usr/bin/env", "python3", pick, "grid_hd64_full_s51*", "grid_*_s512_bf16"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "grid_hd64_full_s512_bf16,grid_hd64_full_s512_f16,grid_hd64_causal_s512_bf16,"
+            "grid_hd128_full_s512_bf16,grid_hd128_causal_s512_bf16,"
+            "grid_hd256_full_s512_bf16,grid_hd256_causal_s512_bf16\n");
+  r = testing::RunProcess({"/usr/bin/env", "python3", pick, "grid_*", "ragged_*hd80*"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("no scenario of task.json matches ragged_*hd80*"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace kseek

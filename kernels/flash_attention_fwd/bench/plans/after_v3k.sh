@@ -22,18 +22,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
 cu=kernels/flash_attention_fwd/hopper.cu
 export FA_VARIANTS="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;tn0=$cu -DKSEEK_FA_TMA_NARROW=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
 [[ -f .variants/hopper_v3j.cu ]] && FA_VARIANTS="$FA_VARIANTS;v3j=.variants/hopper_v3j.cu"
-export FA_SCENARIOS=$(python3 - <<'PY'
-import json
-t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
-hd = lambda n: "hd64" in n or "hd128" in n
-keep = lambda n: (n.startswith("grid_")
-                  or (n.startswith("qlong_") and "hd128" in n)
-                  or (n.startswith(("gqa", "mqa")) and hd(n))
-                  or n.startswith(("many_short_", "long_"))
-                  or (("hd80" in n or "hd96" in n) and n.startswith(("dims_", "gqa", "prefill_", "ragged_"))))
-print(",".join(s["name"] for s in t if keep(s["name"])))
-PY
-)
+export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'long_*' 'dims_hd80*' 'dims_hd96*' 'gqa*hd80*' 'gqa*hd96*' 'prefill_*hd80*' 'prefill_*hd96*' 'ragged_*hd96*')
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"
 exec bash kernels/flash_attention_fwd/bench/run_variants.sh

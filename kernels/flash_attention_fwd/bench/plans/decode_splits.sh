@@ -21,13 +21,7 @@ cu=kernels/flash_attention_fwd/hopper.cu
 lk="-DKSEEK_FA_LONG_SPLIT_KEEP_PCT=100"
 rt="-DKSEEK_FA_DECODE_TWO_TILES=3"
 export FA_VARIANTS="a=$cu;lk=$cu $lk;sk=$cu -DKSEEK_FA_SPLIT_KEEP_PCT=100 $lk;rt=$cu $rt;rtlk=$cu $rt $lk"
-export FA_SCENARIOS=$(python3 - <<'PY'
-import json
-t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
-keep = lambda n: n.startswith(("decode_", "many_short_", "prefill_"))
-print(",".join(s["name"] for s in t if keep(s["name"])))
-PY
-)
+export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'decode_*' 'many_short_*' 'prefill_*')
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
 exec bash kernels/flash_attention_fwd/bench/run_variants.sh

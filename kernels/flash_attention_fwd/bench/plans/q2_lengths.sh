@@ -13,13 +13,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
 cu=kernels/flash_attention_fwd/hopper.cu
 q="-DKSEEK_FA_HD128_FULL_Q2_UPTO"
 export FA_VARIANTS="v3k=$cu;q4k=$cu $q=4096;q8k=$cu $q=8192;q16k=$cu $q=16384"
-export FA_SCENARIOS=$(python3 - <<'PY'
-import json
-t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
-keep = lambda n: "hd128" in n and "_full" in n and n.startswith(("grid_", "gqa", "mqa", "long_", "heads1_", "prefill_"))
-print(",".join(s["name"] for s in t if keep(s["name"])))
-PY
-)
+export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*hd128*_full*' 'gqa*hd128*_full*' 'mqa*hd128*_full*' 'long_*hd128*_full*' 'heads1_*hd128*_full*' 'prefill_*hd128*_full*')
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.15}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
 exec bash kernels/flash_attention_fwd/bench/run_variants.sh

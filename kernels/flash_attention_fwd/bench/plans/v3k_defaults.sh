@@ -13,18 +13,7 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
 cu=kernels/flash_attention_fwd/hopper.cu
 export FA_VARIANTS="v3j=.variants/hopper_v3j.cu;v3k=$cu;q4k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=4096"
-export FA_SCENARIOS=$(python3 - <<'PY'
-import json
-t = json.load(open("kernels/flash_attention_fwd/task.json"))["scenarios"]
-hd = lambda n: "hd64" in n or "hd128" in n
-keep = lambda n: (n.startswith("grid_")
-                  or (n.startswith("qlong_") and "hd128" in n)
-                  or (n.startswith(("gqa", "mqa")) and hd(n))
-                  or n.startswith("many_short_")
-                  or (n.startswith("dims_") and ("hd80" in n or "hd96" in n)))
-print(",".join(s["name"] for s in t if keep(s["name"])))
-PY
-)
+export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'dims_hd80*' 'dims_hd96*')
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"
 exec bash kernels/flash_attention_fwd/bench/run_variants.sh
