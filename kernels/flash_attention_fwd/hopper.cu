@@ -1036,7 +1036,7 @@ __device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int&
   if constexpr (kFast) return LocateFast<kN, kM>(p, item, split);
 #endif
   split = item % p.splits;
-  return LocateBlock<kN, kM>(p, item / p.splits, item % p.splits);
+  return LocateBlock<kN, kM>(p, item / p.splits, split);
 }
 
 // Keys a query row sees: [0, limit).
