@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3j: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3k: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -69,18 +69,25 @@
 //
 //     head_dim | consumers | keys/tile     | Q buffers | K/V stages | shared memory
 //     ---------+-----------+---------------+-----------+------------+--------------
-//        64    |  3 or 2   |    128        |     2     |     4      | 201 / 177 KB
-//        64    |     2     |  64 or 80 (s) |     2     |     4      | 113 / 129 KB
-//       128    |     2     |    128 (c)    |     1     |     3      | 225 KB
-//       128    |     2     |    176 (w)    |     1     |     2      | 209 KB
-//       128    |     2     |  64 or 80 (s) |     2     |     3      | 161 / 185 KB
+//        64    |  3 or 2   |    128        |     2     |     4      | 201 / 178 KB
+//        64    |     2     |  64 or 80 (s) |     2     |     4      | 114 / 130 KB
+//       128    |     2     |    128 (c)    |     1     |     2      | 194 KB
+//       128    |     2     |    128 (q)    |     2     |     2      | 226 KB
+//       128    |     2     |    176 (w)    |     1     |     2      | 226 KB
+//       128    |     2     |  64 or 80 (s) |     2     |     3      | 194 / 218 KB
 //       256    |     2     |     80        |     1     |     2      | 225 KB
 //
-//   (c) causal masking, and sequences too short for (w); (w) without causal
-//   masking where 176-key tiles pad the keys by at most 5% more than
-//   128-key tiles (WideKeyTiles): fewer, longer tiles per item; (s)
-//   seqlen_k <= 64 (<= 80): one short tile per item instead of a 128-key
-//   one mostly masked (many short sequences).
+//   (c) causal masking, and sequences too short for (w); (q) causal up to
+//   512 keys and without causal masking up to 4096
+//   (KSEEK_FA_HD128_CAUSAL_Q2_UPTO, KSEEK_FA_HD128_FULL_Q2_UPTO); (w)
+//   without causal masking where 176-key tiles pad the keys by at most 5%
+//   more than 128-key tiles (WideKeyTiles): fewer, longer tiles per item;
+//   (s) seqlen_k <= 64 (<= 80): one short tile per item instead of a
+//   128-key one mostly masked (many short sequences). With two consumers
+//   at head_dim 64 and 128 the shared memory includes 2 KB per consumer
+//   warp (or 4 KB: two buffers where they fit) for O's TMA stores
+//   (KSEEK_FA_TMA_STORES), with three at 64 2 KB per warp for O staged
+//   through it.
 //
 //   Shared memory holds Q (one or two buffers of 128 or 192 rows: with two,
 //   the next item's Q, and so its first K/V tiles, load while the
@@ -219,7 +226,7 @@
 //   all, ragged 1.005x, prefill 1.013x FA3; head_dim 128, seqlen 16384,
 //   bf16, non-causal 708 TFLOP/s (FA3 722, cuDNN 632; 90% of the measured
 //   790 peak); lowest gqa4_hd160_full_s2048 at 0.83x cuDNN (0.99x FA3).
-//   Version 3j (this file; NOTES.md v3j; bench/results/hopper_v3j_h200.txt,
+//   Version 3j (NOTES.md v3j; bench/results/hopper_v3j_h200.txt,
 //   one call as 3i's): head_dim 136-192 on the D = 192 kernel, +13.5% over
 //   those 23 scenarios side by side and stable over the inputs' placement;
 //   the other kernels are 3i's. 0.982x FA3 and 1.069x cuDNN over the FA3
@@ -232,6 +239,22 @@
 //   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), the next item's
 //   first S issued with an item's last P V (KSEEK_FA_CHAIN), other TMA L2
 //   promotions (KSEEK_FA_L2_PROMOTION).
+//   Version 3k (this file; NOTES.md v3k; bench/results/hopper_v3k_h200.txt,
+//   one call as 3i's): at head_dim 64 and 128 O by TMA stores, the
+//   epilogue's reciprocal and log2 on the MUFU unit and the item located
+//   by multiplications; head_dim 128 without causal masking up to 4096
+//   keys (causal up to 512) on 128-key tiles with two Q buffers, causal
+//   head_dim 128 on two K/V stages; GQA decode groups of 17-32 rows at
+//   head_dim 64 on one decode block with two row tiles per warp. 1.043x
+//   3j side by side over 130 scenarios; 1.000x FA3 and 1.096x cuDNN over
+//   the FA3 grid (543 TFLOP/s; FA3 542, cuDNN 495), 1.069x FA3 / 1.370x
+//   cuDNN over all; head_dim 128, seqlen 16384, bf16, non-causal 710
+//   TFLOP/s (FA3 731, cuDNN 631; 90% of the measured 790 peak); 3
+//   scenarios under 0.9x the best of FA3 and cuDNN, lowest
+//   decode_b16_k4096_gqa16_hd128 at 0.87x cuDNN. Measured and not kept, so
+//   off: the fast epilogue at head_dim 256 (1-4% slower), the mma.sync
+//   kernels' splits at the best wave efficiency (KSEEK_FA_SPLIT_KEEP_PCT,
+//   KSEEK_FA_LONG_SPLIT_KEEP_PCT), two row tiles at head_dim 128.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
