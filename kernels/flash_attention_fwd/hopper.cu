@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3k: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3l: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -69,7 +69,7 @@
 //
 //     head_dim | consumers | keys/tile     | Q buffers | K/V stages | shared memory
 //     ---------+-----------+---------------+-----------+------------+--------------
-//        64    |  3 or 2   |    128        |     2     |     4      | 201 / 178 KB
+//        64    |  3 or 2   |    128        |     2     |     4      | 201 / 177 KB
 //        64    |     2     |  64 or 80 (s) |     2     |     4      | 114 / 130 KB
 //       128    |     2     |    128 (c)    |     1     |     2      | 194 KB
 //       128    |     2     |    128 (q)    |     2     |     2      | 226 KB
@@ -84,9 +84,10 @@
 //   more than 128-key tiles (WideKeyTiles): fewer, longer tiles per item;
 //   (s) seqlen_k <= 64 (<= 80): one short tile per item instead of a
 //   128-key one mostly masked (many short sequences). With two consumers
-//   at head_dim 64 and 128 the shared memory includes 2 KB per consumer
-//   warp (or 4 KB: two buffers where they fit) for O's TMA stores
-//   (KSEEK_FA_TMA_STORES), with three at 64 2 KB per warp for O staged
+//   at head_dim 128, and at 64 on short tiles, the shared memory includes
+//   2 KB per consumer warp (or 4 KB: two buffers where they fit) for O's
+//   TMA stores (KSEEK_FA_TMA_STORES, KSEEK_FA_TMA_LONG_TILES); on head_dim
+//   64's 128-key tiles (two or three consumers) 2 KB per warp for O staged
 //   through it.
 //
 //   Shared memory holds Q (one or two buffers of 128 or 192 rows: with two,
@@ -130,8 +131,11 @@
 //   m64n256k16 per 16 keys at head_dim 256); pass the turn; wait for S and
 //   release K(i) (and Q after the item's last S); mask; online softmax in
 //   fp32 (maxima, ex2.approx.ftz, sums); wait for P V and release V(i - 1);
-//   rescale O; round P to 16 bits in registers (the accumulator layout of
-//   S is the A layout of P V). With the 176-key tiles the rescale instead
+//   rescale O (at head_dim 128, 256 and D = 192 only in a warp where a
+//   row's reference max moved: it moves when a tile's max passes it by
+//   more than 2^8 in P, KSEEK_FA_LAZY_RESCALE, so after the first tiles
+//   mostly not at all); round P to 16 bits in registers (the accumulator
+//   layout of S is the A layout of P V). With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
 //   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
 //   s512, so only there). The first tile (S only) and the last P V are
@@ -239,7 +243,7 @@
 //   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), the next item's
 //   first S issued with an item's last P V (KSEEK_FA_CHAIN), other TMA L2
 //   promotions (KSEEK_FA_L2_PROMOTION).
-//   Version 3k (this file; NOTES.md v3k; bench/results/hopper_v3k_h200.txt,
+//   Version 3k (NOTES.md v3k; bench/results/hopper_v3k_h200.txt,
 //   one call as 3i's): at head_dim 64 and 128 O by TMA stores, the
 //   epilogue's reciprocal and log2 on the MUFU unit and the item located
 //   by multiplications; head_dim 128 without causal masking up to 4096
@@ -255,6 +259,21 @@
 //   off: the fast epilogue at head_dim 256 (1-4% slower), the mma.sync
 //   kernels' splits at the best wave efficiency (KSEEK_FA_SPLIT_KEEP_PCT,
 //   KSEEK_FA_LONG_SPLIT_KEEP_PCT), two row tiles at head_dim 128.
+//   Version 3l (this file; NOTES.md v3l; bench/results/hopper_v3l_h200.txt,
+//   one call as 3i's): the lazy rescale at head_dim 128, 256 and D = 192
+//   (a row's softmax reference moves only when a tile's max passes it by
+//   more than 2^8 in P, and O's rescale runs only in a warp where a row's
+//   moved: KSEEK_FA_LAZY_RESCALE); O without TMA stores on head_dim 64's
+//   128-key instances and on the narrow ones (head_dim 80/96). 1.011x FA3
+//   and 1.108x cuDNN over the FA3 grid (556 TFLOP/s; FA3 550, cuDNN 502),
+//   1.081x FA3 / 1.389x cuDNN over all; head_dim 128, seqlen 16384, bf16,
+//   non-causal 742 TFLOP/s (FA3 741, cuDNN 652; 94% of the measured 790
+//   peak); 2 scenarios under 0.9x the best of FA3 and cuDNN, lowest
+//   decode_b16_k4096_gqa16_hd128 at 0.87x cuDNN. Measured and not kept, so
+//   off: the lazy rescale at head_dim 64 (2.4% slower), Q's descriptors
+//   derived per tile (KSEEK_FA_Q_DESC_PER_TILE), two Q buffers on 128-key
+//   tiles beyond 4096 keys (non-causal) or 512 (causal) with the lazy
+//   rescale too.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -678,12 +697,47 @@
 #ifndef KSEEK_FA_TMA_STORES
 #define KSEEK_FA_TMA_STORES 3
 #endif
-// 0: the narrow instances (head_dim 80/96 on the D = 128 kernels) store O
-// without TMA, as before v3k (there v3k's call 1 measured the TMA stores
-// 1.6-2.6% slower without causal masking, flat with it). Default 1: with
-// TMA as every other instance that has them.
+// Head dims (bits as KSEEK_FA_TMA_STORES) whose instances with 128-key and
+// wider tiles take the TMA stores too; elsewhere only the short-tile
+// instances (64 or 80 keys) do. Default 2: at head_dim 64 the 128-key
+// two-consumer instances store O without TMA (v3l's call 3: +1.3% over
+// head_dim 64, +2.6% long, +3% prefill; the short tiles keep them: 3-7%
+// faster on many-short head_dim 64 in v3l's call 2).
+#ifndef KSEEK_FA_TMA_LONG_TILES
+#define KSEEK_FA_TMA_LONG_TILES 2
+#endif
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
+// row's softmax reference until a tile's max passes it by more than
+// 2^KSEEK_FA_LAZY_RESCALE_LOG2 (SoftmaxScores' kLazy), and skip O's
+// rescale (D / 2 multiplications per thread and tile) in a warp where no
+// row's moved. Default 14 (head_dim 128, 256 and D = 192; v3l's call 4:
+// +1.7% at 256 and 192, +0.7-0.9% at 80/96, +0.3% at 128, +2% long; 2.4%
+// slower on the head_dim 64 grid, so not there).
+#ifndef KSEEK_FA_LAZY_RESCALE
+#define KSEEK_FA_LAZY_RESCALE 14
+#endif
+#ifndef KSEEK_FA_LAZY_RESCALE_LOG2
+#define KSEEK_FA_LAZY_RESCALE_LOG2 8
+#endif
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers derive
+// Q's descriptors from Q's address in every key tile (an opaque copy of
+// the address per tile, so that the compiler does not hoist the eight
+// 64-bit descriptors out of the loop into vector registers, each moved to
+// a uniform register again before its wgmma: 16 R2UR per tile at head_dim
+// 128). Default 0: v3l's call 3 measured it 0.5-1% slower at 128, 256
+// and 192, with 64 3% (ptxas holds Q's address in a vector register, so
+// each descriptor became an add, a move and two R2UR in the tile).
+#ifndef KSEEK_FA_Q_DESC_PER_TILE
+#define KSEEK_FA_Q_DESC_PER_TILE 0
+#endif
+// 0 (default): the narrow instances (head_dim 80/96 on the D = 128
+// kernels) store O without TMA, as before v3k (v3k's call 1 measured the
+// TMA stores 1.6-2.6% slower there without causal masking, flat with it;
+// v3l's call 2, after_v3k.sh's tn0: +1.2% at 80 and 96 without them). 1: with TMA as the
+// other instances that have them. (The choice is the kernel's, not
+// WgmmaConfig's: the narrow instances still reserve the buffers.)
 #ifndef KSEEK_FA_TMA_NARROW
-#define KSEEK_FA_TMA_NARROW 1
+#define KSEEK_FA_TMA_NARROW 0
 #endif
 // K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
 // buffer (causal masking, short non-causal sequences): 2 (default) as FA3
@@ -1197,11 +1251,20 @@ __device__ __forceinline__ float Exp2(float x) {
 // Online softmax, scores part: new row maxima, S -> P (unnormalised, in
 // place) and the running sums; alpha[i] is the factor by which O of row i
 // must then be rescaled (RescaleRows).
-template <int D, int kN>
-__device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
+//
+// kLazy: a row's reference (st.row_max, what P and the sums are relative
+// to) moves only when the tile's max passes it by more than
+// 2^KSEEK_FA_LAZY_RESCALE_LOG2 in P, so P stays at most that large
+// (256: exact in fp32 sums and O, and rounded to 16 bits with the same
+// relative error as below 1); the rows that keep theirs have alpha 1.
+// Returns whether a row of the warp moved (the same in every lane): O
+// needs its rescale only then. Without kLazy, true.
+template <int D, int kN, bool kLazy = false>
+__device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
                                               WarpState<D>& st,
                                               float scale_log2,
                                               float (&alpha)[2]) {
+  bool moved = false;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     float mx = st.row_max[i];
@@ -1210,6 +1273,13 @@ __device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
       mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    if constexpr (kLazy) {
+      // From -inf any finite max moves it (+inf > the bound); -inf to
+      // -inf compares NaN, so the row stays at -inf.
+      const bool up = (mx - st.row_max[i]) * scale_log2 > float(KSEEK_FA_LAZY_RESCALE_LOG2);
+      mx = up ? mx : st.row_max[i];
+      moved = moved || up;
+    }
     // While a row has seen no key its max is -inf: subtract 0 instead, so
     // exp2(-inf - base) is 0 rather than NaN.
     const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
@@ -1226,6 +1296,8 @@ __device__ __forceinline__ void SoftmaxScores(float (&s)[kN / 8][4],
       }
     st.row_sum[i] = st.row_sum[i] * alpha[i] + sum;
   }
+  if constexpr (kLazy) return __any_sync(0xffffffffu, moved);
+  return true;
 }
 
 template <int D>
@@ -1869,6 +1941,13 @@ __device__ __forceinline__ void WgmmaWait() {
                : "memory");
 }
 
+// x, where the compiler no longer sees that it is x: what is derived from
+// it is computed after this point, not hoisted above it (out of a loop).
+__device__ __forceinline__ uint32_t Opaque(uint32_t x) {
+  asm volatile("" : "+r"(x));
+  return x;
+}
+
 // Keeps registers an asynchronous wgmma reads or writes in place until
 // this point: the compiler may neither reuse nor move them earlier.
 template <int G>
@@ -2314,7 +2393,7 @@ struct WgmmaConfig {
   static constexpr bool kTmaFits = 1024 + kTmaAt + kWarpsO * 2048 <= 227 * 1024;
   static constexpr bool kTmaStores =  // (three consumers: spills at 160 registers)
       (KSEEK_FA_TMA_STORES & HeadDimBit(D)) != 0 && D <= 128 && kConsumers == 2 &&
-      kTmaFits;
+      (kBlockN < 128 || (KSEEK_FA_TMA_LONG_TILES & HeadDimBit(D)) != 0) && kTmaFits;
   static constexpr int kTmaBuffers =
       1024 + kTmaAt + kWarpsO * 2048 * kColBlocks <= 227 * 1024 ? kColBlocks : 1;
   static constexpr int kStagedAt =
@@ -2562,6 +2641,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
       (KSEEK_FA_FAST_LOCATE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
+  constexpr bool kQDescPerTile =
+      (KSEEK_FA_Q_DESC_PER_TILE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -2775,6 +2856,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
+  // Rows' references move lazily (SoftmaxScores' kLazy); `rescale`: whether
+  // O needs the rescale by `alpha` (always without it).
+  constexpr bool kLazy =
+      (KSEEK_FA_LAZY_RESCALE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
       (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
@@ -2842,6 +2927,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     const int tiles = w.tile_end - w.tile_begin;
     if (tiles > 0) {
       float alpha[2];
+      bool rescale = true;
       if constexpr (kChain) {
         if (chained) {
 #pragma unroll
@@ -2875,7 +2961,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
         const int k0 = w.tile_begin * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-        SoftmaxScores<KO, kN>(sc, st, p.scale_log2, alpha);  // O is still 0
+        rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
         PackScores<T, kN>(sc, pk);
       }
       int pending = ring % C::kStages;  // the stage whose P V is not issued
@@ -2905,10 +2991,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, q, stage);
+        IssueScoresWgmma<T, D, kN, KD>(sc, kQDescPerTile ? Opaque(q) : q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
-          RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
+          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
           HoldRegisters(st.acc);
           WgmmaFence();
         }
@@ -2946,7 +3032,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         } else if constexpr (kMask == 2) {
           if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         }
-        SoftmaxScores<KO, kN>(sc, st, p.scale_log2, alpha);
+        rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
@@ -2955,7 +3041,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #else
         if (lane == 0) Arrive(empty_v(pending));
 #endif
-        if constexpr (!kRescaleUnderS) RescaleRows<KO>(st, alpha);
+        if constexpr (!kRescaleUnderS) {
+          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);
+        }
         PackScores<T, kN>(sc, pk);
         pending = s;
       };
@@ -2993,7 +3081,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           WarpState<KO> nx;  // its row statistics only
           nx.row_max[0] = nx.row_max[1] = -INFINITY;
           nx.row_sum[0] = nx.row_sum[1] = 0.f;
-          SoftmaxScores<KO, kN>(sc, nx, p.scale_log2, chained_alpha);
+          SoftmaxScores<KO, kN, kLazy>(sc, nx, p.scale_log2, chained_alpha);
           WgmmaWait<0>();  // this item's last P V
           HoldRegisters(pk);
           HoldRegisters(st.acc);
@@ -3011,7 +3099,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
       if (!kChain || !chained) {
         Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
-        if constexpr (kRescaleUnderS) RescaleRows<KO>(st, alpha);
+        if constexpr (kRescaleUnderS) {
+          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);
+        }
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();

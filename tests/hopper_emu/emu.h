@@ -304,6 +304,12 @@ template <typename V>
 inline V __shfl_xor_sync(unsigned mask, V x, int m) {
   return __shfl_sync(mask, x, emu::g_cur->lane ^ m);
 }
+// Whether pred is nonzero in any lane: an OR over the warp by shuffles.
+inline int __any_sync(unsigned mask, int pred) {
+  uint32_t v = pred != 0;
+  for (int m = 1; m < 32; m <<= 1) v |= __shfl_xor_sync(mask, v, m);
+  return int(v);
+}
 inline size_t __cvta_generic_to_shared(const void* p) {
   return size_t((const unsigned char*)p - emu::g_block->smem.data());
 }

@@ -442,6 +442,17 @@ int main(int argc, char** argv) {
       {"w_hd128_bf16_decode_q1_k1000_b3", 3, 1, 1000, 2, 2, 128, 1, true, 1},
       {"w_hd256_f16_sections_q150_k2100_b2h3", 2, 150, 2100, 3, 3, 256, 1, false, 1},
       {"w_hd64_bf16_causal_q100_k4000", 1, 100, 4000, 2, 1, 64, 1, true, 1},
+      // Queries 6x the task's spread: row maxima that move after the first
+      // tiles, by more than KSEEK_FA_LAZY_RESCALE's bound in some rows of a
+      // warp and not in others (the lazy rescale at 128, 256, D = 192 and
+      // the narrow dims; 176-key tiles rescale under the next S; split keys).
+      {"r_hd128_bf16_full_q130_k700_qstd6", 1, 130, 700, 1, 1, 128, 0, true, 1, 6.f},
+      {"r_hd128_f16_full_q130_k4400_qstd6", 1, 130, 4400, 1, 1, 128, 0, false, 1, 6.f},
+      {"r_hd256_f16_causal_q200_k600_qstd6", 1, 200, 600, 1, 1, 256, 1, false, 1, 6.f},
+      {"r_hd192_bf16_causal_q130_k500_qstd6", 1, 130, 500, 1, 1, 192, 1, true, 1, 6.f},
+      {"r_hd96_bf16_full_q150_k900_qstd6", 1, 150, 900, 1, 1, 96, 0, true, 1, 6.f},
+      {"r_hd64_f16_causal_q300_k800_qstd6", 1, 300, 800, 1, 1, 64, 1, false, 1, 6.f},
+      {"r_hd128_bf16_split_q200_k3000_sm12_qstd6", 1, 200, 3000, 1, 1, 128, 0, true, 12, 6.f},
       {"p_hd128_bf16_causal_q700_k700_h3_sm3", 1, 700, 700, 3, 3, 128, 1, true, 3},
       {"s_hd128_bf16_full_q256_k4000_sm16", 1, 256, 4000, 1, 1, 128, 0, true, 16},
       {"s_hd256_f16_causal_q300_k3000_b2_sm12", 2, 300, 3000, 1, 1, 256, 1, false, 12},

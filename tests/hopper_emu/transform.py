@@ -35,6 +35,10 @@ PLANTS = {
     # proxy before the store reads them.
     "tma_fence": ("      FenceProxyAsync();\n      __syncwarp();\n      if (lane == 0) TmaStore4d(",
                   "      __syncwarp();\n      if (lane == 0) TmaStore4d("),
+    # The lazy rescale (KSEEK_FA_LAZY_RESCALE) never rescales O after a
+    # row's reference has moved in a later tile (128-key and shorter tiles).
+    "lazy_skip": ("          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n",
+                  "          if (!kLazy) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n"),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n",

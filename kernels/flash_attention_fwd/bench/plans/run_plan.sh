@@ -1,0 +1,15 @@
+# Sourced by the plans: run_plan VARIANTS GLOB... times the builds of
+# VARIANTS (bench/run_variants.sh's FA_VARIANTS) beside cuDNN on the
+# scenarios that pick_scenarios.py takes for the globs, from the
+# repository root, with the plans' sampling (FA_VARIANT_ARGS) and a
+# timeout for variants.py (FA_VARIANTS_TIMEOUT) unless the caller set them.
+run_plan() {
+  cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
+  export FA_VARIANTS="$1"
+  shift
+  FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py "$@") || exit 1
+  export FA_SCENARIOS
+  export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
+  export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-540}"
+  exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+}
