@@ -727,12 +727,6 @@
 // 128). Default 0: v3l's call 3 measured it 0.5-1% slower at 128, 256
 // and 192, with 64 3% (ptxas holds Q's address in a vector register, so
 // each descriptor became an add, a move and two R2UR in the tile).
-// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers each
-// run a copy of the consumer code of their own, the warpgroup index a
-// constant in it (Q's descriptors then uniform values). Default 0.
-#ifndef KSEEK_FA_CONSUMER_COPIES
-#define KSEEK_FA_CONSUMER_COPIES 0
-#endif
 #ifndef KSEEK_FA_Q_DESC_PER_TILE
 #define KSEEK_FA_Q_DESC_PER_TILE 0
 #endif
@@ -1355,12 +1349,6 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
 // KSEEK_FA_FAST_EPILOGUE, ...): 1, 2 or 4 (D = 192, KSEEK_FA_D192, takes
 // 256's).
 constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
-
-// An int known at compile time, passed where an int is expected.
-template <int V>
-struct IntConstant {
-  __device__ __forceinline__ constexpr operator int() const { return V; }
-};
 
 template <int D>
 constexpr bool kFastEpilogue = (KSEEK_FA_FAST_EPILOGUE & HeadDimBit(D)) != 0;
@@ -2837,15 +2825,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
   // Consumers: warpgroup cwg owns rows [64 cwg, 64 cwg + 64) of each item;
   // its warp `warp` (0 .. 7 over both) rows 16 warp .. 16 warp + 15.
-  // With kConsumerCopies each consumer runs a copy of its own, cwg a
-  // constant there: Q's address, and so its descriptors, are then uniform
-  // values (the shuffled warpgroup index is in a vector register, from
-  // which ptxas moves every descriptor to a uniform one before its wgmma).
   RaiseRegisters<C::kConsumerRegisters>();
-  constexpr bool kConsumerCopies =
-      (KSEEK_FA_CONSUMER_COPIES & (D == 192 ? 8 : HeadDimBit(D))) != 0;
-  auto consume = [&](auto cwg_v) __attribute__((always_inline)) {
-  const int cwg = cwg_v;
+  const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
 
   // Ping-pong: a warpgroup issues its GEMMs of a tile only after the
@@ -2920,8 +2901,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   bool chained = false;
   BlockWork chained_w;
   int chained_split = 0;
-  [[maybe_unused]] float chained_max[2], chained_sum[2], chained_alpha[2];
-  [[maybe_unused]] uint32_t chained_pk[kChain ? kN / 16 : 1][4];
+  float chained_max[2], chained_sum[2], chained_alpha[2];
+  uint32_t chained_pk[kChain ? kN / 16 : 1][4];
   for (int n = 0;; ++n) {
     const int qb = n % kQB;
     BlockWork w;
@@ -3166,21 +3147,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // The last TMA stores done before the block's shared memory goes.
   if constexpr (kTma)
     if (lane == 0) BulkWait<0>();
-  };
-  if constexpr (kConsumerCopies) {
-    if (wg == 1) {
-      consume(IntConstant<0>());
-    } else if constexpr (C::kConsumers == 3) {
-      if (wg == 2)
-        consume(IntConstant<1>());
-      else
-        consume(IntConstant<2>());
-    } else {
-      consume(IntConstant<1>());
-    }
-  } else {
-    consume(wg - 1);
-  }
 #endif
 }
 
