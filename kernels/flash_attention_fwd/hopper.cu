@@ -719,6 +719,15 @@
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
 #endif
+// 1: the lazy rescale's test against the bound in raw score units (the old
+// reference plus 2^LOG2's share of the scale), so that from the tile's max
+// to its exponentials there is one compare and one select, as without the
+// lazy rescale; 0 (default, what v3l measured): the difference scaled,
+// then compared, then the -inf test: four operations more on that path
+// (a suspect for the 2.4% the lazy rescale lost at head_dim 64).
+#ifndef KSEEK_FA_LAZY_RAW_BOUND
+#define KSEEK_FA_LAZY_RAW_BOUND 0
+#endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers derive
 // Q's descriptors from Q's address in every key tile (an opaque copy of
 // the address per tile, so that the compiler does not hoist the eight
@@ -1273,18 +1282,34 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
       mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    if constexpr (kLazy) {
-      // From -inf any finite max moves it (+inf > the bound); -inf to
-      // -inf compares NaN, so the row stays at -inf.
-      const bool up = (mx - st.row_max[i]) * scale_log2 > float(KSEEK_FA_LAZY_RESCALE_LOG2);
-      mx = up ? mx : st.row_max[i];
+    float base;
+    if constexpr (kLazy && KSEEK_FA_LAZY_RAW_BOUND) {
+      // The bound in raw score units and the old reference's base come
+      // from the old reference alone, off the path from the tile's max to
+      // its exponentials (a compare and a select, as the -inf test below
+      // is without kLazy). From -inf the bound is -inf, so any finite max
+      // moves the row; a max of -inf does not (base 0 then, as below).
+      const float old = st.row_max[i];
+      const float old_base = old == -INFINITY ? 0.f : old * scale_log2;
+      const bool up = mx > old + float(KSEEK_FA_LAZY_RESCALE_LOG2) / scale_log2;
+      base = up ? mx * scale_log2 : old_base;
+      alpha[i] = up ? Exp2(old * scale_log2 - base) : 1.f;
+      st.row_max[i] = up ? mx : old;
       moved = moved || up;
+    } else {
+      if constexpr (kLazy) {
+        // From -inf any finite max moves it (+inf > the bound); -inf to
+        // -inf compares NaN, so the row stays at -inf.
+        const bool up = (mx - st.row_max[i]) * scale_log2 > float(KSEEK_FA_LAZY_RESCALE_LOG2);
+        mx = up ? mx : st.row_max[i];
+        moved = moved || up;
+      }
+      // While a row has seen no key its max is -inf: subtract 0 instead,
+      // so exp2(-inf - base) is 0 rather than NaN.
+      base = mx == -INFINITY ? 0.f : mx * scale_log2;
+      alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
+      st.row_max[i] = mx;
     }
-    // While a row has seen no key its max is -inf: subtract 0 instead, so
-    // exp2(-inf - base) is 0 rather than NaN.
-    const float base = mx == -INFINITY ? 0.f : mx * scale_log2;
-    alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
-    st.row_max[i] = mx;
     float sum = 0.f;
 #pragma unroll
     for (int n = 0; n < kN / 8; ++n)
