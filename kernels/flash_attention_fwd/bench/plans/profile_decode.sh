@@ -11,9 +11,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/profile_decode.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-export FA_VARIANTS="v3l=kernels/flash_attention_fwd/hopper.cu"
-export FA_SCENARIOS=none
-export FA_NCU="v3l decode_b16_k4096_gqa16_hd128_bf16 AttentionForward<;v3l decode_b16_k4096_gqa16_hd128_bf16 CombineSplits"
-export FA_NCU_FA3=decode_b16_k4096_gqa16_hd128_bf16
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
+scen=decode_b16_k4096_gqa16_hd128_bf16
+run_profile "v3l=kernels/flash_attention_fwd/hopper.cu" \
+  "v3l $scen AttentionForward<;v3l $scen CombineSplits" "$scen"

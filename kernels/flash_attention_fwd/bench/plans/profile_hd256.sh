@@ -12,10 +12,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/profile_hd256.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 cu=kernels/flash_attention_fwd/hopper.cu
-export FA_VARIANTS="v3l=$cu;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
-export FA_SCENARIOS=none
-export FA_NCU="v3l grid_hd256_full_s512_bf16;fl256 grid_hd256_full_s512_bf16"
-export FA_NCU_FA3=grid_hd256_full_s512_bf16
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+scen=grid_hd256_full_s512_bf16
+run_profile "v3l=$cu;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7" "v3l $scen;fl256 $scen" "$scen"
