@@ -271,9 +271,10 @@
 //   peak); 2 scenarios under 0.9x the best of FA3 and cuDNN, lowest
 //   decode_b16_k4096_gqa16_hd128 at 0.87x cuDNN. Measured and not kept, so
 //   off: the lazy rescale at head_dim 64 (2.4% slower), Q's descriptors
-//   derived per tile (KSEEK_FA_Q_DESC_PER_TILE), two Q buffers on 128-key
-//   tiles beyond 4096 keys (non-causal) or 512 (causal) with the lazy
-//   rescale too.
+//   derived per tile (KSEEK_FA_Q_DESC_PER_TILE), a copy of the consumer
+//   code per consumer warpgroup (commit f274fe2: 5% slower at 128), two
+//   Q buffers on 128-key tiles beyond 4096 keys (non-causal) or 512
+//   (causal) with the lazy rescale too.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1264,8 +1265,9 @@ __device__ __forceinline__ float Exp2(float x) {
 // kLazy: a row's reference (st.row_max, what P and the sums are relative
 // to) moves only when the tile's max passes it by more than
 // 2^KSEEK_FA_LAZY_RESCALE_LOG2 in P, so P stays at most that large
-// (256: exact in fp32 sums and O, and rounded to 16 bits with the same
-// relative error as below 1); the rows that keep theirs have alpha 1.
+// (256: far inside the range of the fp32 sums and O, and rounded to 16
+// bits with the same relative error as below 1); the rows that keep
+// theirs have alpha 1.
 // Returns whether a row of the warp moved (the same in every lane): O
 // needs its rescale only then. Without kLazy, true.
 template <int D, int kN, bool kLazy = false>
