@@ -116,7 +116,8 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // on the narrow instances (head_dim 80/96 on D = 128) and on head_dim 64's
 // 128-key ones, and the lazy rescale at head_dim 64 too and with its bound
 // in raw score units (the r_ shapes: row maxima that move after the first
-// tiles). A planted change of the
+// tiles), and 144-key tiles with two Q buffers at head_dim 128 (the k700
+// non-causal w_ and r_ shapes). A planted change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
 class SecondSwitches : public ::testing::TestWithParam<const char*> {};

@@ -790,6 +790,17 @@
 // wide tiles: items of few tiles start while the last one ends. Default
 // 4096 (with the TMA stores +6% at s512, +1-4% at s1024-s4096; 0.996x
 // at s8192, 0.993x at s16384); 0: off.
+// Keys per tile of head_dim 128's two-Q-buffer kernel without causal
+// masking (KSEEK_FA_HD128_FULL_Q2_UPTO) where they pad the keys by at most
+// 5% more than 128-key tiles do (WideKeyTiles): 128 (default: every such
+// shape on 128-key tiles), 144 (with the TMA stores: 64 + 144 KB + 16 KB)
+// or 160 (224 KB, no room for them): between 128-key tiles with two Q
+// buffers (0.96x FA3 at s1024-s4096 in v3l's final run) and 176-key tiles
+// with one (slower than those up to 4096 keys: v3k's q2_lengths.sh, v3l's
+// call 7).
+#ifndef KSEEK_FA_HD128_Q2_BLOCK_N
+#define KSEEK_FA_HD128_Q2_BLOCK_N 128
+#endif
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
@@ -2008,6 +2019,8 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   KSEEK_ACC64(d, i), KSEEK_ACC8(d, (i) + 16), KSEEK_ACC8(d, (i) + 18),      \
       KSEEK_ACC8(d, (i) + 20)
 #define KSEEK_ACC96(d, i) KSEEK_ACC64(d, i), KSEEK_ACC32(d, (i) + 16)
+#define KSEEK_ACC72(d, i) KSEEK_ACC64(d, i), KSEEK_ACC8(d, (i) + 16)
+#define KSEEK_ACC80(d, i) KSEEK_ACC72(d, i), KSEEK_ACC8(d, (i) + 18)
 #define KSEEK_ACC48(d, i) KSEEK_ACC40(d, i), KSEEK_ACC8(d, (i) + 10)
 #define KSEEK_ACC56(d, i) KSEEK_ACC48(d, i), KSEEK_ACC8(d, (i) + 12)
 // Operand lists of the wgmma accumulators, "{%0, ..., %(n-1)}", built from
@@ -2025,6 +2038,8 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, "  \
   "%77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87"
 #define KSEEK_R88_95 "%88, %89, %90, %91, %92, %93, %94, %95"
+#define KSEEK_R64_71 "%64, %65, %66, %67, %68, %69, %70, %71"
+#define KSEEK_R72_79 "%72, %73, %74, %75, %76, %77, %78, %79"
 #define KSEEK_R96_127                                                   \
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, "      \
   "%107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, "  \
@@ -2037,6 +2052,11 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
 #define KSEEK_REGS64 "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 "}"
 #define KSEEK_REGS88 \
   "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 ", " KSEEK_R64_87 "}"
+#define KSEEK_REGS72 \
+  "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 ", " KSEEK_R64_71 "}"
+#define KSEEK_REGS80                                                    \
+  "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 ", " KSEEK_R64_71 \
+  ", " KSEEK_R72_79 "}"
 #define KSEEK_REGS96                                                    \
   "{" KSEEK_R0_31 ", " KSEEK_R32_39 ", " KSEEK_R40_63 ", " KSEEK_R64_87 \
   ", " KSEEK_R88_95 "}"
@@ -2111,6 +2131,8 @@ KSEEK_DEFINE_WGMMA_SS(80, KSEEK_REGS40, "%40", "%41", "%42", KSEEK_ACC40)
 KSEEK_DEFINE_WGMMA_SS(96, KSEEK_REGS48, "%48", "%49", "%50", KSEEK_ACC48)
 KSEEK_DEFINE_WGMMA_SS(112, KSEEK_REGS56, "%56", "%57", "%58", KSEEK_ACC56)
 KSEEK_DEFINE_WGMMA_SS(128, KSEEK_REGS64, "%64", "%65", "%66", KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_SS(144, KSEEK_REGS72, "%72", "%73", "%74", KSEEK_ACC72)
+KSEEK_DEFINE_WGMMA_SS(160, KSEEK_REGS80, "%80", "%81", "%82", KSEEK_ACC80)
 KSEEK_DEFINE_WGMMA_SS(176, KSEEK_REGS88, "%88", "%89", "%90", KSEEK_ACC88)
 KSEEK_DEFINE_WGMMA_SS(192, KSEEK_REGS96, "%96", "%97", "%98", KSEEK_ACC96)
 KSEEK_DEFINE_WGMMA_RS(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
@@ -2355,6 +2377,7 @@ struct WgmmaConfig {
       : D == 192 ? KSEEK_FA_HD192_BLOCK_N
                  : 128;
   static_assert(kBlockN == 64 || kBlockN == 80 || kBlockN == 128 ||
+                    kBlockN == 144 || kBlockN == 160 ||
                     kBlockN == 176 || kBlockN == 192 ||
                     (D == 192 && (kBlockN == 96 || kBlockN == 112)),
                 "S = Q K^T is m64n64, m64n80, m64n128, m64n176 or m64n192 "
@@ -3839,8 +3862,13 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
-        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO)
+        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO) {
+          if constexpr (KSEEK_FA_HD128_Q2_BLOCK_N != 128) {
+            if (WideKeyTiles(p, KSEEK_FA_HD128_Q2_BLOCK_N))
+              return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_Q2_BLOCK_N, 2>(p, args, sms);
+          }
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
+        }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
         if (WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N)) {

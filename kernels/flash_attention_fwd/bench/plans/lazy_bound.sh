@@ -14,6 +14,5 @@
 #   bash kernels/flash_attention_fwd/bench/plans/lazy_bound.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 run_plan "v3l=$cu;rb14=$cu -DKSEEK_FA_LAZY_RAW_BOUND=1;rb15=$cu -DKSEEK_FA_LAZY_RAW_BOUND=1 -DKSEEK_FA_LAZY_RESCALE=15;lz15=$cu -DKSEEK_FA_LAZY_RESCALE=15" \
   'grid_*' 'long_*' 'dims_*' 'many_short_*' 'ragged_*'

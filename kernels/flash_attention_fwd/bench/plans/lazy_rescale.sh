@@ -17,7 +17,6 @@
 #   bash kernels/flash_attention_fwd/bench/plans/lazy_rescale.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 tn="-DKSEEK_FA_TMA_LONG_TILES=2 -DKSEEK_FA_TMA_NARROW=0"
 run_plan "v3k=$cu;tn=$cu $tn;lz=$cu $tn -DKSEEK_FA_LAZY_RESCALE=15" \
   'grid_*' 'long_*' 'dims_*' 'qlong_*hd128*' 'gqa*hd128*' 'many_short_*' 'prefill_*hd64*' 'ragged_*'

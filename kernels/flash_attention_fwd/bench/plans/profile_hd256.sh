@@ -13,6 +13,5 @@
 #   bash kernels/flash_attention_fwd/bench/plans/profile_hd256.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 scen=grid_hd256_full_s512_bf16
 run_profile "v3l=$cu;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7" "v3l $scen;fl256 $scen" "$scen"

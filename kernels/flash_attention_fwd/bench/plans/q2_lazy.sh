@@ -12,7 +12,6 @@
 #   bash kernels/flash_attention_fwd/bench/plans/q2_lazy.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
 run_plan "v3l=$cu;q8k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=8192;q16k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=16384;c2k=$cu -DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=2048" \
   'grid_hd128_*' 'long_*hd128*' 'heads1_*' 'gqa*hd128*' 'mqa*hd128*' 'ragged_*hd128*'

@@ -13,7 +13,6 @@
 #   bash kernels/flash_attention_fwd/bench/plans/q2_lower.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
 run_plan "v3l=$cu;q2k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=2048;q1k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=1024;q0=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=0" \
   'grid_hd128_full_*' 'gqa*hd128_full*' 'mqa_hd128_full*' 'ragged_*hd128_full*' 'heads1_*hd128*' 'qlong_*hd128*' 'grid_hd128_causal_s1024*' 'dims_hd96_full*'

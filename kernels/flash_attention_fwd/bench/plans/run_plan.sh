@@ -3,6 +3,8 @@
 # scenarios that pick_scenarios.py takes for the globs, from the
 # repository root, with the plans' sampling (FA_VARIANT_ARGS) and a
 # timeout for variants.py (FA_VARIANTS_TIMEOUT) unless the caller set them.
+# The kernel file, for the plans' FA_VARIANTS.
+cu=kernels/flash_attention_fwd/hopper.cu
 run_plan() {
   cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
   export FA_VARIANTS="$1"

@@ -22,6 +22,5 @@
 #   bash kernels/flash_attention_fwd/bench/plans/uniform_q.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-cu=kernels/flash_attention_fwd/hopper.cu
 run_plan "v3k=$cu;uq14=$cu -DKSEEK_FA_Q_DESC_PER_TILE=14;uq15=$cu -DKSEEK_FA_Q_DESC_PER_TILE=15;t64=$cu -DKSEEK_FA_TMA_LONG_TILES=2;cand=$cu -DKSEEK_FA_Q_DESC_PER_TILE=14 -DKSEEK_FA_TMA_LONG_TILES=2 -DKSEEK_FA_TMA_NARROW=0" \
   'grid_*' 'long_*' 'dims_*' 'qlong_*hd128*' 'gqa*hd128*' 'many_short_*' 'prefill_*hd64*' 'ragged_*'
