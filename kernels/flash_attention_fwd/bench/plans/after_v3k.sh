@@ -18,11 +18,10 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/after_v3k.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
-export FA_VARIANTS="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;tn0=$cu -DKSEEK_FA_TMA_NARROW=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
-[[ -f .variants/hopper_v3j.cu ]] && FA_VARIANTS="$FA_VARIANTS;v3j=.variants/hopper_v3j.cu"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'long_*' 'dims_hd80*' 'dims_hd96*' 'gqa*hd80*' 'gqa*hd96*' 'prefill_*hd80*' 'prefill_*hd96*' 'ragged_*hd96*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
+variants="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;tn0=$cu -DKSEEK_FA_TMA_NARROW=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
+[[ -f "$(dirname "${BASH_SOURCE[0]}")/../../../../.variants/hopper_v3j.cu" ]] &&
+  variants="$variants;v3j=.variants/hopper_v3j.cu"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "$variants" \
+  'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'long_*' 'dims_hd80*' 'dims_hd96*' 'gqa*hd80*' 'gqa*hd96*' 'prefill_*hd80*' 'prefill_*hd96*' 'ragged_*hd96*'

@@ -10,11 +10,8 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/chain.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 q2="-DKSEEK_FA_HD128_FULL_BLOCK_N=128 -DKSEEK_FA_HD128_Q_BUFFERS=2"
-export FA_VARIANTS="a=$cu;chain=$cu -DKSEEK_FA_CHAIN=7;q2=$cu $q2;q2chain=$cu $q2 -DKSEEK_FA_CHAIN=7"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'many_short_*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "a=$cu;chain=$cu -DKSEEK_FA_CHAIN=7;q2=$cu $q2;q2chain=$cu $q2 -DKSEEK_FA_CHAIN=7" \
+  'grid_*' 'many_short_*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*'

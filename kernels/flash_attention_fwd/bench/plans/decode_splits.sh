@@ -16,12 +16,9 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/decode_splits.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 lk="-DKSEEK_FA_LONG_SPLIT_KEEP_PCT=100"
 rt="-DKSEEK_FA_DECODE_TWO_TILES=3"
-export FA_VARIANTS="a=$cu;lk=$cu $lk;sk=$cu -DKSEEK_FA_SPLIT_KEEP_PCT=100 $lk;rt=$cu $rt;rtlk=$cu $rt $lk"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'decode_*' 'many_short_*' 'prefill_*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "a=$cu;lk=$cu $lk;sk=$cu -DKSEEK_FA_SPLIT_KEEP_PCT=100 $lk;rt=$cu $rt;rtlk=$cu $rt $lk" \
+  'decode_*' 'many_short_*' 'prefill_*'

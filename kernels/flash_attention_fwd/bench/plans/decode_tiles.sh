@@ -8,10 +8,8 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/decode_tiles.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
-export FA_VARIANTS="t1=$cu;t0=$cu -DKSEEK_FA_DECODE_TWO_TILES=0;t3=$cu -DKSEEK_FA_DECODE_TWO_TILES=3"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'decode_*')
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-300}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "t1=$cu;t0=$cu -DKSEEK_FA_DECODE_TWO_TILES=0;t3=$cu -DKSEEK_FA_DECODE_TWO_TILES=3" \
+  'decode_*'

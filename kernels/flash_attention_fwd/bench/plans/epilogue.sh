@@ -16,14 +16,11 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/epilogue.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 tma="-DKSEEK_FA_TMA_STORES=3"
 fe="-DKSEEK_FA_FAST_EPILOGUE=1"
 q2="-DKSEEK_FA_HD128_FULL_Q2_UPTO=2048 -DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=512"
 fl="-DKSEEK_FA_FAST_LOCATE=3"
-export FA_VARIANTS="a=$cu;tma=$cu $tma;tmafe=$cu $tma $fe;tmafefl=$cu $tma $fe $fl;q2tmafefl=$cu $q2 $tma $fe $fl;c2tmafefl=$cu -DKSEEK_FA_HD128_STAGES=2 $tma $fe $fl"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*hd64*' 'many_short_*hd128*' 'dims_hd80*' 'dims_hd96*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-560}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "a=$cu;tma=$cu $tma;tmafe=$cu $tma $fe;tmafefl=$cu $tma $fe $fl;q2tmafefl=$cu $q2 $tma $fe $fl;c2tmafefl=$cu -DKSEEK_FA_HD128_STAGES=2 $tma $fe $fl" \
+  'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*hd64*' 'many_short_*hd128*' 'dims_hd80*' 'dims_hd96*'

@@ -8,10 +8,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/fa3_schedule.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
-export FA_VARIANTS="a=$cu;nopp=$cu -DKSEEK_FA_PINGPONG=3;rs3=$cu -DKSEEK_FA_RESCALE_UNDER_S=3;nopp_rs3=$cu -DKSEEK_FA_PINGPONG=3 -DKSEEK_FA_RESCALE_UNDER_S=3;first0=$cu -DKSEEK_FA_FIRST_S_TURN=0"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'dims_hd192*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "a=$cu;nopp=$cu -DKSEEK_FA_PINGPONG=3;rs3=$cu -DKSEEK_FA_RESCALE_UNDER_S=3;nopp_rs3=$cu -DKSEEK_FA_PINGPONG=3 -DKSEEK_FA_RESCALE_UNDER_S=3;first0=$cu -DKSEEK_FA_FIRST_S_TURN=0" \
+  'grid_*' 'dims_hd192*'

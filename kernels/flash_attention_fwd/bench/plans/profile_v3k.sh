@@ -11,9 +11,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/profile_v3k.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-export FA_VARIANTS="v3k=kernels/flash_attention_fwd/hopper.cu"
-export FA_SCENARIOS=none
-export FA_NCU="v3k grid_hd128_full_s4096_bf16;v3k decode_b16_k4096_gqa16_hd128_bf16 AttentionDecode"
-export FA_NCU_FA3=grid_hd128_full_s4096_bf16
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
+run_profile "v3k=$cu" \
+  "v3k grid_hd128_full_s4096_bf16;v3k decode_b16_k4096_gqa16_hd128_bf16 AttentionDecode" \
+  grid_hd128_full_s4096_bf16

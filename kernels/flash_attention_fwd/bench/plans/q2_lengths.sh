@@ -9,11 +9,9 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/q2_lengths.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 q="-DKSEEK_FA_HD128_FULL_Q2_UPTO"
-export FA_VARIANTS="v3k=$cu;q4k=$cu $q=4096;q8k=$cu $q=8192;q16k=$cu $q=16384"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*hd128*_full*' 'gqa*hd128*_full*' 'mqa*hd128*_full*' 'long_*hd128*_full*' 'heads1_*hd128*_full*' 'prefill_*hd128*_full*')
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.15}"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-400}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "v3k=$cu;q4k=$cu $q=4096;q8k=$cu $q=8192;q16k=$cu $q=16384" \
+  'grid_*hd128*_full*' 'gqa*hd128*_full*' 'mqa*hd128*_full*' 'long_*hd128*_full*' 'heads1_*hd128*_full*' 'prefill_*hd128*_full*'

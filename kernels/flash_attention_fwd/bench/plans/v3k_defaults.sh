@@ -10,10 +10,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/v3k_defaults.sh
 set -uo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/../../../.."
-cu=kernels/flash_attention_fwd/hopper.cu
-export FA_VARIANTS="v3j=.variants/hopper_v3j.cu;v3k=$cu;q4k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=4096"
-export FA_SCENARIOS=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py 'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'dims_hd80*' 'dims_hd96*')
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 8 --budget-s 0.12}"
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"
-exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+run_plan "v3j=.variants/hopper_v3j.cu;v3k=$cu;q4k=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=4096" \
+  'grid_*' 'qlong_*hd128*' 'gqa*hd64*' 'gqa*hd128*' 'mqa*hd64*' 'mqa*hd128*' 'many_short_*' 'dims_hd80*' 'dims_hd96*'
