@@ -1387,6 +1387,9 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
 // KSEEK_FA_FAST_EPILOGUE, ...): 1, 2 or 4 (D = 192, KSEEK_FA_D192, takes
 // 256's).
 constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
+// The WGMMA kernel's bit in the switches whose D = 192 kernel has one of
+// its own (8: KSEEK_FA_FAST_LOCATE, KSEEK_FA_LAZY_RESCALE, ...).
+constexpr int WgmmaDimBit(int d) { return d == 192 ? 8 : HeadDimBit(d); }
 
 template <int D>
 constexpr bool kFastEpilogue = (KSEEK_FA_FAST_EPILOGUE & HeadDimBit(D)) != 0;
@@ -2380,7 +2383,7 @@ struct WgmmaConfig {
                     kBlockN == 144 || kBlockN == 160 ||
                     kBlockN == 176 || kBlockN == 192 ||
                     (D == 192 && (kBlockN == 96 || kBlockN == 112)),
-                "S = Q K^T is m64n64, m64n80, m64n128, m64n176 or m64n192 "
+                "S = Q K^T is m64n64, m64n80, m64n128, m64n144, m64n160, m64n176 or m64n192 "
                 "(at D = 192 also m64n96 and m64n112)");
   static_assert(kBlockN <= 128 || (D == 128 && NC == 2),
                 "wide key tiles only at head_dim 128");
@@ -2458,6 +2461,13 @@ struct WgmmaConfig {
   static_assert(kSmemBytes <= 227 * 1024,
                 "fits the shared memory one block can have on sm_90");
 };
+
+// Whether the WGMMA instance of config C over the first KD of D columns
+// stores O by TMA: where C has room and the switches say so, and on the
+// narrow instances (head_dim 80/96 on D = 128) only with
+// KSEEK_FA_TMA_NARROW (the kernel's stores and the host's map of O).
+template <typename C, int D, int KD>
+constexpr bool kWgmmaTmaStores = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || KD == D);
 
 // ---------------------------------------------------------------------------
 // The WGMMA kernel.
@@ -2690,9 +2700,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
-      (KSEEK_FA_FAST_LOCATE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
+      (KSEEK_FA_FAST_LOCATE & WgmmaDimBit(D)) != 0;
   constexpr bool kQDescPerTile =
-      (KSEEK_FA_Q_DESC_PER_TILE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
+      (KSEEK_FA_Q_DESC_PER_TILE & WgmmaDimBit(D)) != 0;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -2900,16 +2910,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // O's columns: at head_dim 256 with narrow scores (KD 192: head_dim 136
   // to 192) only the first 192 (KSEEK_FA_NARROW_PV), the rest being zeros.
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
-  // TMA stores, also on the narrow instances (head_dim 80/96 on D = 128)
-  // unless KSEEK_FA_TMA_NARROW is 0.
-  constexpr bool kTma = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || KD == D);
+  constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
   // Rows' references move lazily (SoftmaxScores' kLazy); `rescale`: whether
-  // O needs the rescale by `alpha` (always without it).
+  // O needs the rescale by `alpha` (SoftmaxScores' answer: always true
+  // without kLazy).
   constexpr bool kLazy =
-      (KSEEK_FA_LAZY_RESCALE & (D == 192 ? 8 : HeadDimBit(D))) != 0;
+      (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
       (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
@@ -3044,7 +3053,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         IssueScoresWgmma<T, D, kN, KD>(sc, kQDescPerTile ? Opaque(q) : q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
-          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
+          if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
           HoldRegisters(st.acc);
           WgmmaFence();
         }
@@ -3092,7 +3101,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if (lane == 0) Arrive(empty_v(pending));
 #endif
         if constexpr (!kRescaleUnderS) {
-          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);
+          if (rescale) RescaleRows<KO>(st, alpha);
         }
         PackScores<T, kN>(sc, pk);
         pending = s;
@@ -3150,7 +3159,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (!kChain || !chained) {
         Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
         if constexpr (kRescaleUnderS) {
-          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);
+          if (rescale) RescaleRows<KO>(st, alpha);
         }
         HoldRegisters(st.acc);
         HoldRegisters(pk);
@@ -3697,7 +3706,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
   CUtensorMap q_map, k_map, v_map;
   CUtensorMap o_map{};  // read only with TMA stores
-  if (C::kTmaStores &&
+  if (kWgmmaTmaStores<C, D, KD> &&
       !EncodeBshd<T>(encode, &o_map, args->tensors[3].data, p.batch,
                      p.seqlen_q, p.heads_q, p.head_dim, kRowsPerWarp)) {
     g_error = "cuTensorMapEncodeTiled rejected the tensor map of o";

@@ -37,7 +37,7 @@ PLANTS = {
                   "      __syncwarp();\n      if (lane == 0) TmaStore4d("),
     # The lazy rescale (KSEEK_FA_LAZY_RESCALE) never rescales O after a
     # row's reference has moved in a later tile (128-key and shorter tiles).
-    "lazy_skip": ("          if (!kLazy || rescale) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n",
+    "lazy_skip": ("          if (rescale) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n",
                   "          if (!kLazy) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n"),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
