@@ -116,15 +116,18 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // on the narrow instances (head_dim 80/96 on D = 128) and on head_dim 64's
 // 128-key ones, and the lazy rescale at head_dim 64 too and with its bound
 // in raw score units (the r_ shapes: row maxima that move after the first
-// tiles), and 144-key tiles with two Q buffers at head_dim 128 (the k700
-// non-causal w_ and r_ shapes). A planted change of the
+// tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
+// non-causal w_ and r_ shapes; the default's are 144 keys), and behind
+// version 1 the combine with four splits in flight and a block per row,
+// and GQA decode on the decode kernel's long splits wherever version 1
+// would split its keys (the g_ shapes). A planted change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
 class SecondSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) { ExpectAllPass("second", GetParam(), 14); }
 
-INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_", "r_"),
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_", "r_", "g_"),
                          FilterName);
 
 // The paths that v3k's defaults replaced (hopper_emu_replaced), kept as
@@ -135,7 +138,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_"
 // at no gain: the mma.sync kernels' splits at the best wave efficiency,
 // and the decode kernel with two row tiles per warp for row groups of
 // 17-32 rows (the g_ shapes of 3 and 4 queries x 8 heads); and O rescaled
-// in every tile (the lazy rescale off, on the r_ shapes too).
+// in every tile (the lazy rescale off, on the r_ shapes too); and what
+// v3m replaced: the combine as a plain launch after split keys (the
+// emulation runs grids in order either way, so this checks that path's
+// host side) and 128-key tiles on head_dim 128's two-Q-buffer kernel.
 class ReplacedPaths : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReplacedPaths, PassOnTheirShapes) { ExpectAllPass("replaced", GetParam(), 14); }
@@ -169,7 +175,16 @@ TEST(HopperEmulationTest, PlantedSecondRowTileErrorFails) {
 // the task's spread, whose row maxima move in later tiles, the reference
 // check must fail, so the rescale that the moved rows need is emulated.
 TEST(HopperEmulationTest, PlantedLazyRescaleSkipFails) {
-  ExpectPlantFails("lazy_skip", "r_hd128_bf16_full_q130_k700");
+  ExpectPlantFails("lazy_skip", "r_hd128_bf16_split_q200_k3000");
+  ExpectPlantFails("lazy_skip", "r_hd256_f16_causal_q200_k600");
+}
+
+// The same where O's rescale runs under the next tile's S: head_dim 128
+// without causal masking on 144-key tiles with two Q buffers (700 keys)
+// and on 176-key tiles (4400 keys).
+TEST(HopperEmulationTest, PlantedLazyRescaleUnderSSkipFails) {
+  ExpectPlantFails("lazy_skip_under_s", "r_hd128_bf16_full_q130_k700");
+  ExpectPlantFails("lazy_skip_under_s", "r_hd128_f16_full_q130_k4400");
 }
 
 // The causal mask one key too lenient: the reference check must fail.

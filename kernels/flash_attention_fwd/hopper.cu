@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3l: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3m: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -275,6 +275,24 @@
 //   code per consumer warpgroup (commit f274fe2: 5% slower at 128), two
 //   Q buffers on 128-key tiles beyond 4096 keys (non-causal) or 512
 //   (causal) with the lazy rescale too.
+//   Version 3m (this file; NOTES.md v3m; bench/results/hopper_v3m_h200.txt,
+//   one call as 3i's): the combine after split keys launched as a
+//   programmatic dependent of the attention kernel (KSEEK_FA_PDL: decode
+//   +2.5%, +9% from 16k keys, split-key prefill +1-3%, side by side);
+//   144-key tiles on head_dim 128's two-Q-buffer kernel where they pad
+//   the keys by at most 5% more than 128-key ones (ragged +2.3%). 1.014x
+//   FA3 and 1.106x cuDNN over the FA3 grid (560 TFLOP/s; FA3 553, cuDNN
+//   507), 1.086x FA3 / 1.389x cuDNN over all, head_dim 128 causal 1.003x
+//   FA3; head_dim 128, seqlen 16384, bf16, non-causal 743 TFLOP/s (FA3
+//   738; 94% of the measured 790 peak). That run had the dependent combine
+//   behind the D = 256 kernels too, where it made
+//   prefill_q256_k16384_hd256 4-5% slower side by side (0.88x FA3 in the
+//   run); the default leaves it out there (KSEEK_FA_PDL=11: those kernels'
+//   cubins are byte for byte a -DKSEEK_FA_PDL=0 build's, the others' the
+//   measured build's), not yet measured as one build. Measured and not kept, so off: the lazy rescale's bound in raw
+//   score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in flight or a
+//   block per row behind version 1 (KSEEK_FA_MMA_COMBINE), GQA decode on
+//   the decode kernel from fewer splits (KSEEK_FA_DECODE_GQA_MIN_SPLITS).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -792,20 +810,48 @@
 // at s8192, 0.993x at s16384); 0: off.
 // Keys per tile of head_dim 128's two-Q-buffer kernel without causal
 // masking (KSEEK_FA_HD128_FULL_Q2_UPTO) where they pad the keys by at most
-// 5% more than 128-key tiles do (WideKeyTiles): 128 (default: every such
-// shape on 128-key tiles), 144 (with the TMA stores: 64 + 144 KB + 16 KB)
+// 5% more than 128-key tiles do (WideKeyTiles): 128 (every such shape on
+// 128-key tiles), 144 (default; with the TMA stores: 64 + 144 KB + 16 KB)
 // or 160 (224 KB, no room for them): between 128-key tiles with two Q
 // buffers (0.96x FA3 at s1024-s4096 in v3l's final run) and 176-key tiles
 // with one (slower than those up to 4096 keys: v3k's q2_lengths.sh, v3l's
-// call 7).
+// call 7). v3m's call 1a: 144 1.006x 128 over 29 head_dim 128 scenarios
+// (ragged +2.3%, qlong +1.4%, the grid 1.000), 160 0.992x.
 #ifndef KSEEK_FA_HD128_Q2_BLOCK_N
-#define KSEEK_FA_HD128_Q2_BLOCK_N 128
+#define KSEEK_FA_HD128_Q2_BLOCK_N 144
 #endif
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
+#endif
+// The combine after split keys launched as a programmatic dependent of the
+// attention kernel before it: the attention kernel lets it launch as its
+// blocks start (griddepcontrol.launch_dependents), and the combine waits
+// at its start until that kernel has completed and its partials are
+// visible (griddepcontrol.wait), so that its launch and its blocks' start
+// overlap the attention kernel's last blocks. A sum of head-dim bits of
+// the attention kernel (1 = 64, 2 = 128, 4 = 256, 8 = the D = 192 WGMMA
+// kernel; the mma.sync kernels by their D); default 11, all but D = 256
+// (measured: decode +2.5%, +9% from 16k keys, split-key prefill +1.5-3%;
+// at 256 prefill_q256_k16384 4-5% slower, NOTES.md v3m).
+#ifndef KSEEK_FA_PDL
+#define KSEEK_FA_PDL 11
+#endif
+// GQA decode at head_dim <= 128 takes the decode kernel with its long
+// splits where version 1 would split the keys at least this many ways
+// (kDecodeMinSplitsGqa; below it version 1, unless neither splits).
+// Default 12 (NOTES.md v3g).
+#ifndef KSEEK_FA_DECODE_GQA_MIN_SPLITS
+#define KSEEK_FA_DECODE_GQA_MIN_SPLITS 12
+#endif
+// The combine behind version 1 (the mma.sync kernel; GQA decode, qlong):
+// bit 1 four splits' loads in flight per warp (as behind the decode
+// kernel) instead of one; bit 2 a block per row with 16 or more splits.
+// Default 0 (one in flight, a warp per row).
+#ifndef KSEEK_FA_MMA_COMBINE
+#define KSEEK_FA_MMA_COMBINE 0
 #endif
 
 namespace {
@@ -826,7 +872,7 @@ constexpr int kDecodeThreads = 32 * kDecodeWarps;
 constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
 constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
 constexpr int kDecodeMaxSplitsNoGqa = 16;  // at head_dim <= 128 (LaunchMma)
-constexpr int kDecodeMinSplitsGqa = 12;    // of version 1, at head_dim <= 128
+constexpr int kDecodeMinSplitsGqa = KSEEK_FA_DECODE_GQA_MIN_SPLITS;  // of version 1, head_dim <= 128
 constexpr int kDecodeMaxSplitsGqa = 64;    // the decode kernel's long splits
 constexpr int kDecodeMinTilesGqa = 8;      // key tiles per long split
 constexpr int kMinTilesPerSplit = 4;
@@ -923,6 +969,23 @@ __host__ __device__ __forceinline__ int RowElements(const Problem& p) {
 
 __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Programmatic dependent launch (KSEEK_FA_PDL): LaunchDependents lets the
+// grid launched after this one with programmatic stream serialisation
+// start once every block of this one has run it (once per block is
+// enough); GridDependencyWait waits until the grid before this one has
+// completed and its memory writes are visible. Both do nothing without
+// such a launch.
+__device__ __forceinline__ void LaunchDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void GridDependencyWait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
 }
 
 // 16 bytes global -> shared; when `valid` is false nothing is read and the
@@ -1597,6 +1660,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     AttentionForward(Problem p, const T* __restrict__ q,
                      const T* __restrict__ k, const T* __restrict__ v,
                      T* __restrict__ o, float* __restrict__ lse) {
+  if constexpr ((KSEEK_FA_PDL & HeadDimBit(D)) != 0) LaunchDependents();  // the combine's launch
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -1763,6 +1827,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
                     T* __restrict__ o, float* __restrict__ lse) {
+  if constexpr ((KSEEK_FA_PDL & HeadDimBit(D)) != 0) LaunchDependents();  // the combine's launch
   using C = DecodeConfig<D, R>;
   constexpr int kRows = C::kRows;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -2697,6 +2762,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                           T* __restrict__ o, float* __restrict__ lse,
                           const __grid_constant__ CUtensorMap o_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  if constexpr ((KSEEK_FA_PDL & WgmmaDimBit(D)) != 0) LaunchDependents();  // the combine's launch
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
@@ -3243,6 +3309,9 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   const int first_split = warp % per_row;
   const bool active = row < rows_total;
   if (!active && per_row == 1) return;
+  // Launched as a dependent of the attention kernel (KSEEK_FA_PDL): its
+  // partials are complete and visible only after this.
+  if constexpr (KSEEK_FA_PDL != 0) GridDependencyWait();
 
   float vals[kPerLane];
 #pragma unroll
@@ -3394,18 +3463,32 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 }
 
 // The combine kernel over the split partials of p: one warp per row, or
-// (warps_per_row kCombineWarps) a block per row; `after_decode`: behind the
-// decode kernel (four splits in flight per warp).
+// (warps_per_row kCombineWarps) a block per row; `four_in_flight`: four
+// splits' loads in flight per warp (behind the decode kernel), else one;
+// `dependent`: a programmatic dependent of the attention kernel just
+// launched (KSEEK_FA_PDL; correct either way, as the combine waits for
+// that kernel in both).
 template <typename T, int D>
 void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
-                   int warps_per_row = 1, bool after_decode = false) {
+                   bool dependent, int warps_per_row = 1,
+                   bool four_in_flight = false) {
   p.combine_warps = warps_per_row;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int rows_per_block = kCombineWarps / warps_per_row;
   const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
-  const auto kernel = after_decode ? CombineSplits<T, D, 4> : CombineSplits<T, D, 1>;
-  kernel<<<unsigned((rows_total + rows_per_block - 1) / rows_per_block),
-           32 * kCombineWarps, smem, stream>>>(p, o, lse);
+  const auto kernel = four_in_flight ? CombineSplits<T, D, 4> : CombineSplits<T, D, 1>;
+  const dim3 grid(unsigned((rows_total + rows_per_block - 1) / rows_per_block));
+  const dim3 block(32 * kCombineWarps);
+  if (dependent) {
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    // grid, block, dynamic shared memory, stream, attributes.
+    cudaLaunchConfig_t config = {grid, block, size_t(smem), stream, attr, 1};
+    cudaLaunchKernelEx(&config, kernel, p, o, lse);
+  } else {
+    kernel<<<grid, block, smem, stream>>>(p, o, lse);
+  }
 }
 
 // K and V bytes of one (batch, head) pair (GQA: a query head's share of
@@ -3605,10 +3688,13 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
                      static_cast<const T*>(args->tensors[2].data), o, lse);
   // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
   // block per row, so that the combine is not a chain of ~50 loads.
-  if (p.splits > 1)
-    LaunchCombine<T, D>(p, o, lse, stream,
-                        decode && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
-                        decode);
+  if (p.splits > 1) {
+    const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
+    const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
+    LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & HeadDimBit(D)) != 0,
+                        per_row && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
+                        in_flight);
+  }
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
     return 1;
@@ -3744,7 +3830,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   const int grid = int(items < sms ? items : sms);
   kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
       p, q_map, k_map, v_map, o, lse, o_map);
-  if (p.splits > 1) LaunchCombine<T, D>(p, o, lse, stream);
+  if (p.splits > 1)
+    LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & WgmmaDimBit(D)) != 0);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
     return 1;

@@ -314,6 +314,26 @@ inline size_t __cvta_generic_to_shared(const void* p) {
   return size_t((const unsigned char*)p - emu::g_block->smem.data());
 }
 
+// cudaLaunchKernelEx as far as hopper.cu uses it (the combine launched as a
+// programmatic dependent, KSEEK_FA_PDL): the emulation runs grids one after
+// another, so that launch is an ordinary one here.
+enum cudaLaunchAttributeID { cudaLaunchAttributeProgrammaticStreamSerialization = 1 };
+struct cudaLaunchAttributeValue { unsigned programmaticStreamSerializationAllowed; };
+struct cudaLaunchAttribute { cudaLaunchAttributeID id; cudaLaunchAttributeValue val; };
+// CUDA's fields in CUDA's order (hopper.cu initialises them by position:
+// gridDim and blockDim are macros here).
+struct cudaLaunchConfig_t {
+  dim3 grid, block;
+  size_t smem;
+  cudaStream_t stream;
+  cudaLaunchAttribute* attrs;
+  unsigned num_attrs;
+};
+template <typename... P, typename... A>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* c, void (*kernel)(P...), A... args) {
+  emu::LaunchKernel(kernel, c->grid, c->block, c->smem, c->stream, args...);
+  return cudaSuccess;
+}
 inline cudaError_t cudaFuncSetAttribute(const void*, int, int v) { return v <= 227 * 1024 ? cudaSuccess : 1; }
 template <typename F> cudaError_t cudaFuncSetAttribute(F f, int a, int v) { return cudaFuncSetAttribute((const void*)f, a, v); }
 template <typename F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, F, int, size_t smem) {

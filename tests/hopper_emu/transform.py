@@ -36,9 +36,14 @@ PLANTS = {
     "tma_fence": ("      FenceProxyAsync();\n      __syncwarp();\n      if (lane == 0) TmaStore4d(",
                   "      __syncwarp();\n      if (lane == 0) TmaStore4d("),
     # The lazy rescale (KSEEK_FA_LAZY_RESCALE) never rescales O after a
-    # row's reference has moved in a later tile (128-key and shorter tiles).
+    # row's reference has moved in a later tile (O rescaled after the
+    # softmax: the 128-key and shorter tiles).
     "lazy_skip": ("          if (rescale) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n",
                   "          if (!kLazy) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n"),
+    # The same where O's rescale runs under the next tile's S (the 144- and
+    # 176-key head_dim 128 tiles, KSEEK_FA_RESCALE_UNDER_S).
+    "lazy_skip_under_s": ("          if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n",
+                          "          if (!kLazy) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n"),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n",
