@@ -291,8 +291,10 @@
 //   cubins are byte for byte a -DKSEEK_FA_PDL=0 build's, the others' the
 //   measured build's), not yet measured as one build. Measured and not kept, so off: the lazy rescale's bound in raw
 //   score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in flight or a
-//   block per row behind version 1 (KSEEK_FA_MMA_COMBINE), GQA decode on
-//   the decode kernel from fewer splits (KSEEK_FA_DECODE_GQA_MIN_SPLITS).
+//   block per row behind version 1 (KSEEK_FA_MMA_COMBINE). Measured and
+//   not yet the default: GQA decode groups of at most 16 rows on the
+//   decode kernel from 2 splits of version 1 (KSEEK_FA_DECODE_GQA_MIN_SPLITS;
+//   +2-19% on the six shapes it moves).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -841,10 +843,18 @@
 #endif
 // GQA decode at head_dim <= 128 takes the decode kernel with its long
 // splits where version 1 would split the keys at least this many ways
-// (kDecodeMinSplitsGqa; below it version 1, unless neither splits).
-// Default 12 (NOTES.md v3g).
+// (below it version 1, unless neither splits): KSEEK_FA_DECODE_GQA_MIN_SPLITS
+// on one-row-tile blocks (row groups of at most 16 rows, or more than 32),
+// KSEEK_FA_DECODE2_GQA_MIN_SPLITS on two-row-tile ones (17-32 rows,
+// KSEEK_FA_DECODE_TWO_TILES). Default 12 and 12 (NOTES.md v3g). v3m's
+// call 4 measured 2 for both: the six one-tile shapes it moved +2-19%
+// (b16_k4096 GQA 4/8/16, b4_k16384_gqa4, b64_k2048 gqa16 and gqa8_hd64),
+// the one two-tile shape 0.93x (decode_q4_k16000_hd128_gqa8_causal).
 #ifndef KSEEK_FA_DECODE_GQA_MIN_SPLITS
 #define KSEEK_FA_DECODE_GQA_MIN_SPLITS 12
+#endif
+#ifndef KSEEK_FA_DECODE2_GQA_MIN_SPLITS
+#define KSEEK_FA_DECODE2_GQA_MIN_SPLITS 12
 #endif
 // The combine behind version 1 (the mma.sync kernel; GQA decode, qlong):
 // bit 1 four splits' loads in flight per warp (as behind the decode
@@ -872,7 +882,11 @@ constexpr int kDecodeThreads = 32 * kDecodeWarps;
 constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
 constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
 constexpr int kDecodeMaxSplitsNoGqa = 16;  // at head_dim <= 128 (LaunchMma)
-constexpr int kDecodeMinSplitsGqa = KSEEK_FA_DECODE_GQA_MIN_SPLITS;  // of version 1, head_dim <= 128
+// Version 1's splits from which GQA decode (head_dim <= 128) takes the
+// decode kernel's long splits, by the decode kernel's row tiles per warp.
+constexpr int DecodeMinSplitsGqa(int r) {
+  return r == 1 ? KSEEK_FA_DECODE_GQA_MIN_SPLITS : KSEEK_FA_DECODE2_GQA_MIN_SPLITS;
+}
 constexpr int kDecodeMaxSplitsGqa = 64;    // the decode kernel's long splits
 constexpr int kDecodeMinTilesGqa = 8;      // key tiles per long split
 constexpr int kMinTilesPerSplit = 4;
@@ -3629,7 +3643,7 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
 // of a wave; the decode kernel instead when a row group has at most
 // KSEEK_FA_DECODE_MAX_ROWS rows, except for GQA shapes at head_dim <= 128
 // that it would split and version 1 would split fewer than
-// kDecodeMinSplitsGqa ways: there (2-13 splits) the decode kernel measured
+// DecodeMinSplitsGqa(R) ways: there (2-13 splits) the decode kernel measured
 // 2-10% slower than version 1 (NOTES.md v3f, v3g), while it won at head_dim
 // 256, without splits, without GQA with 2-15 splits (up to 16 are taken),
 // and, with its long splits and a block per row in CombineSplits, on GQA
@@ -3656,7 +3670,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   if (decode && D <= 128 && p.pack > 1) {
     Problem v1 = p;
     PlanMma<T, D, false>(v1, sms);
-    if (v1.splits >= kDecodeMinSplitsGqa) {
+    if (v1.splits >= DecodeMinSplitsGqa(R)) {
       blocks = PlanMma<T, D, true, R>(p, sms, true);
     } else {
       blocks = PlanMma<T, D, true, R>(p, sms);
