@@ -58,10 +58,22 @@ void ExpectPlantStops(const std::string& config, const std::string& filter,
 }
 
 // A test name for a shape-name filter ("w_" -> "w").
+std::string TestNameOf(std::string filter) {
+  if (filter.back() == '_') filter.pop_back();
+  return filter;
+}
 std::string FilterName(const ::testing::TestParamInfo<const char*>& info) {
-  std::string name = info.param;
-  if (name.back() == '_') name.pop_back();
-  return name;
+  return TestNameOf(info.param);
+}
+
+// A shape-name filter and the fewest runs (shapes x eager/lazy) it must
+// select: a filter that silently matched fewer shapes would test less.
+struct ShapeSet {
+  const char* filter;
+  int min_runs;
+};
+std::string ShapeSetName(const ::testing::TestParamInfo<ShapeSet>& info) {
+  return TestNameOf(info.param.filter);
 }
 
 // The default build's shapes, one shard of kShards per test.
@@ -95,7 +107,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // consumers' loop as before v3h at head_dim 128 (one loop with the mask's
 // test, arrivals in a branch, K and V waited for one after the other,
 // descriptors built per operand) but split at 64 and 256 for items of any
-// length, and Q's descriptors derived in every key tile.
+// length, and Q's descriptors derived in every key tile, and behind
+// version 1 the combine with four splits in flight (the s_ and pk_ shapes
+// split there; none 16 or more ways, so its block per row runs only
+// behind the decode kernel).
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
@@ -117,18 +132,22 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // 128-key ones, and the lazy rescale at head_dim 64 too and with its bound
 // in raw score units (the r_ shapes: row maxima that move after the first
 // tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
-// non-causal w_ and r_ shapes; the default's are 144 keys), and behind
-// version 1 the combine with four splits in flight and a block per row,
-// and GQA decode on the decode kernel's long splits wherever version 1
-// would split its keys (the g_ shapes). A planted change of the
+// non-causal w_ and r_ shapes; the default's are 144 keys), and GQA
+// decode on the decode kernel's long splits wherever version 1 would
+// split its keys, one- and two-tile blocks (the g_ shapes). A planted
+// change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
-class SecondSwitches : public ::testing::TestWithParam<const char*> {};
+class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
-TEST_P(SecondSwitches, PassOnTheirShapes) { ExpectAllPass("second", GetParam(), 14); }
+TEST_P(SecondSwitches, PassOnTheirShapes) {
+  ExpectAllPass("second", GetParam().filter, GetParam().min_runs);
+}
 
-INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_", "dim_", "r_", "g_"),
-                         FilterName);
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
+                         ::testing::Values(ShapeSet{"w_", 20}, ShapeSet{"dim_", 20},
+                                           ShapeSet{"r_", 14}, ShapeSet{"g_", 20}),
+                         ShapeSetName);
 
 // The paths that v3k's defaults replaced (hopper_emu_replaced), kept as
 // switches: O stored without TMA (the staged and the wide stores), IEEE
@@ -142,12 +161,17 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches, ::testing::Values("w_"
 // v3m replaced: the combine as a plain launch after split keys (the
 // emulation runs grids in order either way, so this checks that path's
 // host side) and 128-key tiles on head_dim 128's two-Q-buffer kernel.
-class ReplacedPaths : public ::testing::TestWithParam<const char*> {};
+class ReplacedPaths : public ::testing::TestWithParam<ShapeSet> {};
 
-TEST_P(ReplacedPaths, PassOnTheirShapes) { ExpectAllPass("replaced", GetParam(), 14); }
+TEST_P(ReplacedPaths, PassOnTheirShapes) {
+  ExpectAllPass("replaced", GetParam().filter, GetParam().min_runs);
+}
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, ReplacedPaths,
-                         ::testing::Values("w_", "dim_", "g_", "x_", "r_"), FilterName);
+                         ::testing::Values(ShapeSet{"w_", 16}, ShapeSet{"dim_", 16},
+                                           ShapeSet{"g_", 16}, ShapeSet{"x_", 16},
+                                           ShapeSet{"r_", 14}),
+                         ShapeSetName);
 
 // TMA stores without the wait that frees a staging buffer: where stores
 // complete only at the waits (the emulation's lazy mode), a warp's later
