@@ -133,8 +133,13 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // in raw score units (the r_ shapes: row maxima that move after the first
 // tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
 // non-causal w_ and r_ shapes; the default's are 144 keys), and GQA
-// decode on the decode kernel's long splits wherever version 1 would
-// split its keys, one- and two-tile blocks (the g_ shapes). A planted
+// decode groups of 17-32 rows on the decode kernel's long splits wherever
+// version 1 would split their keys, two-tile blocks at head_dim 64 and
+// two 16-row blocks at 128 (the g_ shapes of 3 and 4 queries x 8 heads;
+// groups of at most 16 rows take that path by default), and O staged in
+// the last key tile's V for items of any length at D = 256 and D = 192
+// (the default: 32 tiles or more), each warp releasing that V only after
+// the next item's first S (the w_ and dim_ shapes there). A planted
 // change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
@@ -160,7 +165,12 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
 // in every tile (the lazy rescale off, on the r_ shapes too); and what
 // v3m replaced: the combine as a plain launch after split keys (the
 // emulation runs grids in order either way, so this checks that path's
-// host side) and 128-key tiles on head_dim 128's two-Q-buffer kernel.
+// host side) and 128-key tiles on head_dim 128's two-Q-buffer kernel; and
+// what v3n replaced: GQA decode groups of at most 16 rows on version 1's
+// packed rows where it splits the keys 2-11 ways (the pk_ shapes of 1
+// query x 16 and 12 heads: 10 and 7 splits there, the decode kernel's long
+// splits by default), and O of items of 32 or more key tiles at D = 256
+// and D = 192 in 16-byte stores (the w_ shapes of 2,600 and 4,000 keys).
 class ReplacedPaths : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(ReplacedPaths, PassOnTheirShapes) {
@@ -170,7 +180,7 @@ TEST_P(ReplacedPaths, PassOnTheirShapes) {
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, ReplacedPaths,
                          ::testing::Values(ShapeSet{"w_", 16}, ShapeSet{"dim_", 16},
                                            ShapeSet{"g_", 16}, ShapeSet{"x_", 16},
-                                           ShapeSet{"r_", 14}),
+                                           ShapeSet{"r_", 14}, ShapeSet{"pk_", 16}),
                          ShapeSetName);
 
 // TMA stores without the wait that frees a staging buffer: where stores
@@ -179,6 +189,15 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, ReplacedPaths,
 // reference check must fail; so the stores run, from those buffers.
 TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
   ExpectPlantFails("tma_race", "w_hd128_bf16_full");
+}
+
+// O staged in the last key tile's V (KSEEK_FA_TMA_IN_V, items of 32 or
+// more tiles on the D = 256 and D = 192 kernels) without the barrier that
+// waits for the other consumer's last P V: it reads V overwritten by O,
+// and the reference check must fail, so the staged stores run there.
+TEST(HopperEmulationTest, PlantedStagingInVWithoutBarrierFails) {
+  ExpectPlantFails("in_v_no_barrier", "w_hd256_bf16_full_q130_k2600");
+  ExpectPlantFails("in_v_no_barrier", "w_hd192_f16_causal_q140_k4000");
 }
 
 // TMA stores without the fence that makes a warp's stmatrix writes visible

@@ -289,12 +289,27 @@
 //   prefill_q256_k16384_hd256 4-5% slower side by side (0.88x FA3 in the
 //   run); the default leaves it out there (KSEEK_FA_PDL=11: those kernels'
 //   cubins are byte for byte a -DKSEEK_FA_PDL=0 build's, the others' the
-//   measured build's), not yet measured as one build. Measured and not kept, so off: the lazy rescale's bound in raw
-//   score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in flight or a
-//   block per row behind version 1 (KSEEK_FA_MMA_COMBINE). Measured and
-//   not yet the default: GQA decode groups of at most 16 rows on the
-//   decode kernel from 2 splits of version 1 (KSEEK_FA_DECODE_GQA_MIN_SPLITS;
-//   +2-19% on the six shapes it moves).
+//   measured build's). Measured and not kept, so off: the lazy rescale's
+//   bound in raw score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in
+//   flight or a block per row behind version 1 (KSEEK_FA_MMA_COMBINE).
+//   Version 3n (this file; NOTES.md v3n; bench/results/hopper_v3n_h200.txt,
+//   one call as 3i's): the dependent combine behind every kernel but
+//   D = 256's (KSEEK_FA_PDL=11, now measured: prefill_q256_k16384_hd256
+//   as with the plain launch); GQA decode groups of at most 16 rows on
+//   the decode kernel's long splits from 2 splits of version 1
+//   (KSEEK_FA_DECODE_GQA_MIN_SPLITS, by the group's rows: +1-19% on the
+//   six shapes it moves); at D = 256 and D = 192, O of items of 32 or more
+//   key tiles by TMA stores staged in the last tile's V
+//   (KSEEK_FA_TMA_IN_V), and items located by multiplications at head_dim
+//   256 (KSEEK_FA_FAST_LOCATE=7): 1.014x over head_dim 160-256 side by
+//   side. 1.013x FA3 and 1.110x cuDNN over the FA3 grid (555 TFLOP/s; FA3
+//   548, cuDNN 500), 1.092x FA3 / 1.396x cuDNN over all, head_dim 256
+//   causal 1.020x FA3; head_dim 128, seqlen 16384, bf16, non-causal 744
+//   TFLOP/s (FA3 746; 94% of the measured 790 peak); no scenario under
+//   0.9x the best of FA3 and cuDNN (lowest decode_b1_k32768_gqa1_hd128 at
+//   0.93x cuDNN). Measured and not kept, so off: the staged stores for
+//   every item (KSEEK_FA_TMA_IN_V_MIN_TILES=0: many-short 0.93x), their V
+//   released after the next item's first S (KSEEK_FA_TMA_IN_V_DEFER).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -471,7 +486,9 @@
 //                               above; default 6: head_dims 128 and 256,
 //                               +3-15% at s512-s2048 there, slower at 64);
 //                               elsewhere 4-byte stores straight from the
-//                               accumulators
+//                               accumulators (on the D = 256 and D = 192
+//                               kernels, items of 32 or more key tiles store
+//                               by TMA instead: KSEEK_FA_TMA_IN_V)
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
 //                               K/V stages; default 512 (with the TMA
@@ -703,12 +720,13 @@
 // with its divisions (the item by splits, by items per section, by the
 // section's pairs, by heads; the producer's K/V head too) as
 // multiplications by precomputed reciprocals, not integer divisions
-// (about 25 instructions each). Default 3 (head_dim 64 and 128: with the
-// fast epilogue and TMA stores +1.5-4% there, NOTES.md v3k). (At 192 with
-// 112-key tiles ptxas spills 12 bytes in the split-loop instance, 4
-// without.)
+// (about 25 instructions each). Default 7 (head_dim 64 and 128: with the
+// fast epilogue and TMA stores +1.5-4% there, NOTES.md v3k; 256: v3n's
+// third call +1.1% over head_dim 160-256, many-short +8%, where v3l's
+// had measured s4096-16384 3-6% slower). (At 192 with 112-key tiles
+// ptxas spills 12 bytes in the split-loop instance, 4 without.)
 #ifndef KSEEK_FA_FAST_LOCATE
-#define KSEEK_FA_FAST_LOCATE 3
+#define KSEEK_FA_FAST_LOCATE 7
 #endif
 // O stored by TMA from shared memory (StoreOutputTma; sums of head-dim
 // bits, at head_dim 64 and 128 where 2 KB per consumer warp fits): the
@@ -726,6 +744,38 @@
 // faster on many-short head_dim 64 in v3l's call 2).
 #ifndef KSEEK_FA_TMA_LONG_TILES
 #define KSEEK_FA_TMA_LONG_TILES 2
+#endif
+// WGMMA kernels (sums of WgmmaDimBit: 4 the D = 256 kernel, 8 the D = 192
+// one) whose O goes out by TMA stores staged in the V tile of the item's
+// last key tile, where no 2 KB buffers per warp fit beside the K/V
+// stages: both consumers' last P V done (a named barrier), each warp's
+// stores read their two 2 KB buffers there, then the warp releases that V
+// stage to the producer, which loads the next item's second V tile into
+// it. Without split keys (partials keep their stores), the other stores
+// (KSEEK_FA_WIDE_STORES) are a quad's shuffles, 16 per thread at 256
+// columns, whose registers wait on the LSU's queue. Default 12 (both;
+// v3n's third call, from 32 tiles with KSEEK_FA_FAST_LOCATE at 256: grid
+// head_dim 256 s4096 +1.6-1.8%, ragged_s3001 +2.7%, 1.014x over head_dim
+// 160-256 with it, 1.011x without; the split-loop instance's spills 20
+// bytes -> 4).
+#ifndef KSEEK_FA_TMA_IN_V
+#define KSEEK_FA_TMA_IN_V 12
+#endif
+// The fewest key tiles of an item whose O goes out that way (fewer: the
+// other stores): v3n's second call measured it 7.5% slower on many-short
+// head_dim 256 and 0.5-1% at s512-s2048 for every item, +1-2% from 3,000
+// keys (38 tiles of 80). Default 32 (80-key tiles: 2,560 keys and more).
+#ifndef KSEEK_FA_TMA_IN_V_MIN_TILES
+#define KSEEK_FA_TMA_IN_V_MIN_TILES 32
+#endif
+// 1: a warp releases that V stage once the next item's first S is done
+// (its stores have long read it by then; the producer loads the next
+// item's second V tile into it), not right after its stores, whose reads
+// it would wait for. Default 0 (v3n's third call: 0.994x over head_dim
+// 160-256 with every item so, many-short 0.93x; from 32 tiles 0.997x the
+// release after the stores).
+#ifndef KSEEK_FA_TMA_IN_V_DEFER
+#define KSEEK_FA_TMA_IN_V_DEFER 0
 #endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
 // row's softmax reference until a tile's max passes it by more than
@@ -843,15 +893,17 @@
 #endif
 // GQA decode at head_dim <= 128 takes the decode kernel with its long
 // splits where version 1 would split the keys at least this many ways
-// (below it version 1, unless neither splits): KSEEK_FA_DECODE_GQA_MIN_SPLITS
-// on one-row-tile blocks (row groups of at most 16 rows, or more than 32),
-// KSEEK_FA_DECODE2_GQA_MIN_SPLITS on two-row-tile ones (17-32 rows,
-// KSEEK_FA_DECODE_TWO_TILES). Default 12 and 12 (NOTES.md v3g). v3m's
-// call 4 measured 2 for both: the six one-tile shapes it moved +2-19%
-// (b16_k4096 GQA 4/8/16, b4_k16384_gqa4, b64_k2048 gqa16 and gqa8_hd64),
-// the one two-tile shape 0.93x (decode_q4_k16000_hd128_gqa8_causal).
+// (below it version 1, unless neither splits), by the rows of a row group
+// (queries x the query heads of a K/V head): KSEEK_FA_DECODE_GQA_MIN_SPLITS
+// for groups of at most 16 rows (one m16 tile), KSEEK_FA_DECODE2_GQA_MIN_SPLITS
+// for 17-32 rows (two row tiles per warp with KSEEK_FA_DECODE_TWO_TILES,
+// else two 16-row blocks per group). Defaults 2 and 12: v3n's first call
+// measured the six groups of at most 16 rows that 2 moves +1-19%
+// (b16_k4096 GQA 4/8/16, b4_k16384_gqa4, b64_k2048 gqa16 and gqa8_hd64)
+// and the one 32-row group at head_dim 128 0.93x
+// (decode_q4_k16000_hd128_gqa8_causal, as v3m's call 4: NOTES.md v3m, v3n).
 #ifndef KSEEK_FA_DECODE_GQA_MIN_SPLITS
-#define KSEEK_FA_DECODE_GQA_MIN_SPLITS 12
+#define KSEEK_FA_DECODE_GQA_MIN_SPLITS 2
 #endif
 #ifndef KSEEK_FA_DECODE2_GQA_MIN_SPLITS
 #define KSEEK_FA_DECODE2_GQA_MIN_SPLITS 12
@@ -883,9 +935,10 @@ constexpr int kDecodeRows = kRowsPerWarp;  // its rows: one m16 tile
 constexpr int kDecodeKeys = 16;         // keys per chunk of one warp
 constexpr int kDecodeMaxSplitsNoGqa = 16;  // at head_dim <= 128 (LaunchMma)
 // Version 1's splits from which GQA decode (head_dim <= 128) takes the
-// decode kernel's long splits, by the decode kernel's row tiles per warp.
-constexpr int DecodeMinSplitsGqa(int r) {
-  return r == 1 ? KSEEK_FA_DECODE_GQA_MIN_SPLITS : KSEEK_FA_DECODE2_GQA_MIN_SPLITS;
+// decode kernel's long splits, by the rows of a row group.
+constexpr int DecodeMinSplitsGqa(int64_t rows) {
+  return rows <= kDecodeRows ? KSEEK_FA_DECODE_GQA_MIN_SPLITS
+                             : KSEEK_FA_DECODE2_GQA_MIN_SPLITS;
 }
 constexpr int kDecodeMaxSplitsGqa = 64;    // the decode kernel's long splits
 constexpr int kDecodeMinTilesGqa = 8;      // key tiles per long split
@@ -2422,6 +2475,7 @@ constexpr int kWgThreads = 128;  // one warpgroup
 constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
+constexpr int kStagedOBarrier = 7;  // both consumers done with the last V (KSEEK_FA_TMA_IN_V)
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
@@ -2547,6 +2601,15 @@ struct WgmmaConfig {
 // KSEEK_FA_TMA_NARROW (the kernel's stores and the host's map of O).
 template <typename C, int D, int KD>
 constexpr bool kWgmmaTmaStores = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || KD == D);
+// Whether it stores O by TMA from the last tile's V (KSEEK_FA_TMA_IN_V):
+// two consumers, their warps' 2 KB buffers in one V tile, two per warp
+// where they fit (kTmaInVBuffers), else one.
+template <typename C>
+constexpr int kTmaInVBuffers = C::kConsumers * 4 * 2 * 2048 <= C::kTileBytes ? 2 : 1;
+template <typename C, int D, int KD>
+constexpr bool kWgmmaTmaInV = (KSEEK_FA_TMA_IN_V & WgmmaDimBit(D)) != 0 &&
+                              !C::kTmaStores && C::kConsumers == 2 &&
+                              C::kConsumers * 4 * 2048 <= C::kTileBytes;
 
 // ---------------------------------------------------------------------------
 // The WGMMA kernel.
@@ -2746,7 +2809,7 @@ __device__ __forceinline__ void StoreOutputTma(
     float total1, int warp, int lane, uint32_t stage,
     const CUtensorMap* o_map, float* lse) {
   static_assert(D % 64 == 0, "64 columns per pass");
-  static_assert(kBuffers == 1 || kBuffers == D / 64, "one buffer, or one per pass");
+  static_assert(kBuffers >= 1 && kBuffers <= D / 64, "one buffer, up to one per pass");
   const float inv0 = RowInverse<D>(total0);
   const float inv1 = RowInverse<D>(total1);
   const int first = w.q0 + kRowsPerWarp * warp;
@@ -2991,6 +3054,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // to 192) only the first 192 (KSEEK_FA_NARROW_PV), the rest being zeros.
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
+  constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
+  constexpr bool kDeferV = kTmaInV && KSEEK_FA_TMA_IN_V_DEFER != 0;
+  // The stage whose V held the previous item's O stores (kDeferV), or -1:
+  // released by lane 0 once those stores have read it.
+  int held_prev = -1;
+  auto release_prev = [&]() {
+    if (held_prev >= 0 && lane == 0) {
+      BulkWaitRead<0>();
+      Arrive(empty_v(held_prev));
+    }
+    held_prev = -1;
+  };
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -3062,8 +3137,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     WarpState<KO> st;
     st.Clear();
     uint32_t pk[kN / 16][4];  // P of the pending tile
+    // The stage whose V this warp holds for O's stores (kTmaInV), or -1.
+    int held_v = -1;
 
     const int tiles = w.tile_end - w.tile_begin;
+    if (kDeferV && tiles == 0) release_prev();
     if (tiles > 0) {
       float alpha[2];
       bool rescale = true;
@@ -3098,6 +3176,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           Arrive(empty_k(s0));
           if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
+        if constexpr (kDeferV) release_prev();
         const int k0 = w.tile_begin * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
@@ -3250,7 +3329,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
-        if (lane == 0) Arrive(empty_v(pending));
+        if (kTmaInV && p.splits == 1 && tiles >= KSEEK_FA_TMA_IN_V_MIN_TILES)
+          held_v = pending;  // released once O's stores have read it
+        else if (lane == 0)
+          Arrive(empty_v(pending));
       }
     } else if (lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
@@ -3267,11 +3349,27 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && kTma)
+    if (p.splits == 1 && kTma) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
           base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);
-    else if (p.splits == 1 && C::kStagedStores)
+    } else if (kTmaInV && held_v >= 0) {
+      // (held_v is the same for every consumer warp: the item's tiles.)
+      // Both consumers' last P V have read this V tile before either
+      // stages O in it; the stores have read it before its release.
+      NamedBarrier(kStagedOBarrier, C::kConsumers * kWgThreads);
+      constexpr int kBuffers = KO >= 128 ? kTmaInVBuffers<C> : 1;
+      StoreOutputTma<T, KO, kBuffers>(
+          p, w, st, total[0], total[1], warp, lane,
+          kv_smem + held_v * C::kStageBytes + C::kTileBytes + kBuffers * 2048 * warp,
+          &o_map, lse);
+      if (kDeferV) {
+        held_prev = held_v;
+      } else if (lane == 0) {
+        BulkWaitRead<0>();
+        Arrive(empty_v(held_v));
+      }
+    } else if (p.splits == 1 && C::kStagedStores)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
                               smem + (base - raw) + C::kStagedAt + 2048 * warp, o, lse);
@@ -3284,7 +3382,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
   // The last TMA stores done before the block's shared memory goes.
-  if constexpr (kTma)
+  if constexpr (kTma || kTmaInV)
     if (lane == 0) BulkWait<0>();
 #endif
 }
@@ -3643,8 +3741,10 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
 // of a wave; the decode kernel instead when a row group has at most
 // KSEEK_FA_DECODE_MAX_ROWS rows, except for GQA shapes at head_dim <= 128
 // that it would split and version 1 would split fewer than
-// DecodeMinSplitsGqa(R) ways: there (2-13 splits) the decode kernel measured
-// 2-10% slower than version 1 (NOTES.md v3f, v3g), while it won at head_dim
+// DecodeMinSplitsGqa(rows) ways (2 for groups of at most 16 rows, 12 for
+// 17-32): there (2-13 splits) the decode kernel's short splits measured
+// 2-10% slower than version 1 (NOTES.md v3f, v3g), and at 17-32 rows its
+// long splits too (v3m, v3n), while it won at head_dim
 // 256, without splits, without GQA with 2-15 splits (up to 16 are taken),
 // and, with its long splits and a block per row in CombineSplits, on GQA
 // shapes that version 1 splits 14-27 ways (batch-1 and batch-4 decode with
@@ -3670,7 +3770,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   if (decode && D <= 128 && p.pack > 1) {
     Problem v1 = p;
     PlanMma<T, D, false>(v1, sms);
-    if (v1.splits >= DecodeMinSplitsGqa(R)) {
+    if (v1.splits >= DecodeMinSplitsGqa(int64_t(p.seqlen_q) * p.pack)) {
       blocks = PlanMma<T, D, true, R>(p, sms, true);
     } else {
       blocks = PlanMma<T, D, true, R>(p, sms);
@@ -3806,7 +3906,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
   CUtensorMap q_map, k_map, v_map;
   CUtensorMap o_map{};  // read only with TMA stores
-  if (kWgmmaTmaStores<C, D, KD> &&
+  if ((kWgmmaTmaStores<C, D, KD> || kWgmmaTmaInV<C, D, KD>) &&
       !EncodeBshd<T>(encode, &o_map, args->tensors[3].data, p.batch,
                      p.seqlen_q, p.heads_q, p.head_dim, kRowsPerWarp)) {
     g_error = "cuTensorMapEncodeTiled rejected the tensor map of o";

@@ -442,6 +442,10 @@ int main(int argc, char** argv) {
       {"w_hd128_bf16_decode_q1_k1000_b3", 3, 1, 1000, 2, 2, 128, 1, true, 1},
       {"w_hd256_f16_sections_q150_k2100_b2h3", 2, 150, 2100, 3, 3, 256, 1, false, 1},
       {"w_hd64_bf16_causal_q100_k4000", 1, 100, 4000, 2, 1, 64, 1, true, 1},
+      // Items of 32 or more key tiles on the D = 256 and D = 192 kernels:
+      // O staged in the last tile's V (KSEEK_FA_TMA_IN_V).
+      {"w_hd256_bf16_full_q130_k2600", 1, 130, 2600, 1, 1, 256, 0, true, 1},
+      {"w_hd192_f16_causal_q140_k4000", 1, 140, 4000, 1, 1, 192, 1, false, 1},
       // Queries 6x the task's spread: row maxima that move after the first
       // tiles, by more than KSEEK_FA_LAZY_RESCALE's bound in some rows of a
       // warp and not in others (the lazy rescale at 128, 256, D = 192 and

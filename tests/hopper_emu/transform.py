@@ -31,6 +31,10 @@ PLANTS = {
     # waiting until the previous store from it has read it.
     "tma_race": ("      if (lane == 0) BulkWaitRead<kBuffers - 1>();\n",
                  "      if (lane == 0 && kBuffers < 0) BulkWaitRead<kBuffers - 1>();\n"),
+    # With O staged in the last tile's V (KSEEK_FA_TMA_IN_V), a consumer
+    # writes it there without waiting for the other consumer's last P V.
+    "in_v_no_barrier": ("      NamedBarrier(kStagedOBarrier, C::kConsumers * kWgThreads);\n",
+                        ""),
     # With TMA stores, the stmatrix writes are not fenced for the async
     # proxy before the store reads them.
     "tma_fence": ("      FenceProxyAsync();\n      __syncwarp();\n      if (lane == 0) TmaStore4d(",
