@@ -138,8 +138,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // two 16-row blocks at 128 (the g_ shapes of 3 and 4 queries x 8 heads;
 // groups of at most 16 rows take that path by default), and O staged in
 // the last key tile's V for items of any length at D = 256 and D = 192
-// (the default: 32 tiles or more), each warp releasing that V only after
-// the next item's first S (the w_ and dim_ shapes there). A planted
+// (the default: 32 tiles or more) and on head_dim 128's 160-key tiles
+// (the k700 w_ and r_ shapes), each warp releasing that V only after the
+// next item's first S (the w_, r_ and dim_ shapes there). A planted
 // change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.

@@ -746,7 +746,10 @@
 #define KSEEK_FA_TMA_LONG_TILES 2
 #endif
 // WGMMA kernels (sums of WgmmaDimBit: 4 the D = 256 kernel, 8 the D = 192
-// one) whose O goes out by TMA stores staged in the V tile of the item's
+// one; 2 head_dim 128's instances that have no TMA buffers, i.e. the
+// two-Q-buffer kernel on 160-key tiles, KSEEK_FA_HD128_Q2_BLOCK_N=160:
+// v3n's call 5, 0.995x the default's 144/128-key tiles, off) whose O goes
+// out by TMA stores staged in the V tile of the item's
 // last key tile, where no 2 KB buffers per warp fit beside the K/V
 // stages: both consumers' last P V done (a named barrier), each warp's
 // stores read their two 2 KB buffers there, then the warp releases that V
@@ -767,6 +770,11 @@
 // keys (38 tiles of 80). Default 32 (80-key tiles: 2,560 keys and more).
 #ifndef KSEEK_FA_TMA_IN_V_MIN_TILES
 #define KSEEK_FA_TMA_IN_V_MIN_TILES 32
+#endif
+// The same at head_dim 128 (its items of 2,048 and 4,096 keys have 13 and
+// 26 tiles of 160 keys). Default 0.
+#ifndef KSEEK_FA_TMA_IN_V_MIN_TILES_128
+#define KSEEK_FA_TMA_IN_V_MIN_TILES_128 0
 #endif
 // 1: a warp releases that V stage once the next item's first S is done
 // (its stores have long read it by then; the producer loads the next
@@ -3329,7 +3337,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
-        if (kTmaInV && p.splits == 1 && tiles >= KSEEK_FA_TMA_IN_V_MIN_TILES)
+        if (kTmaInV && p.splits == 1 &&
+            tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
           held_v = pending;  // released once O's stores have read it
         else if (lane == 0)
           Arrive(empty_v(pending));
