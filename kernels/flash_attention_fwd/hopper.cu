@@ -2613,11 +2613,11 @@ constexpr bool kWgmmaTmaStores = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || K
 // two consumers, their warps' 2 KB buffers in one V tile, two per warp
 // where they fit (kTmaInVBuffers), else one.
 template <typename C>
-constexpr int kTmaInVBuffers = C::kConsumers * 4 * 2 * 2048 <= C::kTileBytes ? 2 : 1;
+constexpr int kTmaInVBuffers = C::kWarpsO * 2 * 2048 <= C::kTileBytes ? 2 : 1;
 template <typename C, int D, int KD>
 constexpr bool kWgmmaTmaInV = (KSEEK_FA_TMA_IN_V & WgmmaDimBit(D)) != 0 &&
                               !C::kTmaStores && C::kConsumers == 2 &&
-                              C::kConsumers * 4 * 2048 <= C::kTileBytes;
+                              C::kWarpsO * 2048 <= C::kTileBytes;
 
 // ---------------------------------------------------------------------------
 // The WGMMA kernel.
@@ -3064,8 +3064,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
   constexpr bool kDeferV = kTmaInV && KSEEK_FA_TMA_IN_V_DEFER != 0;
-  // The stage whose V held the previous item's O stores (kDeferV), or -1:
-  // released by lane 0 once those stores have read it.
+  // The stage whose V holds O's stores (kTmaInV), or -1: released by lane
+  // 0 once those stores have read it, right after them or (kDeferV) once
+  // the next item's first S is done.
   int held_prev = -1;
   auto release_prev = [&]() {
     if (held_prev >= 0 && lane == 0) {
@@ -3372,12 +3373,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           p, w, st, total[0], total[1], warp, lane,
           kv_smem + held_v * C::kStageBytes + C::kTileBytes + kBuffers * 2048 * warp,
           &o_map, lse);
-      if (kDeferV) {
-        held_prev = held_v;
-      } else if (lane == 0) {
-        BulkWaitRead<0>();
-        Arrive(empty_v(held_v));
-      }
+      held_prev = held_v;
+      if (!kDeferV) release_prev();
     } else if (p.splits == 1 && C::kStagedStores)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
