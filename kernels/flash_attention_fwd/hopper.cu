@@ -785,6 +785,24 @@
 #ifndef KSEEK_FA_TMA_IN_V_DEFER
 #define KSEEK_FA_TMA_IN_V_DEFER 0
 #endif
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose one-Q-buffer WGMMA
+// kernels load an item's first K tile before its Q, as soon as that K
+// stage is free (the previous item's second-to-last S), instead of after
+// the Q buffer is (its last S): the item's first S then waits for Q
+// alone. Two-Q-buffer kernels keep Q first: their next Q buffer is free
+// long before the K stage. Default 0 (measured 1.000x the default over 91
+// head_dim 128-256 scenarios: NOTES.md "After v3n").
+#ifndef KSEEK_FA_K_FIRST
+#define KSEEK_FA_K_FIRST 0
+#endif
+// L2 eviction hints on the WGMMA kernel's TMA loads: bit 1 Q evict first
+// (each query tile is read once), bit 2 K/V evict last (read by every
+// query tile of its head; FA3 loads them so). Default 0 (no hints; 2
+// measured 0.997x and 3 0.992x the default over 195 scenarios, NOTES.md
+// "After v3n").
+#ifndef KSEEK_FA_TMA_CACHE_HINT
+#define KSEEK_FA_TMA_CACHE_HINT 0
+#endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
 // row's softmax reference until a tile's max passes it by more than
 // 2^KSEEK_FA_LAZY_RESCALE_LOG2 (SoftmaxScores' kLazy), and skip O's
@@ -2403,15 +2421,34 @@ __device__ __forceinline__ bool TestWait(uint32_t bar, uint32_t parity) {
 
 // One box of a 4-D tensor map (coordinates innermost first) into shared
 // memory; completion is counted in bytes on `bar`.
+// kHint: the load's L2 eviction priority, 0 the default (no hint), 1
+// evict first (data read once: Q), 2 evict last (K/V, read by every
+// query tile of the head); the policy is made at each load (the producer
+// has 24 registers).
+template <int kHint = 0>
 __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
                                           uint32_t bar, int c0, int c1, int c2,
                                           int c3) {
-  asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
-      "bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
-      "r"(bar)
-      : "memory");
+  if constexpr (kHint == 0) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes [%0], [%1, {%2, %3, %4, %5}], [%6];\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+        "r"(bar)
+        : "memory");
+  } else {
+    uint64_t policy;
+    if constexpr (kHint == 1)
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    else
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+        "r"(bar), "l"(policy)
+        : "memory");
+  }
 }
 
 template <int kRegs>
@@ -2869,6 +2906,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
   constexpr bool kPublish = C::kPublishWork;
+  // The item's first K before its Q (KSEEK_FA_K_FIRST; one Q buffer).
+  constexpr bool kKFirst = kQB == 1 && (KSEEK_FA_K_FIRST & WgmmaDimBit(D)) != 0;
+  // The loads' L2 eviction hints (KSEEK_FA_TMA_CACHE_HINT; TmaLoad4d).
+  constexpr int kQHint = (KSEEK_FA_TMA_CACHE_HINT & 1) != 0 ? 1 : 0;
+  constexpr int kKvHint = (KSEEK_FA_TMA_CACHE_HINT & 2) != 0 ? 2 : 0;
   constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split
   // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
   constexpr int kQParts = C::kQParts;
@@ -2938,7 +2980,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           }
           break;
         }
-      } else if constexpr (kQParts == 1) {
+      } else if constexpr (kQParts == 1 && !kKFirst) {
         Wait(q_empty(qb, 0), ((n / kQB) & 1) ^ 1);
         item_slots[qb] = item;
         if (item >= items) {
@@ -2975,29 +3017,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #else
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
 #endif
-      // Part by part (one part: all at once), Q rows of the part's
-      // consumers once they are done with the buffer's previous item.
-      for (int part = 0; part < kQParts; ++part) {
-        const int h0 = part * C::kConsumers / kQParts;
-        const int h1 = (part + 1) * C::kConsumers / kQParts;
-        if constexpr (kPublish) {
-          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
-        } else if constexpr (kQParts > 1) {
-          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
-          item_slots[qb * kQParts + part] = item;
-        }
-        uint32_t q_bytes = 0;
-        for (int h = h0; h < h1; ++h)
-          if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
-        ArriveExpectBytes(q_full(qb, part), q_bytes);
-        for (int h = h0; h < h1; ++h) {
-          if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
-          for (int cb = 0; cb < C::kColBlocks; ++cb)
-            TmaLoad4d(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
-                          cb * kColBlockBytesQ,
-                      &q_map, q_full(qb, part), 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
-        }
-      }
       // K of the item's tile i or its V, into ring slot ring + i once the
       // consumers have released that slot's previous use.
       auto load = [&](int i, bool v) {
@@ -3008,14 +3027,41 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         const uint32_t dst =
             kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
         for (int cb = 0; cb < C::kColBlocks; ++cb)
-          TmaLoad4d(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map, full,
-                    64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+          TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                             full, 64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
       };
+      // kKFirst: the first K tile before Q (its stage frees before the Q
+      // buffer does; the consumers' first S needs both).
+      if (kKFirst && w.tile_end > w.tile_begin) load(0, false);
+      // Part by part (one part: all at once), Q rows of the part's
+      // consumers once they are done with the buffer's previous item.
+      for (int part = 0; part < kQParts; ++part) {
+        const int h0 = part * C::kConsumers / kQParts;
+        const int h1 = (part + 1) * C::kConsumers / kQParts;
+        if constexpr (kPublish) {
+          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+        } else if constexpr (kQParts > 1 || kKFirst) {
+          Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
+          item_slots[qb * kQParts + part] = item;
+        }
+        uint32_t q_bytes = 0;
+        for (int h = h0; h < h1; ++h)
+          if (w.q0 + kWgRows * h < p.seqlen_q) q_bytes += C::kQHalfBytes;
+        ArriveExpectBytes(q_full(qb, part), q_bytes);
+        for (int h = h0; h < h1; ++h) {
+          if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
+          for (int cb = 0; cb < C::kColBlocks; ++cb)
+            TmaLoad4d<kQHint>(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
+                                  cb * kColBlockBytesQ,
+                              &q_map, q_full(qb, part), 64 * cb, w.hq,
+                              w.q0 + kWgRows * h, w.b);
+        }
+      }
       // K runs one tile ahead of V: the consumers issue S of tile i
       // together with P V of tile i - 1.
       const int tiles = w.tile_end - w.tile_begin;
       for (int i = 0; i < tiles; ++i) {
-        load(i, false);
+        if (!kKFirst || i > 0) load(i, false);
         if (i > 0) load(i - 1, true);
       }
       if (tiles > 0) load(tiles - 1, true);

@@ -32,28 +32,33 @@ def opcode(sass):
     return words[0].split(".")[0] if words else "?"
 
 
-def main():
-    if len(sys.argv) < 2:
-        raise SystemExit(__doc__.strip().splitlines()[-1].strip())
-    top = int(sys.argv[2]) if len(sys.argv) > 2 else 40
-    with open_text(sys.argv[1]) as f:
+def source_table(path):
+    """The source page's instruction rows, its columns by name and its
+    stall-reason columns (ncu_regions.py reads the page the same way)."""
+    with open_text(path) as f:
         rows = list(csv.reader(f))
     # The header is the first row that names the sampling column.
     head_at = next((i for i, r in enumerate(rows)
                     if "Warp Stall Sampling (All Samples)" in r), None)
     if head_at is None:
-        raise SystemExit(f"{sys.argv[1]}: no 'Warp Stall Sampling (All "
+        raise SystemExit(f"{path}: no 'Warp Stall Sampling (All "
                          "Samples)' column: not a source page with SASS?")
     head = rows[head_at]
     col = {h: i for i, h in enumerate(head)}
     reasons = [h for h in head
                if h.startswith("stall_") and "Not Issued" not in h]
+    return [r for r in rows[head_at + 1:] if len(r) >= len(head)], col, reasons
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__.strip().splitlines()[-1].strip())
+    top = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    rows, col, reasons = source_table(sys.argv[1])
     total = collections.Counter()
     executed = collections.Counter()
     lines = []
-    for r in rows[head_at + 1:]:
-        if len(r) < len(head):
-            continue
+    for r in rows:
         samples = int(r[col["Warp Stall Sampling (All Samples)"]] or 0)
         by = {c: int(r[col[c]] or 0) for c in reasons}
         total.update(by)
