@@ -19,15 +19,15 @@ import collections
 import re
 import sys
 
-from ncu_stalls import source_table
+from ncu_stalls import SAMPLES, opcode, source_table
 
-SAMPLES = "Warp Stall Sampling (All Samples)"
 EXECUTED = "Instructions Executed"
 
 
-def opcode(sass):
-    """The opcode with its modifiers, without a predicate: "@!P0 BRA 0x10"
-    -> "BRA", "HGMMA.64x128x16.F32" -> "HGMMA.64x128x16.F32"."""
+def full_opcode(sass):
+    """The opcode with its modifiers, without a predicate: "@!P0
+    WARPGROUP.DEPBAR.LE gsb0, 0x1" -> "WARPGROUP.DEPBAR.LE" (opcode()
+    keeps only "WARPGROUP")."""
     words = sass.split()
     if words and words[0].startswith("@"):
         words = words[1:]
@@ -73,7 +73,7 @@ def read(path):
 def branch_target(ins, addrs, base):
     """The address a branch goes to, when the SASS names one we know
     (absolute, or relative to the function's first instruction)."""
-    op = opcode(ins["sass"]).split(".")[0]
+    op = opcode(ins["sass"])
     if op not in ("BRA", "BRX", "JMP", "CALL", "BSSY", "WARPSYNC"):
         return None
     for tok in re.findall(r"0x[0-9a-fA-F]+", ins["sass"]):
@@ -98,7 +98,7 @@ def main():
     loops = []
     for i, ins in enumerate(code):
         t = branch_target(ins, addrs, base)
-        op = opcode(ins["sass"]).split(".")[0]
+        op = opcode(ins["sass"])
         if t is not None and op != "WARPSYNC":
             starts.add(t)
             if t <= ins["addr"] and op == "BRA":
@@ -127,7 +127,7 @@ def main():
         marks = collections.Counter()
         for c in b:
             by.update(c["by"])
-            m = landmark(opcode(c["sass"]))
+            m = landmark(full_opcode(c["sass"]))
             if m:
                 marks[m] += 1
         why = ", ".join(f"{k}={v}" for k, v in by.most_common(3) if v)
@@ -145,13 +145,13 @@ def main():
             inside = [c for c in code if t <= c["addr"] <= a]
             # A branch back from code placed past the exit (the compiler's
             # outlined paths) is not a loop.
-            if any(opcode(c["sass"]).startswith("EXIT") for c in inside):
+            if any(opcode(c["sass"]) == "EXIT" for c in inside):
                 continue
             s = sum(c["samples"] for c in inside)
             if 100 * s / total < 0.1:  # polling loops that never wait
                 continue
             ex = sum(c["executed"] for c in inside)
-            hg = sum(1 for c in inside if opcode(c["sass"]).startswith("HGMMA"))
+            hg = sum(1 for c in inside if opcode(c["sass"]) == "HGMMA")
             print(f"  {t - base:6x}-{a - base:6x}: {len(inside):5d} ins, "
                   f"{hg:3d} HGMMA, {ex / 1e6:7.2f} M executed, {s:8d} samples "
                   f"({100 * s / total:.1f}%)")

@@ -32,17 +32,20 @@ def opcode(sass):
     return words[0].split(".")[0] if words else "?"
 
 
+# The source page's column of stall samples per instruction.
+SAMPLES = "Warp Stall Sampling (All Samples)"
+
+
 def source_table(path):
     """The source page's instruction rows, its columns by name and its
     stall-reason columns (ncu_regions.py reads the page the same way)."""
     with open_text(path) as f:
         rows = list(csv.reader(f))
     # The header is the first row that names the sampling column.
-    head_at = next((i for i, r in enumerate(rows)
-                    if "Warp Stall Sampling (All Samples)" in r), None)
+    head_at = next((i for i, r in enumerate(rows) if SAMPLES in r), None)
     if head_at is None:
-        raise SystemExit(f"{path}: no 'Warp Stall Sampling (All "
-                         "Samples)' column: not a source page with SASS?")
+        raise SystemExit(f"{path}: no '{SAMPLES}' column: not a source page "
+                         "with SASS?")
     head = rows[head_at]
     col = {h: i for i, h in enumerate(head)}
     reasons = [h for h in head
@@ -59,7 +62,7 @@ def main():
     executed = collections.Counter()
     lines = []
     for r in rows:
-        samples = int(r[col["Warp Stall Sampling (All Samples)"]] or 0)
+        samples = int(r[col[SAMPLES]] or 0)
         by = {c: int(r[col[c]] or 0) for c in reasons}
         total.update(by)
         lines.append((samples, r[col.get("Address", 0)],

@@ -8,8 +8,8 @@ Compute shows the clock per profile but not why it differs; this script
 runs each backend back to back on one scenario for --seconds (no L2
 flush: the steady state of a long training step), samples nvidia-smi
 every 50 ms meanwhile, and prints per backend the sustained TFLOP/s, the
-mean SM clock and power over the run's second half, and the energy per
-TFLOP (J). Backends in turn, each run twice (A B C A B C) so that a drift
+mean SM clock and power over the run's second half, the energy per
+PFLOP (J) and the TFLOP/s per GHz of clock. Backends in turn, each run twice (A B C A B C) so that a drift
 of the board's temperature shows as the two runs of one backend
 disagreeing.
 

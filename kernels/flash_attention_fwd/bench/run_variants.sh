@@ -18,8 +18,8 @@
 # placement.py then times the builds and cuDNN with the inputs at several
 # device addresses ($OUT/placement.txt). With FA_POWER=SCENARIOS
 # power.py runs the builds, FA3 and cuDNN back to back under nvidia-smi
-# (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With FA_NCU="NAME
-# SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
+# (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With
+# FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch (or first launch of the
 # kernel whose name matches the regex KERNEL) on SCENARIO (full set,
 # clocks left alone): its details page as text ($OUT/ncu_details.txt)
@@ -27,8 +27,8 @@
 # instruction and (executed instructions) by opcode by ncu_stalls.py
 # ($OUT/ncu_stalls.txt, printed). With FA_NCU_FA3=SCENARIO (several
 # separated by ';'; .anchors/fa3 carried), FA3's first forward-kernel
-# launch on each SCENARIO is profiled the same way, run by anchor.py beside the first
-# build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt). The
+# launch on each SCENARIO is profiled the same way, run by anchor.py
+# beside the first build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt). The
 # per-instruction CSVs and the logs go into $OUT/ncu_raw.tgz (the reports
 # stay on the device: they are large).
 set -uo pipefail
@@ -105,16 +105,26 @@ for attempt in 1 2 3 4; do
   (( ${#libs[@]} > 0 )) || break
 done
 
+# FA3 unpacked into /tmp/fa3 from .anchors (when carried), once for the
+# steps below that run it; status 0 when it is there.
+fa3_state=
+fa3_ready() {
+  if [[ -z $fa3_state ]]; then
+    fa3_state=1
+    [[ -f $ROOT/.anchors/fa3/setup.sh ]] &&
+      bash "$ROOT/.anchors/fa3/setup.sh" /tmp/fa3 > "$work/fa3_setup.log" 2>&1 &&
+      fa3_state=0
+  fi
+  return "$fa3_state"
+}
+
 # With FA_POWER=SCENARIOS, power.py runs the builds, FA3 (.anchors carried)
 # and cuDNN back to back on each scenario under nvidia-smi: sustained
 # TFLOP/s, SM clock and board power ($OUT/power.txt).
 if [[ -n "${FA_POWER:-}" ]]; then
   start=$(date +%s)
   fa3_dir=()
-  if [[ -f $ROOT/.anchors/fa3/setup.sh ]] &&
-     bash "$ROOT/.anchors/fa3/setup.sh" /tmp/fa3 > "$work/fa3_setup_power.log" 2>&1; then
-    fa3_dir=(--fa3 /tmp/fa3/fa/hopper)
-  fi
+  fa3_ready && fa3_dir=(--fa3 /tmp/fa3/fa/hopper)
   timeout "${FA_POWER_TIMEOUT:-300}" python3 power.py "${libs[@]}" "${fa3_dir[@]}" \
     --scenarios "$FA_POWER" ${FA_POWER_ARGS:-} 2>&1 | tee "$OUT/power.txt"
   echo "== power.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
@@ -176,7 +186,7 @@ fi
 # FA_NCU_FA3 may name several scenarios, separated by ';': the first
 # profile's files are ncu_fa3_*, the others' ncu_fa3_2_*, ncu_fa3_3_*, ...
 if [[ -n "${FA_NCU_FA3:-}" ]]; then
-  if bash "$ROOT/.anchors/fa3/setup.sh" /tmp/fa3 > "$work/ncu/fa3_setup.log" 2>&1; then
+  if fa3_ready; then
     IFS=';' read -r -a fa3_scens <<< "$FA_NCU_FA3"
     for i in "${!fa3_scens[@]}"; do
       tag=fa3; (( i > 0 )) && tag=fa3_$((i + 1))
@@ -187,9 +197,10 @@ if [[ -n "${FA_NCU_FA3:-}" ]]; then
         --out "$work/ncu/anchor_$tag.json"
     done
   else
-    echo "== ncu (fa3): the FA3 anchor did not set up"; tail -5 "$work/ncu/fa3_setup.log"
+    echo "== ncu (fa3): the FA3 anchor did not set up"; tail -5 "$work/fa3_setup.log" 2>/dev/null
   fi
 fi
 if [[ -n "${FA_NCU:-}${FA_NCU_FA3:-}" ]]; then
+  cp "$work/fa3_setup.log" "$work/ncu/" 2>/dev/null
   (cd "$work" && tar -czf "$OUT/ncu_raw.tgz" ncu/*.csv.gz ncu/*.log)
 fi
