@@ -3,8 +3,9 @@
 // as build/bin/hopper_emu_*): every emulated shape against an fp64
 // reference, with asynchronous work completing at issue and only at the
 // waits, in shards that CTest runs side by side; the non-default switch
-// settings, on their shapes; a planted masking bug, which must fail; and a
-// planted register overdraft, which must deadlock.
+// settings, on their shapes; clusters of two blocks with K/V multicast,
+// every run of them a clustered launch; and planted bugs, each of which
+// must fail or stop with its reason.
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,23 +29,38 @@ ProcessResult Emulate(const std::string& config, const std::vector<std::string>&
 
 // Runs configuration `config` with `arg` (a name filter or --shard):
 // every run must pass, and there must be at least `min_runs` of them.
-void ExpectAllPass(const std::string& config, const std::string& arg, int min_runs) {
+// Returns what it printed.
+ProcessResult ExpectAllPass(const std::string& config, const std::string& arg, int min_runs) {
   ProcessResult r = Emulate(config, {arg});
   EXPECT_EQ(r.exit_code, 0) << arg << "\n" << EmulationTail(r.out) << r.err;
   const auto [passed, runs] = EmulationCounts(r);
   EXPECT_EQ(passed, runs) << arg << "\n" << EmulationTail(r.out) << r.err;
   EXPECT_GE(runs, min_runs) << arg << "\n" << EmulationTail(r.out) << r.err;
+  return r;
 }
 
-// Planted bug `config` on the shapes named by `filter`: every launch ran
-// (the plant still applies), some run failed and the emulator says so.
-void ExpectPlantFails(const std::string& config, const std::string& filter) {
-  ProcessResult r = Emulate(config, {filter});
+// The launches with clusters of more than one block, from the driver's
+// "emu: N clustered launches" line; -1 without one.
+int ClusteredLaunches(const ProcessResult& r) {
+  const std::string line = "emu: ";
+  const size_t at = r.out.rfind(line);
+  if (at == std::string::npos || r.out.find(" clustered launches", at) == std::string::npos) return -1;
+  return std::stoi(r.out.substr(at + line.size()));
+}
+
+// A planted bug's run `r`: every launch ran (the plant still applies),
+// some run failed and the emulator says so.
+void ExpectPlantFailed(const ProcessResult& r) {
   ASSERT_EQ(NotLaunched(r), "") << "update the plant in tests/hopper_emu/transform.py";
   EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
   const auto [passed, runs] = EmulationCounts(r);
   EXPECT_GT(runs, 0) << EmulationTail(r.out) << r.err;  // it ran, and failed
   EXPECT_LT(passed, runs) << EmulationTail(r.out) << r.err;
+}
+
+// Planted bug `config` on the shapes named by `filter`: ExpectPlantFailed.
+void ExpectPlantFails(const std::string& config, const std::string& filter) {
+  ExpectPlantFailed(Emulate(config, {filter}));
 }
 
 // Planted bug `config` on the shapes named by `filter`: the emulation stops
@@ -183,6 +199,47 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, ReplacedPaths,
                                            ShapeSet{"g_", 16}, ShapeSet{"x_", 16},
                                            ShapeSet{"r_", 14}, ShapeSet{"pk_", 16}),
                          ShapeSetName);
+
+// Clusters of two blocks (hopper_emu_cluster: KSEEK_FA_CLUSTER on head_dim
+// 128's, D = 256's and D = 192's kernels), the c_ shapes: whole items
+// without causal masking, a pair of 128-row query tiles per cluster and
+// several pairs per cluster, each block loading half of every K and V
+// tile into both blocks' stages by TMA multicast; head_dim 128's 144- and
+// 128-key tiles (two Q buffers) and 176-key tiles, 256's 80-key tiles
+// with O staged in the last V tile from 32 tiles on, D = 192's 112-key
+// tiles, partial last query and key tiles, head dims under D. Every run
+// must be a clustered launch, so the cluster path is the one emulated.
+TEST(HopperEmulationTest, ClustersPassClustered) {
+  const ProcessResult r = ExpectAllPass("cluster", "c_", 22);
+  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+}
+
+// The same with O staged in the last V tile for every item at D = 256 and
+// D = 192 and that V released only after the next item's first S
+// (hopper_emu_cluster_in_v): the last item's V is released at exit, which
+// the other block's producer waits for.
+TEST(HopperEmulationTest, ClustersWithDeferredStagedVPassClustered) {
+  for (const char* filter : {"c_hd2", "c_hd192", "c_hd160"}) {
+    const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);
+    EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+  }
+}
+
+// Clusters whose consumers release a K/V stage on their own block's empty
+// barrier only, that barrier counting only the block's own warps: a
+// block's producer multicasts the next tile into a stage that the other
+// block's consumers may still read. The emulation runs one block of a
+// cluster as far ahead of the other as the protocol lets it (a
+// round-robin schedule of the two misses this plant), so the reference
+// check must fail (or a barrier check stop it inside a cluster).
+TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
+  for (const char* filter : {"c_hd128_bf16_full_q512", "c_hd256_bf16_full_q512"}) {
+    const ProcessResult r = Emulate("cluster_own_release", {filter});
+    ExpectPlantFailed(r);
+    EXPECT_TRUE(ClusteredLaunches(r) > 0 || (r.out + r.err).find(" cluster rank ") != std::string::npos)
+        << filter << "\n" << EmulationTail(r.out) << r.err;
+  }
+}
 
 // TMA stores without the wait that frees a staging buffer: where stores
 // complete only at the waits (the emulation's lazy mode), a warp's later

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3m: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3o: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -57,6 +57,18 @@
 //   The last block to find the queue empty resets the counter, so launches
 //   on one stream need no reset (calls must not run concurrently on
 //   different streams: the counter and the split-key scratch are shared).
+//   Clusters (KSEEK_FA_CLUSTER): without causal masking, at head_dim 128
+//   (not the narrow 80/96 instances) and 193-256, with whole items, an
+//   even number of query tiles per head and seqlen_q <= seqlen_k, the
+//   blocks run in clusters of two (as many as fit at once, 66 on an H200)
+//   whose items are pairs of query tiles of one head, in a static order
+//   (cluster c takes pairs c, c + clusters, ...; no counter). Each block
+//   loads every other 64-column block of each K and V tile into both
+//   blocks' stages by TMA multicast, so each tile leaves L2 once per pair;
+//   a stage's empty barrier counts both blocks' consumer warps (each
+//   releases its own block's and, through mapa, the other's), and a
+//   block's producer waits every stage's release past its last use before
+//   it exits, so no arrival targets a block that has left.
 //
 //   Warp roles. Warpgroup 0 is the producer (setmaxnreg 24), the others
 //   consumers, each owning 64 rows of the item (one m64 WGMMA tile): two
@@ -292,7 +304,7 @@
 //   measured build's). Measured and not kept, so off: the lazy rescale's
 //   bound in raw score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in
 //   flight or a block per row behind version 1 (KSEEK_FA_MMA_COMBINE).
-//   Version 3n (this file; NOTES.md v3n; bench/results/hopper_v3n_h200.txt,
+//   Version 3n (NOTES.md v3n; bench/results/hopper_v3n_h200.txt,
 //   one call as 3i's): the dependent combine behind every kernel but
 //   D = 256's (KSEEK_FA_PDL=11, now measured: prefill_q256_k16384_hd256
 //   as with the plain launch); GQA decode groups of at most 16 rows on
@@ -310,6 +322,19 @@
 //   0.93x cuDNN). Measured and not kept, so off: the staged stores for
 //   every item (KSEEK_FA_TMA_IN_V_MIN_TILES=0: many-short 0.93x), their V
 //   released after the next item's first S (KSEEK_FA_TMA_IN_V_DEFER).
+//   Version 3o (this file; NOTES.md v3o; bench/results/hopper_v3o_h200.txt,
+//   one call as 3i's, kseek eval in a second): clusters of two blocks with
+//   K/V TMA multicast without causal masking at head_dim 128 and on the
+//   D = 256 kernel (KSEEK_FA_CLUSTER=6, "Work" above), as FA3: 7% less
+//   energy per FLOP at hd128 s1024 run back to back (1236-1251 J/PFLOP
+//   against FA3's 1252-1275), +1-4% side by side at s512-s4096. 1.023x FA3
+//   and 1.115x cuDNN over the FA3 grid (559 TFLOP/s; FA3 547, cuDNN 501),
+//   1.089x FA3 / 1.396x cuDNN over all; head_dim 128 non-causal 0.996x FA3
+//   (v3n 0.969), 256 non-causal 1.016x (v3n 0.991); head_dim 128, seqlen
+//   16384, bf16, non-causal 737 TFLOP/s (FA3 732; 93% of the measured 790
+//   peak); no scenario under 0.9x the best of FA3 and cuDNN (lowest
+//   decode_b4_k16384_gqa8_hd128 at 0.92x cuDNN). Off: the D = 192 kernel
+//   in clusters (KSEEK_FA_CLUSTER bit 8; emulated, not yet timed).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -802,6 +827,24 @@
 // "After v3n").
 #ifndef KSEEK_FA_TMA_CACHE_HINT
 #define KSEEK_FA_TMA_CACHE_HINT 0
+#endif
+// WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE: 2 head_dim 128, 4 the
+// D = 256 kernel, 8 the D = 192 one) that run in clusters of two blocks
+// without causal masking, with whole items and an even number of query
+// tiles per head (Launch: not the narrow head_dim 80/96 instances nor the
+// short-key tiles): the two
+// blocks of a cluster take two query tiles of one head, and each loads
+// half of every K and V tile (alternate 64-column blocks) into both
+// blocks' stages by TMA multicast, so each tile is read from L2 once per
+// pair of query tiles. A stage is free when both blocks' consumers have
+// released it. The pairs go to the clusters in a static order (every
+// item costs the same). Not where seqlen_q > seqlen_k (qlong_q1024_k512:
+// 0.96-0.99x). Default 6 (both; NOTES.md v3o: 1.016x the default
+// over head_dim 128's non-causal grid, 1.017x over 256's, +2-4% at
+// s512-s4096; run back to back 1236-1251 J/PFLOP at hd128 s1024 where
+// the default took 1328 and FA3 1252).
+#ifndef KSEEK_FA_CLUSTER
+#define KSEEK_FA_CLUSTER 6
 #endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
 // row's softmax reference until a tile's max passes it by more than
@@ -2511,6 +2554,68 @@ __device__ __forceinline__ void FenceProxyAsync() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// Clusters of two blocks (KSEEK_FA_CLUSTER). The block's rank in its
+// cluster.
+__device__ __forceinline__ uint32_t ClusterRank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// Every thread of every block of the cluster: the writes before it (the
+// barriers' initialisation) visible to all of them after it.
+__device__ __forceinline__ void ClusterSync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// The shared::cluster address of this block's shared address `local` in
+// the block of rank `rank` of the cluster.
+__device__ __forceinline__ uint32_t PeerAddress(uint32_t local, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(local), "r"(rank));
+  return r;
+}
+// One arrival where `pred` holds on the barrier at shared::cluster address
+// `bar` (PeerAddress: another block's). The consumers' reads it releases
+// are complete (their wgmma groups waited for); with .release.cluster
+// ptxas puts MEMBAR.ALL.GPU and two error barriers before each arrival,
+// which made the clusters 0.70x the default (NOTES.md v3o).
+__device__ __forceinline__ void ArriveClusterIf(uint32_t bar, bool pred) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %1, 0;\n"
+      "@p mbarrier.arrive.shared::cluster.b64 _, [%0];\n}\n" ::"r"(bar),
+      "r"(int(pred))
+      : "memory");
+}
+// TmaLoad4d into every block of the cluster that `mask` names (bit r: rank
+// r), at shared address `dst` of each, its bytes counted on each block's
+// barrier at `bar`.
+template <int kHint = 0>
+__device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorMap* map,
+                                                   uint32_t bar, uint16_t mask, int c0,
+                                                   int c1, int c2, int c3) {
+  if constexpr (kHint == 0) {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes.multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+        "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3),
+        "r"(bar), "h"(mask)
+        : "memory");
+  } else {
+    uint64_t policy;
+    if constexpr (kHint == 1)
+      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+    else
+      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
+        "bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;\n"
+        ::"r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2),
+        "r"(c3), "r"(bar), "h"(mask), "l"(policy)
+        : "memory");
+  }
+}
+
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // ---------------------------------------------------------------------------
@@ -2876,7 +2981,7 @@ __device__ __forceinline__ void StoreOutputTma(
 
 // kSplitMask: the tiles that need no mask in a loop of their own (see
 // KSEEK_FA_SPLIT_MASK_LOOP).
-template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask>
+template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -2926,8 +3031,22 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   auto full_v = [&](int s) { return stage_barriers + 8 * (C::kStages + s); };
   auto empty_k = [&](int s) { return stage_barriers + 8 * (2 * C::kStages + s); };
   auto empty_v = [&](int s) { return stage_barriers + 8 * (3 * C::kStages + s); };
-  // Items: query tiles x key splits (p.splits is 1 unless split keys).
+  // Items: query tiles x key splits (p.splits is 1 unless split keys); in
+  // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
+  // taking the pair's tile r (p.q_tiles counts the pairs).
   const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
+  constexpr bool kCluster = CL == 2;
+  static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
+                "clusters of two blocks, each loading every other 64-column block");
+  auto locate = [&](int item, int& split) {
+    if constexpr (kCluster) {
+      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(p, item, split);
+      w.q0 += int(ClusterRank()) * C::kBlockM;
+      return w;
+    } else {
+      return LocateItem<kN, C::kBlockM, kFastLocate>(p, item, split);
+    }
+  };
 
   if (threadIdx.x == 0) {
     for (int b = 0; b < kQB; ++b) {
@@ -2940,12 +3059,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     for (int s = 0; s < C::kStages; ++s) {
       BarrierInit(full_k(s), 1);
       BarrierInit(full_v(s), 1);
-      BarrierInit(empty_k(s), C::kConsumers * kWgThreads / 32);
-      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);
+      // One arrival per consumer warp (of both blocks in a cluster).
+      BarrierInit(empty_k(s), CL * C::kConsumers * kWgThreads / 32);
+      BarrierInit(empty_v(s), CL * C::kConsumers * kWgThreads / 32);
     }
     FenceBarrierInit();
   }
-  __syncthreads();
+  // In a cluster no block touches the other's barriers before they are
+  // initialised.
+  if constexpr (kCluster)
+    ClusterSync();
+  else
+    __syncthreads();
 
   // Warpgroup index broadcast from lane 0: ptxas then knows it is uniform
   // across the warp, so the wgmma paths that depend on it are not taken
@@ -2958,7 +3083,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // the consumers finish this one.
     LowerRegisters<C::kProducerRegisters>();
     if (threadIdx.x != 0) return;
-    int ring = 0, item = blockIdx.x;
+    // A cluster's first pair is its index (blocks 2c and 2c + 1 form
+    // cluster c).
+    int ring = 0, item = kCluster ? blockIdx.x / 2 : blockIdx.x;
     for (int n = 0;; ++n) {
       // Round n: Q of the item into buffer n % kQB once the consumers'
       // last S of round n - kQB is done, the item published on that
@@ -2996,7 +3123,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         break;
       }
       int item_split;
-      const BlockWork w = LocateItem<kN, C::kBlockM, kFastLocate>(p, item, item_split);
+      const BlockWork w = locate(item, item_split);
       if constexpr (kPublish) {
         // The item and where it lies, published by the arrivals on the
         // parts' Q full barriers.
@@ -3026,9 +3153,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         ArriveExpectBytes(full, C::kTileBytes);
         const uint32_t dst =
             kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
-        for (int cb = 0; cb < C::kColBlocks; ++cb)
-          TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                             full, 64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+        if constexpr (kCluster) {
+          // This block's column blocks, into both blocks' stage s (each
+          // block's full barrier expects the whole tile).
+          for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2)
+            TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                                        full, 0b11, 64 * cb, hkv, (w.tile_begin + i) * kN,
+                                        w.b);
+        } else {
+          for (int cb = 0; cb < C::kColBlocks; ++cb)
+            TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                               full, 64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+        }
       };
       // kKFirst: the first K tile before Q (its stage frees before the Q
       // buffer does; the consumers' first S needs both).
@@ -3071,9 +3207,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // items first) and K/V shared in L2 by the blocks running together.
       // (Asked for earlier, the answer would be held in a register through
       // the loads, and the producer's 24 registers would spill.)
-      item = gridDim.x + atomicAdd(&g_next_item, 1);
+      // (In a cluster: the next pair in the static order.)
+      if constexpr (kCluster)
+        item += gridDim.x / 2;
+      else
+        item = gridDim.x + atomicAdd(&g_next_item, 1);
     }
-    if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
+    if constexpr (kCluster) {
+      // The block stays until both blocks' consumers have released every
+      // stage (their arrivals may target this block's barriers): each
+      // empty barrier past its last use.
+      for (int r = ring; r < ring + C::kStages; ++r) {
+        Wait(empty_k(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
+        Wait(empty_v(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
+      }
+    } else if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
       g_next_item = 0;
       g_blocks_done = 0;
     }
@@ -3085,6 +3233,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   RaiseRegisters<C::kConsumerRegisters>();
   const int cwg = wg - 1;
   const int warp = threadIdx.x / 32 - kWgThreads / 32, lane = threadIdx.x % 32;
+  // In a cluster a stage's release also arrives on the other block's
+  // barrier (its producer loads into both blocks' stages).
+  const uint32_t peer = kCluster ? ClusterRank() ^ 1u : 0u;
+  auto to_peer = [&](uint32_t bar, bool pred) {
+    if constexpr (kCluster) ArriveClusterIf(PeerAddress(bar, peer), pred);
+  };
 
   // Ping-pong: a warpgroup issues its GEMMs of a tile only after the
   // previous one (in the ring 0, 1[, 2]) issued its own, so one's softmax
@@ -3118,6 +3272,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     if (held_prev >= 0 && lane == 0) {
       BulkWaitRead<0>();
       Arrive(empty_v(held_prev));
+      to_peer(empty_v(held_prev), true);
     }
     held_prev = -1;
   };
@@ -3156,7 +3311,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
       split = __shfl_sync(0xffffffffu, slot[6], 0);
     } else {
-      w = LocateItem<kN, C::kBlockM, kFastLocate>(p, item, split);
+      w = locate(item, split);
     }
     return true;
   };
@@ -3166,7 +3321,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // item was begun so; its block, row statistics, P and alpha are here.
   // Not with three consumers: at 160 registers they spilled (68-132 bytes).
   constexpr bool kChain =
-      (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 && C::kConsumers == 2;
+      (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 && C::kConsumers == 2 && !kCluster;
   bool chained = false;
   BlockWork chained_w;
   int chained_split = 0;
@@ -3229,6 +3384,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
         if (lane == 0) {
           Arrive(empty_k(s0));
+          to_peer(empty_k(s0), true);
           if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
         if constexpr (kDeferV) release_prev();
@@ -3293,10 +3449,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
 #if KSEEK_FA_PREDICATED_ARRIVE
         ArriveIf(empty_k(s), lane == 0);
+        to_peer(empty_k(s), lane == 0);
         ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
 #else
         if (lane == 0) {
           Arrive(empty_k(s));
+          to_peer(empty_k(s), true);
           if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
 #endif
@@ -3311,8 +3469,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(st.acc);
 #if KSEEK_FA_PREDICATED_ARRIVE
         ArriveIf(empty_v(pending), lane == 0);
+        to_peer(empty_v(pending), lane == 0);
 #else
-        if (lane == 0) Arrive(empty_v(pending));
+        if (lane == 0) {
+          Arrive(empty_v(pending));
+          to_peer(empty_v(pending), true);
+        }
 #endif
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
@@ -3387,8 +3549,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if (kTmaInV && p.splits == 1 &&
             tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
           held_v = pending;  // released once O's stores have read it
-        else if (lane == 0)
+        else if (lane == 0) {
           Arrive(empty_v(pending));
+          to_peer(empty_v(pending), true);
+        }
       }
     } else if (lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
@@ -3433,6 +3597,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
+  // In a cluster every stage is released before exit (the other block's
+  // producer waits for it).
+  if constexpr (kCluster) release_prev();
   // The last TMA stores done before the block's shared memory goes.
   if constexpr (kTma || kTmaInV)
     if (lane == 0) BulkWait<0>();
@@ -3921,7 +4088,9 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
 }
 
 // The WGMMA kernel over one wave or more, no split keys.
-template <typename T, int D, int NC, int BN = 0, int QB = 0, int KD = D>
+// CL: blocks per cluster (2: KSEEK_FA_CLUSTER, whole items and an even
+// number of query tiles per head, which the caller has checked).
+template <typename T, int D, int NC, int BN = 0, int QB = 0, int KD = D, int CL = 1>
 int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
                 int splits = 1) {
   using C = WgmmaConfig<D, NC, BN, QB>;
@@ -3936,20 +4105,41 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   constexpr bool kBoth = kSplitHere && D != 128 && BN == 0;
   const bool split = kSplitHere && (!kBoth || p.tiles_per_split >= KSEEK_FA_SPLIT_MASK_MIN_TILES ||
                                     (D == 64 && !p.causal));
-  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth>;
+  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth, CL>;
   if constexpr (kBoth)
-    if (split) kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true>;
+    if (split) kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>;
   static const cudaError_t attribute = cudaFuncSetAttribute(
-      AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth>,
+      AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth, CL>,
       cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   static const cudaError_t attribute_split =
-      kBoth ? cudaFuncSetAttribute(AttentionForwardWgmma<T, D, NC, BN, QB, KD, true>,
+      kBoth ? cudaFuncSetAttribute(AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    C::kSmemBytes)
             : cudaSuccess;
   if (attribute != cudaSuccess || attribute_split != cudaSuccess) {
     g_error = "the WGMMA attention kernel's shared memory does not fit";
     return 1;
+  }
+  // Clusters: as many as fit at once (two SMs of one GPC each; 66 on an
+  // H200), asked once per SM count; where none fits, the kernel without.
+  [[maybe_unused]] cudaLaunchAttribute attr[1];
+  [[maybe_unused]] int fit = 0;
+  if constexpr (CL == 2) {
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 2;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    static thread_local int fit_sms = -1, fit_clusters = 0;
+    if (fit_sms != sms) {
+      // grid, block, dynamic shared memory, stream, attributes.
+      const cudaLaunchConfig_t config = {dim3(unsigned(sms)), dim3(C::kThreads),
+                                         size_t(C::kSmemBytes), nullptr, attr, 1};
+      int n = 0;
+      fit_clusters = cudaOccupancyMaxActiveClusters(&n, kernel, &config) == cudaSuccess ? n : 0;
+      fit_sms = sms;
+    }
+    fit = fit_clusters;
+    if (fit < 1) return LaunchWgmma<T, D, NC, BN, QB, KD, 1>(p, args, sms, splits);
   }
   const EncodeTiledFn encode = TensorMapEncoder();
   if (encode == nullptr) {
@@ -3974,8 +4164,9 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return 1;
   }
   p.q_tiles = (p.seqlen_q + C::kBlockM - 1) / C::kBlockM;
+  if constexpr (CL == 2) p.q_tiles /= 2;  // a cluster's items: pairs of query tiles
   const int64_t items = int64_t(p.batch) * p.heads_q * p.q_tiles * p.splits;
-  p.section_pairs = WgmmaSectionPairs<T, D, C::kBlockN, C::kBlockM>(p, items, sms);
+  p.section_pairs = WgmmaSectionPairs<T, D, C::kBlockN, CL * C::kBlockM>(p, items, sms);
 #if KSEEK_FA_FAST_LOCATE
   {
     const int pairs = p.batch * p.heads_q;
@@ -3992,10 +4183,19 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
-  // Persistent: one block per SM; blocks take items from a queue.
-  const int grid = int(items < sms ? items : sms);
-  kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
-      p, q_map, k_map, v_map, o, lse, o_map);
+  if constexpr (CL == 2) {
+    // Persistent clusters; each takes pairs in a static order.
+    const int clusters = int(items < fit ? items : fit);
+    // grid, block, dynamic shared memory, stream, attributes.
+    const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
+                                       size_t(C::kSmemBytes), stream, attr, 1};
+    cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map);
+  } else {
+    // Persistent: one block per SM; blocks take items from a queue.
+    const int grid = int(items < sms ? items : sms);
+    kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
+        p, q_map, k_map, v_map, o, lse, o_map);
+  }
   if (p.splits > 1)
     LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & WgmmaDimBit(D)) != 0);
   if (cudaGetLastError() != cudaSuccess) {
@@ -4115,6 +4315,14 @@ int Launch(Problem p, const kseek_launch_args* args) {
     }
 #endif
     if (whole) {
+      // Clusters of two blocks (KSEEK_FA_CLUSTER) on head_dim 128's kernels
+      // without causal masking (but the narrow ones: head_dim 80 and 96) and
+      // at head_dim 193-256: an even number of query tiles per head, and
+      // no more queries than keys.
+      constexpr bool kClusterHere = (KSEEK_FA_CLUSTER & HeadDimBit(D)) != 0 && D >= 128;
+      [[maybe_unused]] const bool cluster_shape =
+          !p.causal && p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
+      [[maybe_unused]] const bool cluster = kClusterHere && cluster_shape;
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
@@ -4126,9 +4334,15 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
         if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO) {
           if constexpr (KSEEK_FA_HD128_Q2_BLOCK_N != 128) {
-            if (WideKeyTiles(p, KSEEK_FA_HD128_Q2_BLOCK_N))
+            if (WideKeyTiles(p, KSEEK_FA_HD128_Q2_BLOCK_N)) {
+              if constexpr (kClusterHere)
+                if (cluster)
+                  return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_Q2_BLOCK_N, 2, D, 2>(p, args, sms);
               return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_Q2_BLOCK_N, 2>(p, args, sms);
+            }
           }
+          if constexpr (kClusterHere)
+            if (cluster) return LaunchWgmma<T, D, 2, 128, 2, D, 2>(p, args, sms);
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
         }
       }
@@ -4137,6 +4351,9 @@ int Launch(Problem p, const kseek_launch_args* args) {
           if (narrow)
             return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N, 0, kNarrowD>(
                 p, args, sms);
+          if constexpr (kClusterHere)
+            if (cluster)
+              return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N, 0, D, 2>(p, args, sms);
           return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
         }
       }
@@ -4149,10 +4366,15 @@ int Launch(Problem p, const kseek_launch_args* args) {
         // 112-key tiles measured 0.89x of D = 256's 80).
         if (on192 && p.seqlen_k <= 80 && KSEEK_FA_HD192_BLOCK_N > 80)
           return LaunchWgmma<T, D / 4 * 3, 2, 80>(p, args, sms);
+        if constexpr ((KSEEK_FA_CLUSTER & WgmmaDimBit(D / 4 * 3)) != 0)
+          if (on192 && cluster_shape)
+            return LaunchWgmma<T, D / 4 * 3, 2, 0, 0, D / 4 * 3, 2>(p, args, sms);
         if (on192) return LaunchWgmma<T, D / 4 * 3, 2>(p, args, sms);
       } else if (narrow) {  // (D = 256 with KSEEK_FA_D192: on192 is all of narrow)
         return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
       }
+      if constexpr (kClusterHere && D == 256)
+        if (cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
       return LaunchWgmma<T, D, 2>(p, args, sms);
     }
   }

@@ -3,7 +3,8 @@
 # libraries they load, and the ABI header into .device/, a folder that runs
 # on a GPU machine without our build dependencies (Abseil, ...). The
 # binaries find their libraries through LD_LIBRARY_PATH, set by the scripts
-# that run there (gpu_suite.sh). KSEEK_DEVICE_BINS (names, space-separated)
+# that run there (gpu_suite.sh). KSEEK_DEVICE_BINS (names, space-separated;
+# kseek brings kseek-runner, which its eval needs)
 # packs only those binaries, to keep a device call's upload small.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,7 +12,10 @@ out=.device
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/include"
 if [[ -n ${KSEEK_DEVICE_BINS:-} ]]; then
-  for b in $KSEEK_DEVICE_BINS; do cp "build/bin/$b" "$out/bin/"; done
+  bins=" $KSEEK_DEVICE_BINS "
+  # kseek eval runs each candidate in kseek-runner: never one without the other.
+  [[ $bins == *" kseek "* && $bins != *" kseek-runner "* ]] && bins+="kseek-runner "
+  for b in $bins; do cp "build/bin/$b" "$out/bin/"; done
 else
   cp build/bin/* "$out/bin/"
 fi

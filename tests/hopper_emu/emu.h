@@ -1,11 +1,14 @@
 // Minimal CPU emulation of the CUDA features hopper.cu uses: fibers per
 // thread, warp collectives (shfl, ldmatrix, stmatrix, mma), block barriers, cp.async
-// with groups (eager or lazy completion), poisoned shared memory.
+// with groups (eager or lazy completion), poisoned shared memory, and
+// thread-block clusters (the blocks of one cluster run as fibers under one
+// scheduler: g_block is the running thread's block).
 #pragma once
 #include <setjmp.h>
 #include <ucontext.h>
 #include <cassert>
 #include <cmath>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -127,15 +130,28 @@ extern bool g_lazy_async;
 extern std::mt19937 g_async_rng;
 extern bool g_lazy_copies;
 extern int g_launches;
+extern int g_clustered_launches;  // launches with clusters of more than one block
 extern std::vector<std::pair<const char*, size_t>> g_readable;  // cp.async sources
 extern bool g_failed;
 extern uint64_t g_progress;
 void Fail(const char* what);
+// Fail with a printf-formatted message.
+inline void Failf(const char* format, ...) {
+  static char message[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  Fail(message);
+}
 
 struct CopyReq { uint32_t dst; const void* src; bool valid; };
 // A TMA box: load (dst in shared memory, completing bar) or store (dst: the
-// shared-memory source).
-struct TmaOp { uint32_t dst; const void* map; uint32_t bar; int c[4]; };
+// shared-memory source). `from`: for a multicast load's copy, the cluster
+// rank of the block that issued it (-1: an ordinary load).
+struct TmaOp { uint32_t dst; const void* map; uint32_t bar; int c[4]; int from = -1; };
+struct Block;
+struct Cluster;
 
 // A thread is a fiber: makecontext gives it its stack and first entry;
 // after that it and the scheduler switch with _setjmp/_longjmp, which
@@ -145,6 +161,7 @@ struct Thread {
   ucontext_t ctx;     // first entry
   jmp_buf resume;     // where it yielded
   bool started = false;
+  Block* block = nullptr;  // its block (g_block while it runs)
   std::vector<char> stack;
   dim3 tid;
   int lane, warp;
@@ -169,6 +186,8 @@ struct Thread {
   // setmaxnreg: this thread's register count, and whether it waits in .inc.
   int regs = 0;
   bool regs_wait = false;
+  // The mbarrier (shared offset) it waits on, or -1: named in a deadlock.
+  long waiting_on = -1;
 };
 
 // One issued WGMMA: the accumulator pointers of the warpgroup's 128 threads
@@ -201,6 +220,20 @@ struct Block {
   std::vector<TmaOp> tma_pending;
   NamedBar named[16];
   long reg_pool = 0;  // registers returned by setmaxnreg.dec, not yet taken
+  // Its cluster (every launch has one: of one block without the cluster
+  // attribute) and its rank there; its threads not yet ended, and whether
+  // all have (its shared memory is gone: no peer may target it).
+  Cluster* cluster = nullptr;
+  unsigned rank = 0;
+  int live = 0;
+  bool exited = false;
+};
+
+// The blocks of one cluster, by rank, and its barrier (barrier.cluster).
+struct Cluster {
+  std::vector<Block*> blocks;
+  int sync_arrived = 0;
+  unsigned sync_gen = 0;
 };
 
 extern Block* g_block;
@@ -273,11 +306,26 @@ void SetMaxRegisters(int regs, bool inc);
 void Commit();
 void WaitGroups(int pending);
 void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body);
+// Clusters (tests/hopper_emu only): barrier.cluster, %cluster_ctarank, mapa
+// (a shared::cluster address: see emu_main.cc), a remote mbarrier arrive,
+// a multicast TMA load, and a grid of clusters of cluster.x blocks.
+void ClusterSync();
+uint32_t ClusterRank();
+uint32_t ClusterAddress(uint32_t local, uint32_t rank);
+void MbarArriveCluster(uint32_t bar);
+void TmaLoadMulticast(uint32_t dst, const void* map, uint32_t bar, uint16_t mask, int c0, int c1, int c2,
+                      int c3);
+void RunClusteredGrid(dim3 grid, dim3 block, size_t smem, dim3 cluster, const std::function<void()>& body);
 
 template <typename K, typename... A>
 void LaunchKernel(K kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t, A... args) {
   std::function<void()> body = [&]() { kernel(args...); };
   RunGrid(grid, block, smem, body);
+}
+template <typename K, typename... A>
+void LaunchClustered(K kernel, dim3 grid, dim3 block, size_t smem, dim3 cluster, A... args) {
+  std::function<void()> body = [&]() { kernel(args...); };
+  RunClusteredGrid(grid, block, smem, cluster, body);
 }
 
 }  // namespace emu
@@ -314,24 +362,56 @@ inline size_t __cvta_generic_to_shared(const void* p) {
   return size_t((const unsigned char*)p - emu::g_block->smem.data());
 }
 
-// cudaLaunchKernelEx as far as hopper.cu uses it (the combine launched as a
-// programmatic dependent, KSEEK_FA_PDL): the emulation runs grids one after
-// another, so that launch is an ordinary one here.
-enum cudaLaunchAttributeID { cudaLaunchAttributeProgrammaticStreamSerialization = 1 };
-struct cudaLaunchAttributeValue { unsigned programmaticStreamSerializationAllowed; };
+// cudaLaunchKernelEx as far as hopper.cu uses it: the combine launched as a
+// programmatic dependent (KSEEK_FA_PDL; the emulation runs grids one after
+// another, so that launch is an ordinary one here) and the attention kernel
+// in clusters (KSEEK_FA_CLUSTER: run cluster by cluster, RunClusteredGrid).
+// CUDA's names and values.
+enum cudaLaunchAttributeID {
+  cudaLaunchAttributeClusterDimension = 4,
+  cudaLaunchAttributeProgrammaticStreamSerialization = 6
+};
+union cudaLaunchAttributeValue {
+  struct { unsigned x, y, z; } clusterDim;
+  int programmaticStreamSerializationAllowed;
+};
 struct cudaLaunchAttribute { cudaLaunchAttributeID id; cudaLaunchAttributeValue val; };
 // CUDA's fields in CUDA's order (hopper.cu initialises them by position:
 // gridDim and blockDim are macros here).
 struct cudaLaunchConfig_t {
   dim3 grid, block;
-  size_t smem;
+  size_t dynamicSmemBytes;
   cudaStream_t stream;
   cudaLaunchAttribute* attrs;
-  unsigned num_attrs;
+  unsigned numAttrs;
 };
+// The cluster dimension a launch configuration gives, or 0 x 0 x 0.
+inline dim3 ClusterDimOf(const cudaLaunchConfig_t* c) {
+  for (unsigned i = 0; i < c->numAttrs; ++i)
+    if (c->attrs[i].id == cudaLaunchAttributeClusterDimension) {
+      const auto& d = c->attrs[i].val.clusterDim;
+      return dim3(d.x, d.y, d.z);
+    }
+  return dim3(0, 0, 0);
+}
 template <typename... P, typename... A>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t* c, void (*kernel)(P...), A... args) {
-  emu::LaunchKernel(kernel, c->grid, c->block, c->smem, c->stream, args...);
+  const dim3 cluster = ClusterDimOf(c);
+  if (uint64_t(cluster.x) * cluster.y * cluster.z > 1)
+    emu::LaunchClustered(kernel, c->grid, c->block, c->dynamicSmemBytes, cluster, args...);
+  else
+    emu::LaunchKernel(kernel, c->grid, c->block, c->dynamicSmemBytes, c->stream, args...);
+  return cudaSuccess;
+}
+// Clusters of the configuration's size that fit at once: one block per SM
+// (the attention kernels' shared memory), so the emulated SMs over the
+// cluster's size; an error without a cluster dimension, as CUDA's.
+template <typename F>
+cudaError_t cudaOccupancyMaxActiveClusters(int* n, F, const cudaLaunchConfig_t* c) {
+  const dim3 cluster = ClusterDimOf(c);
+  const unsigned size = cluster.x * cluster.y * cluster.z;
+  if (size == 0) return 1;
+  *n = c->dynamicSmemBytes <= 227 * 1024 ? emu::g_sms / int(size) : 0;
   return cudaSuccess;
 }
 inline cudaError_t cudaFuncSetAttribute(const void*, int, int v) { return v <= 227 * 1024 ? cudaSuccess : 1; }

@@ -1,3 +1,5 @@
+#include <string>
+
 #include "emu.h"
 #include "hopper_emu.inc"  // made by transform.py from hopper.cu
 
@@ -5,6 +7,7 @@ namespace emu {
 int g_sms = 132;
 bool g_lazy_copies = false;
 int g_launches = 0;
+int g_clustered_launches = 0;
 std::vector<std::pair<const char*, size_t>> g_readable;
 bool g_failed = false;
 Block* g_block = nullptr;
@@ -130,6 +133,103 @@ void TmaLoad(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2
 }
 bool MbarTest(uint32_t bar, uint32_t parity) { return (Bar(bar).phase & 1) != parity; }
 
+// --- clusters ----------------------------------------------------------------
+// A shared::cluster address (what mapa gives): bit 30 set, the block's
+// cluster rank in bits 18-29 and its shared offset in bits 0-17 (offsets
+// are below 2^18). A plain shared offset names the running thread's own
+// block, as on the hardware, where a shared::cta address is also the
+// shared::cluster address of the same location.
+constexpr int kRankShift = 18;
+constexpr uint32_t kOffsetMask = (1u << kRankShift) - 1;
+constexpr uint32_t kRankMask = 0xFFFu << kRankShift;
+constexpr uint32_t kClusterAddressTag = 1u << 30;
+
+// The block of the running thread's cluster that shared::cluster address
+// `addr` names, and in `offset` the shared offset there; `what` names the
+// instruction in a failure.
+static Block& ClusterBlock(uint32_t addr, uint32_t& offset, const char* what) {
+  const Cluster& c = *g_block->cluster;
+  uint32_t rank = g_block->rank;
+  if (addr & ~kOffsetMask) {
+    if ((addr & ~(kOffsetMask | kRankMask)) != kClusterAddressTag)
+      Failf("%s: 0x%x is neither a shared offset nor a shared::cluster address from mapa", what, addr);
+    rank = (addr & kRankMask) >> kRankShift;
+  }
+  offset = addr & kOffsetMask;
+  if (rank >= c.blocks.size())
+    Failf("%s: cluster rank %u outside the cluster of %zu block(s)", what, rank, c.blocks.size());
+  Block& b = *c.blocks[rank];
+  if (offset >= b.smem.size())
+    Failf("%s: shared offset %u past the %zu bytes of block %u's shared memory", what, offset, b.smem.size(),
+          b.idx.x);
+  return b;
+}
+
+uint32_t ClusterRank() { return g_block->rank; }
+
+// mapa.shared::cluster: the shared::cluster address of this block's shared
+// offset `local` in the block of rank `rank`.
+uint32_t ClusterAddress(uint32_t local, uint32_t rank) {
+  const Cluster& c = *g_block->cluster;
+  if (local >= g_block->smem.size()) Failf("mapa: 0x%x is not a shared offset of the block", local);
+  if (rank >= c.blocks.size())
+    Failf("mapa: cluster rank %u outside the cluster of %zu block(s)", rank, c.blocks.size());
+  return kClusterAddressTag | rank << kRankShift | local;
+}
+
+// barrier.cluster.arrive + wait: every live thread of every block of the
+// cluster.
+void ClusterSync() {
+  Cluster& c = *g_block->cluster;
+  const unsigned gen = c.sync_gen;
+  int live = 0;
+  for (const Block* b : c.blocks) live += b->live;
+  g_progress++;
+  if (++c.sync_arrived == live) {
+    c.sync_arrived = 0;
+    c.sync_gen++;
+  } else {
+    while (c.sync_gen == gen) Yield();
+  }
+}
+
+// mbarrier.arrive.shared::cluster: one arrival on the barrier that a
+// shared::cluster address names, in any block of the cluster but one whose
+// threads have all ended (its shared memory is gone).
+void MbarArriveCluster(uint32_t addr) {
+  uint32_t bar;
+  Block& b = ClusterBlock(addr, bar, "mbarrier.arrive.shared::cluster");
+  if (b.exited)
+    Failf("mbarrier.arrive.shared::cluster onto the mbarrier at shared offset %u of block %u (cluster rank %u), "
+          "whose threads have all ended",
+          bar, b.idx.x, b.rank);
+  MbarArriveOn(b, bar);
+}
+
+// cp.async.bulk.tensor...multicast::cluster: the box into shared offset
+// `dst` of every block whose rank bit is set in `mask`, its bytes counted
+// on the mbarrier at offset `bar` of each. Each block's copy is done at
+// issue (eager) or pending in that block until one of its threads' waits
+// completes it (lazy: no later than its wait on the barrier it signals).
+void TmaLoadMulticast(uint32_t dst, const void* map, uint32_t bar, uint16_t mask, int c0, int c1, int c2,
+                      int c3) {
+  const Cluster& c = *g_block->cluster;
+  uint32_t dst_offset, bar_offset;
+  ClusterBlock(dst, dst_offset, "TMA multicast destination");
+  ClusterBlock(bar, bar_offset, "TMA multicast mbarrier");
+  if (mask == 0 || (mask >> c.blocks.size()) != 0)
+    Failf("TMA multicast mask 0x%x: no rank, or a rank outside the cluster of %zu block(s)", mask, c.blocks.size());
+  for (unsigned r = 0; r < c.blocks.size(); ++r) {
+    if (!((mask >> r) & 1)) continue;
+    Block& into = *c.blocks[r];
+    if (into.exited)
+      Failf("TMA multicast into block %u (cluster rank %u), whose threads have all ended", into.idx.x, into.rank);
+    const TmaOp op{dst_offset, map, bar_offset, {c0, c1, c2, c3}, int(g_block->rank)};
+    if (g_lazy_async) into.tma_pending.push_back(op);
+    else DoTma(op, into);
+  }
+}
+
 // One TMA store: a 1024-byte aligned, 128-byte swizzled box of shared
 // memory into the map's tensor, elements out of bounds left out.
 static void DoTmaStore(const TmaOp& op) {
@@ -168,7 +268,10 @@ void BulkWait(int pending) {
 
 void MbarWait(uint32_t bar, uint32_t parity) {
   for (;;) {
-    if (MbarTest(bar, parity)) return;
+    if (MbarTest(bar, parity)) {
+      g_cur->waiting_on = -1;
+      return;
+    }
     auto& pend = g_block->tma_pending;
     if (!pend.empty()) {
       size_t k = g_async_rng() % pend.size();
@@ -177,6 +280,7 @@ void MbarWait(uint32_t bar, uint32_t parity) {
       DoTma(op);
       continue;
     }
+    g_cur->waiting_on = long(bar);
     Yield();
   }
 }
@@ -200,8 +304,15 @@ void NamedArrive(int id, int threads) {
 namespace emu {
 
 void Fail(const char* what) {
-  fprintf(stderr, "EMU FAILURE: %s (block %u,%u thread %u)\n", what, g_block ? g_block->idx.x : 0,
-          g_block ? g_block->idx.y : 0, g_cur ? g_cur->tid.x : 0);
+  char where[80] = "the host side: no block runs";
+  if (g_block) {
+    char rank[24] = "";
+    if (g_block->cluster && g_block->cluster->blocks.size() > 1)
+      snprintf(rank, sizeof rank, " cluster rank %u", g_block->rank);
+    snprintf(where, sizeof where, "block %u,%u%s thread %u", g_block->idx.x, g_block->idx.y, rank,
+             g_cur ? g_cur->tid.x : 0);
+  }
+  fprintf(stderr, "EMU FAILURE: %s (%s)\n", what, where);
   g_failed = true;
   // Straight out: exit's handlers would run on a fiber's stack.
   fflush(stdout);
@@ -329,68 +440,163 @@ static void Trampoline() {
 
 static std::vector<std::vector<char>> g_stacks;
 
-void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body) {
+// Block `idx` of cluster c at rank `rank`: its shared memory poisoned, its
+// threads as fibers on g_stacks[first_stack, first_stack + block.x).
+static void StartBlock(Block& b, dim3 idx, Cluster& c, unsigned rank, dim3 block, size_t smem,
+                       size_t first_stack) {
+  const size_t kStack = g_stacks[0].size();
+  b.idx = idx;
+  b.cluster = &c;
+  b.rank = rank;
+  b.live = int(block.x);
+  b.smem.assign(std::max<size_t>(smem, 16), 0xFF);
+  b.threads.resize(block.x);
+  b.warp_arrived.assign((block.x + 31) / 32, 0);
+  b.warp_gen.assign((block.x + 31) / 32, 0);
+  const int wgs = (block.x + 127) / 128;
+  b.wg_arrived.assign(wgs, 0); b.wg_gen.assign(wgs, 0); b.wg_open.assign(wgs, {});
+  b.wg_groups.assign(wgs, {}); b.wg_pending_issue.assign(wgs, WgmmaOp{}); b.wg_kind.assign(wgs, 0);
+  b.wg_arg.assign(wgs, 0);
+  for (unsigned i = 0; i < block.x; ++i) {
+    Thread& t = b.threads[i];
+    t.block = &b;
+    t.tid = dim3(i, 0, 0); t.lane = i % 32; t.warp = i / 32;
+    t.regs = std::min(255u, 65536u / block.x / 8 * 8);  // __launch_bounds__(threads, 1)
+    getcontext(&t.ctx);
+    t.ctx.uc_stack.ss_sp = g_stacks[first_stack + i].data();
+    t.ctx.uc_stack.ss_size = kStack;
+    t.ctx.uc_link = nullptr;
+    makecontext(&t.ctx, Trampoline, 0);
+  }
+}
+
+// When the last thread of block b has ended: nothing may still target its
+// shared memory (a peer's multicast copy pending there; a peer's later
+// arrive or multicast onto it fails at issue, b.exited), and nothing of
+// its own may be left pending.
+static void EndBlock(Block& b) {
+  g_block = &b;
+  b.exited = true;
+  for (const TmaOp& op : b.tma_pending)
+    if (op.from >= 0 && unsigned(op.from) != b.rank)
+      Failf("a TMA multicast from cluster rank %d into block %u (cluster rank %u) still pending when the "
+            "block's threads have all ended (it exits while a peer's copy targets its shared memory)",
+            op.from, b.idx.x, b.rank);
+  for (auto& nb : b.named) if (nb.arrived) Fail("named barrier arrivals pending at block exit");
+  if (!b.tma_pending.empty()) Fail("TMA pending at block exit");
+  for (auto& q : b.wg_groups) if (!q.empty()) Fail("wgmma group pending at block exit");
+}
+
+// One turn of each live thread of block b (until it yields or ends);
+// whether any was live.
+static bool Pass(Block& b) {
+  bool live = false;
+  for (auto& t : b.threads) {
+    if (t.done) continue;
+    live = true;
+    g_block = &b;
+    g_cur = &t;
+    if (!_setjmp(g_sched)) {  // returns again when it yields or ends
+      if (t.started) _longjmp(t.resume, 1);
+      t.started = true;
+      setcontext(&t.ctx);
+    }
+    if (t.done && --b.live == 0) EndBlock(b);
+  }
+  return live;
+}
+
+// Names what the stuck threads of cluster c wait for.
+static void FailDeadlock(const Cluster& c) {
+  for (const Block* b : c.blocks)
+    for (const auto& t : b->threads)
+      if (!t.done && t.regs_wait)
+        Fail("deadlock: setmaxnreg.inc waits for registers the block does not have (the counts after "
+             "setmaxnreg exceed the allocation at launch)");
+  std::string msg = "deadlock:";
+  for (const Block* b : c.blocks) {
+    std::map<long, int> waits;
+    for (const auto& t : b->threads)
+      if (!t.done && t.waiting_on >= 0) waits[t.waiting_on]++;
+    for (const auto& [bar, n] : waits) {
+      const MBar& m = b->mbars.at(uint32_t(bar));
+      char part[240];
+      snprintf(part, sizeof part,
+               " in block %u (cluster rank %u) %d thread(s) wait on the mbarrier at shared offset %ld (phase %u, "
+               "%d of %d arrivals pending, %ld transaction bytes);",
+               b->idx.x, b->rank, n, bar, m.phase, m.pending, m.count, m.tx);
+      msg += part;
+    }
+  }
+  if (c.sync_arrived > 0) msg += " " + std::to_string(c.sync_arrived) + " thread(s) wait at barrier.cluster;";
+  g_block = c.blocks[0];
+  Fail(msg.c_str());
+}
+
+// The blocks of cluster c as fibers under one scheduler, until all have
+// ended. With more than one block, block `lead` runs until it cannot go
+// on before each turn of the others, so that it gets as far ahead of them
+// as the protocol lets it: a block that reuses a buffer its peers may
+// still read, or signals them too early, shows.
+static void RunCluster(Cluster& c, unsigned lead) {
+  const size_t n = c.blocks.size();
+  for (;;) {
+    const uint64_t before = g_progress;
+    bool live = false;
+    for (size_t k = 0; k < n; ++k) {
+      Block& b = *c.blocks[(lead + k) % n];
+      if (k == 0 && n > 1) {
+        uint64_t start;
+        do {
+          start = g_progress;
+          live |= Pass(b);
+        } while (g_progress != start && b.live > 0);
+      } else {
+        live |= Pass(b);
+      }
+    }
+    if (!live) return;
+    if (g_progress == before) FailDeadlock(c);
+  }
+}
+
+// The grid as clusters of `size` blocks along x (1: every block its own),
+// in a shuffled order, one cluster after another.
+static void RunClusters(dim3 grid, dim3 block, size_t smem, unsigned size, const std::function<void()>& body) {
   g_launches++;
   g_grid = grid; g_blockdim = block; g_body = &body;
   if (smem > 227 * 1024) Fail("too much shared memory");
-  std::vector<dim3> order;
-  for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y) for (unsigned x = 0; x < grid.x; ++x)
-    order.push_back(dim3(x, y, z));
+  std::vector<dim3> order;  // each cluster's first block
+  for (unsigned z = 0; z < grid.z; ++z) for (unsigned y = 0; y < grid.y; ++y)
+    for (unsigned x = 0; x < grid.x; x += size) order.push_back(dim3(x, y, z));
   std::mt19937 rng(order.size());
   std::shuffle(order.begin(), order.end(), rng);
   const size_t kStack = 256 * 1024;
-  if (g_stacks.size() < block.x) g_stacks.resize(block.x, std::vector<char>(kStack));
-  for (auto idx : order) {
-    Block b;
-    b.idx = idx;
-    b.smem.assign(std::max<size_t>(smem, 16), 0xFF);
-    b.threads.resize(block.x);
-    b.warp_arrived.assign((block.x + 31) / 32, 0);
-    b.warp_gen.assign((block.x + 31) / 32, 0);
-    {
-      const int wgs = (block.x + 127) / 128;
-      b.wg_arrived.assign(wgs, 0); b.wg_gen.assign(wgs, 0); b.wg_open.assign(wgs, {});
-      b.wg_groups.assign(wgs, {}); b.wg_pending_issue.assign(wgs, WgmmaOp{}); b.wg_kind.assign(wgs, 0);
-      b.wg_arg.assign(wgs, 0);
-    }
-    g_block = &b;
-    for (unsigned i = 0; i < block.x; ++i) {
-      Thread& t = b.threads[i];
-      t.tid = dim3(i, 0, 0); t.lane = i % 32; t.warp = i / 32;
-      t.regs = std::min(255u, 65536u / block.x / 8 * 8);  // __launch_bounds__(threads, 1)
-      getcontext(&t.ctx);
-      t.ctx.uc_stack.ss_sp = g_stacks[i].data();
-      t.ctx.uc_stack.ss_size = kStack;
-      t.ctx.uc_link = nullptr;
-      makecontext(&t.ctx, Trampoline, 0);
-    }
-    for (;;) {
-      bool all_done = true;
-      uint64_t before = g_progress;
-      for (auto& t : b.threads) {
-        if (t.done) continue;
-        all_done = false;
-        g_cur = &t;
-        if (_setjmp(g_sched)) continue;  // it yielded or ended
-        if (t.started) _longjmp(t.resume, 1);
-        t.started = true;
-        setcontext(&t.ctx);
-      }
-      if (all_done) break;
-      if (g_progress == before) {
-        for (auto& t : b.threads)
-          if (t.regs_wait)
-            Fail("deadlock: setmaxnreg.inc waits for registers the block does not have (the counts after "
-                 "setmaxnreg exceed the allocation at launch)");
-        Fail("deadlock");
-      }
-    }
-    for (auto& nb : b.named) if (nb.arrived) Fail("named barrier arrivals pending at block exit");
-    if (!b.tma_pending.empty()) Fail("TMA pending at block exit");
-    for (auto& q : b.wg_groups) if (!q.empty()) Fail("wgmma group pending at block exit");
+  if (g_stacks.size() < size * block.x) g_stacks.resize(size * block.x, std::vector<char>(kStack));
+  for (auto first : order) {
+    std::vector<Block> blocks(size);
+    Cluster c;
+    for (auto& b : blocks) c.blocks.push_back(&b);
+    for (unsigned r = 0; r < size; ++r)
+      StartBlock(blocks[r], dim3(first.x + r, first.y, first.z), c, r, block, smem, size_t(r) * block.x);
+    RunCluster(c, (first.x / size) % size);  // the lead alternates between clusters
     g_cur = nullptr;
     g_block = nullptr;
   }
+}
+
+void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body) {
+  RunClusters(grid, block, smem, 1, body);
+}
+
+// A launch with the cluster dimension attribute (cudaLaunchKernelEx).
+void RunClusteredGrid(dim3 grid, dim3 block, size_t smem, dim3 cluster, const std::function<void()>& body) {
+  if (cluster.y != 1 || cluster.z != 1) Fail("clusters other than N x 1 x 1 blocks are not emulated");
+  if (cluster.x > 8) Fail("a cluster of more than 8 blocks (the portable maximum)");
+  if (grid.x == 0 || grid.x % cluster.x != 0)
+    Failf("a grid of %u blocks along x is not a positive multiple of the cluster's %u", grid.x, cluster.x);
+  g_clustered_launches++;
+  RunClusters(grid, block, smem, cluster.x, body);
 }
 }  // namespace emu
 
@@ -507,6 +713,28 @@ int main(int argc, char** argv) {
       {"g_hd64_bf16_q4_k6000_gqa8_causal", 1, 4, 6000, 16, 2, 64, 1, true, 132},
       {"g_hd128_bf16_q4_k9000_gqa8_causal", 1, 4, 9000, 16, 2, 128, 1, true, 132},
       {"g_hd128_f16_q3_k3000_gqa8_causal_b2", 2, 3, 3000, 8, 1, 128, 1, false, 132},
+      // Clusters of two blocks with K/V multicast (KSEEK_FA_CLUSTER: whole
+      // items without causal masking, no more queries than keys, an even
+      // number of 128-row query tiles per head; head_dim 104-128 on
+      // D = 128, 200-256 on 256, 136-192 on the D = 192 kernel): 4 SMs, so
+      // 2 clusters, each taking several pairs of query tiles (every shape
+      // on the same SMs: hopper.cu keeps the first count of clusters per
+      // kernel instance). head_dim 128's 144-key and 128-key tiles (two Q
+      // buffers, up to 4096 keys) and 176-key tiles (more keys), 256's
+      // 80-key tiles, O staged in V from 32 tiles on, D = 192's 112-key
+      // tiles; partial last query and key tiles, head dims under D
+      // (zero-filled columns), GQA.
+      {"c_hd128_bf16_full_q512_k700_h2_sm4", 1, 512, 700, 2, 2, 128, 0, true, 4},
+      {"c_hd128_f16_full_q1000_k1100_sm4", 1, 1000, 1100, 1, 1, 128, 0, false, 4},
+      {"c_hd112_bf16_full_q256_k1000_gqa3_sm4", 1, 256, 1000, 3, 1, 112, 0, true, 4},
+      {"c_hd128_bf16_full_q256_k300_h3_sm4", 1, 256, 300, 3, 3, 128, 0, true, 4},
+      {"c_hd128_f16_full_q256_k4200_h3_sm4", 1, 256, 4200, 3, 3, 128, 0, false, 4},
+      {"c_hd256_bf16_full_q512_k530_h2_sm4", 1, 512, 530, 2, 2, 256, 0, true, 4},
+      {"c_hd256_f16_full_q1000_k1030_sm4", 1, 1000, 1030, 1, 1, 256, 0, false, 4},
+      {"c_hd224_bf16_full_q256_k333_b3_sm4", 3, 256, 333, 1, 1, 224, 0, true, 4},
+      {"c_hd256_bf16_full_q256_k2600_h3_sm4", 1, 256, 2600, 3, 3, 256, 0, true, 4},
+      {"c_hd192_f16_full_q512_k600_h2_sm4", 1, 512, 600, 2, 2, 192, 0, false, 4},
+      {"c_hd160_bf16_full_q256_k1000_h3_sm4", 1, 256, 1000, 3, 3, 160, 0, true, 4},
   };
   return RunShapes(argc, argv, all);
 }

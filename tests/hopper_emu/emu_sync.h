@@ -9,14 +9,27 @@
 #include "emu.h"
 
 // --- mbarriers -------------------------------------------------------------
-static MBar& Bar(uint32_t bar) {
+// The mbarrier at shared offset `bar` of block b (by default the running
+// thread's; another block of its cluster for a shared::cluster arrive or a
+// multicast copy), which must have been initialised.
+static MBar& Bar(uint32_t bar, Block& b = *g_block) {
   if (bar % 8) Fail("mbarrier misaligned");
-  auto it = g_block->mbars.find(bar);
-  if (it == g_block->mbars.end() || !it->second.init) Fail("mbarrier not initialised");
+  auto it = b.mbars.find(bar);
+  if (it == b.mbars.end() || !it->second.init) {
+    if (&b == g_block) Fail("mbarrier not initialised");
+    Failf("mbarrier at shared offset %u of block %u (cluster rank %u) not initialised", bar, b.idx.x, b.rank);
+  }
   return it->second;
 }
-// A phase completes when its pending arrivals and transaction bytes reach 0.
-static void MbarCheck(MBar& m) {
+// A phase completes when its pending arrivals and transaction bytes reach
+// 0. Bytes may come before the arrival that expects them (tx below 0: a
+// peer's multicast landing before this block's expect_tx), but once every
+// arrival is in, tx below 0 is more bytes than the phase expected.
+static void MbarCheck(MBar& m, uint32_t bar, const Block& b) {
+  if (m.pending == 0 && m.tx < 0)
+    Failf("TMA bytes beyond the expected transaction count: the mbarrier at shared offset %u of block %u "
+          "(cluster rank %u) has every arrival in and %ld bytes too many",
+          bar, b.idx.x, b.rank, -m.tx);
   if (m.pending == 0 && m.tx == 0) { m.phase++; m.pending = m.count; g_progress++; }
 }
 void MbarInit(uint32_t bar, int count) {
@@ -25,12 +38,13 @@ void MbarInit(uint32_t bar, int count) {
   m.count = m.pending = count; m.tx = 0; m.phase = 0; m.init = true;
 }
 void MbarExpect(uint32_t bar, uint32_t bytes) { Bar(bar).tx += bytes; }
-void MbarArrive(uint32_t bar) {
-  MBar& m = Bar(bar);
+static void MbarArriveOn(Block& b, uint32_t bar) {
+  MBar& m = Bar(bar, b);
   if (--m.pending < 0) Fail("mbarrier over-arrived");
   g_progress++;
-  MbarCheck(m);
+  MbarCheck(m, bar, b);
 }
+void MbarArrive(uint32_t bar) { MbarArriveOn(*g_block, bar); }
 
 // --- TMA -------------------------------------------------------------------
 // The elements of a box of a 4-D tiled tensor map (op.map, at op.c) whose
@@ -60,9 +74,11 @@ static void ForEachBoxElement(const TmaOp& op, const char* unaligned, F f) {
       }
 }
 
-// One box of a 4-D tiled tensor map into shared memory, 128-byte swizzled,
-// zero-filled out of bounds; its bytes complete the barrier's transaction.
-static void DoTma(const TmaOp& op) {
+// One box of a 4-D tiled tensor map into the shared memory of block `into`
+// (the running thread's, or for a multicast copy any block of its
+// cluster), 128-byte swizzled, zero-filled out of bounds; its bytes
+// complete that block's barrier's transaction.
+static void DoTma(const TmaOp& op, Block& into = *g_block) {
   uint32_t total = 0;
   ForEachBoxElement(op, "TMA destination not 1024-byte aligned",
                     [&](uint32_t addr, const unsigned char* src) {
@@ -74,15 +90,14 @@ static void DoTma(const TmaOp& op) {
       if (!ok) Fail("TMA read outside the input tensors");
       memcpy(&v, src, 2);
     }
-    if (addr + 2 > g_block->smem.size()) Fail("TMA write outside shared memory");
-    memcpy(g_block->smem.data() + addr, &v, 2);
+    if (addr + 2 > into.smem.size()) Fail("TMA write outside shared memory");
+    memcpy(into.smem.data() + addr, &v, 2);
     total += 2;
   });
-  MBar& m = Bar(op.bar);
+  MBar& m = Bar(op.bar, into);
   m.tx -= total;
-  if (m.tx < 0) Fail("TMA bytes beyond the expected transaction count");
   g_progress++;
-  MbarCheck(m);
+  MbarCheck(m, op.bar, into);
 }
 
 // --- setmaxnreg --------------------------------------------------------------

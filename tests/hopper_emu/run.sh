@@ -6,9 +6,10 @@
 # Builds hopper.cu with emulated PTX (WGMMA with the descriptors and
 # 128-byte swizzle hopper_wgmma_probe.cu confirmed on the device, TMA 4-D
 # boxes with zero fill, mbarriers with transaction bytes, named barriers,
-# setmaxnreg as no-ops, ldmatrix/mma.sync, cp.async) and runs each shape
-# of emu_main.cc twice: asynchronous work completing at issue ("eager") and
-# only at the waits ("lazy"), so a read before its wait shows. FILTER keeps
+# setmaxnreg as no-ops, ldmatrix/mma.sync, cp.async, clusters with TMA
+# multicast) and runs each shape of emu_main.cc twice: asynchronous work
+# completing at issue ("eager") and only at the waits ("lazy"), so a read
+# before its wait shows. FILTER keeps
 # the shapes whose name contains it, --shard=I/N the I-th of every N of
 # those; -D flags set hopper.cu's switches and --plant one of transform.py's
 # planted bugs. HOPPER_CU names another kernel file (default:

@@ -19,7 +19,8 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from transform_common import expect, host_side, main, plant  # noqa: E402
 
-# A planted bug: the one occurrence of the first text replaced by the second.
+# A planted bug: the one occurrence of the first text replaced by the second
+# (or a list of such pairs, each applied).
 PLANTS = {
     # The causal mask lets each query see one key too many.
     "mask_bug": ("if (key >= limit0) s[n][e] = -INFINITY;",
@@ -53,6 +54,17 @@ PLANTS = {
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
                     "      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n"),
+    # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
+    # their own block's empty barrier only, and that barrier counts only
+    # the block's own warps, so a block's producer multicasts into a stage
+    # the other block's consumers may still read.
+    "cluster_own_release": [
+        ("      BarrierInit(empty_k(s), CL * C::kConsumers * kWgThreads / 32);\n"
+         "      BarrierInit(empty_v(s), CL * C::kConsumers * kWgThreads / 32);\n",
+         "      BarrierInit(empty_k(s), C::kConsumers * kWgThreads / 32);\n"
+         "      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);\n"),
+        ("    if constexpr (kCluster) ArriveClusterIf(PeerAddress(bar, peer), pred);\n", ""),
+    ],
 }
 
 

@@ -20,13 +20,16 @@ def expect(condition, what):
 
 
 def plant(src, plants, name, kernel, script):
-    """src with the one occurrence of plants[name]'s first text replaced by
-    its second (a planted bug); src itself when name is empty."""
+    """src with a planted bug: plants[name] is a pair of texts, or a list of
+    pairs, and the first occurrence of each pair's first text is replaced
+    by its second; src itself when name is empty."""
     if not name:
         return src
-    right, wrong = plants[name]
-    expect(right in src, "plant %s: %r is not in %s: update PLANTS in %s" % (name, right, kernel, script))
-    return src.replace(right, wrong, 1)
+    edits = plants[name]
+    for right, wrong in [edits] if isinstance(edits, tuple) else edits:
+        expect(right in src, "plant %s: %r is not in %s: update PLANTS in %s" % (name, right, kernel, script))
+        src = src.replace(right, wrong, 1)
+    return src
 
 
 def host_side(src, launches, script):
