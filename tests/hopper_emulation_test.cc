@@ -217,7 +217,8 @@ TEST(HopperEmulationTest, ClustersPassClustered) {
 // The same with O staged in the last V tile for every item at D = 256 and
 // D = 192 and that V released only after the next item's first S
 // (hopper_emu_cluster_in_v): the last item's V is released at exit, which
-// the other block's producer waits for.
+// the other block's producer waits for; and the key tiles walked from the
+// end (KSEEK_FA_KEYS_FROM_END), both producers in the same order.
 TEST(HopperEmulationTest, ClustersWithDeferredStagedVPassClustered) {
   for (const char* filter : {"c_hd2", "c_hd192", "c_hd160"}) {
     const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);

@@ -334,7 +334,8 @@
 //   16384, bf16, non-causal 737 TFLOP/s (FA3 732; 93% of the measured 790
 //   peak); no scenario under 0.9x the best of FA3 and cuDNN (lowest
 //   decode_b4_k16384_gqa8_hd128 at 0.92x cuDNN). Off: the D = 192 kernel
-//   in clusters (KSEEK_FA_CLUSTER bit 8; emulated, not yet timed).
+//   in clusters (KSEEK_FA_CLUSTER bit 8) and the key tiles walked from the
+//   end (KSEEK_FA_KEYS_FROM_END), both emulated, not yet timed.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -845,6 +846,17 @@
 // the default took 1328 and FA3 1252).
 #ifndef KSEEK_FA_CLUSTER
 #define KSEEK_FA_CLUSTER 6
+#endif
+// WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) that walk an item's key
+// tiles from its last to its first, as FA3 does: the tiles that need a
+// mask (the partial last tile; under causal masking the diagonal ones)
+// come first, the partial one in the peeled first tile, so that without
+// causal masking the loop has no masked step (a masked tile measured 12%
+// more samples than an unmasked one, NOTES.md "After v3n"). Default 0
+// (emulated, not yet timed; at head_dim 64 with three consumers it
+// spills 24 bytes, so 14 is the setting to time).
+#ifndef KSEEK_FA_KEYS_FROM_END
+#define KSEEK_FA_KEYS_FROM_END 0
 #endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
 // row's softmax reference until a tile's max passes it by more than
@@ -3038,6 +3050,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kCluster = CL == 2;
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
+  // Step i of an item walks key tile tile_of(w, i) (KSEEK_FA_KEYS_FROM_END:
+  // from the last).
+  constexpr bool kFromEnd = (KSEEK_FA_KEYS_FROM_END & WgmmaDimBit(D)) != 0;
+  auto tile_of = [](const BlockWork& w, int i) {
+    return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
+  };
   auto locate = [&](int item, int& split) {
     if constexpr (kCluster) {
       BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(p, item, split);
@@ -3158,12 +3176,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           // block's full barrier expects the whole tile).
           for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2)
             TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                                        full, 0b11, 64 * cb, hkv, (w.tile_begin + i) * kN,
+                                        full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN,
                                         w.b);
         } else {
           for (int cb = 0; cb < C::kColBlocks; ++cb)
             TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                               full, 64 * cb, hkv, (w.tile_begin + i) * kN, w.b);
+                               full, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
         }
       };
       // kKFirst: the first K tile before Q (its stage frees before the Q
@@ -3388,7 +3406,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
         if constexpr (kDeferV) release_prev();
-        const int k0 = w.tile_begin * kN;
+        const int k0 = tile_of(w, 0) * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
         PackScores<T, kN>(sc, pk);
@@ -3441,7 +3459,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         constexpr int kMask = decltype(mask_mode)::kMode;
         const int r = ring + i, s = r % C::kStages;
         const uint32_t stage = kv_smem + s * C::kStageBytes;
-        const int k0 = (w.tile_begin + i) * kN;
+        const int k0 = tile_of(w, i) * kN;
         float sc[kN / 8][4];
         issue_s_and_pv(sc, q_rows, r, s, stage);
 
@@ -3485,11 +3503,20 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // The tiles that need no mask in a loop of their own (kSplitMask),
       // then the rest: with the mask's test (a branch) between the waits
       // for S and for P V, ptxas put the second wait before the softmax.
-      const int unmasked_end =
-          kSplitMask ? min(tiles, max(1, wg_mask_from / kN - w.tile_begin)) : 1;
+      // From the end (kFromEnd) the masked tiles (from wg_mask_from / kN
+      // on) come first, then the unmasked ones.
       int i = 1;
-      for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
-      for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
+      if constexpr (kFromEnd && kSplitMask) {
+        const int masked_end =
+            min(tiles, max(1, w.tile_end - max(w.tile_begin, wg_mask_from / kN)));
+        for (; i < masked_end; ++i) step(i, MaskMode<1>());
+        for (; i < tiles; ++i) step(i, MaskMode<0>());
+      } else {
+        const int unmasked_end =
+            kSplitMask ? min(tiles, max(1, wg_mask_from / kN - w.tile_begin)) : 1;
+        for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
+        for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
+      }
       chained = false;
       if constexpr (kChain) {
         // The next item's first S with this item's last P V, as a step:
@@ -3511,7 +3538,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           ArriveIf(empty_k(s2), lane == 0);
           ArriveIf(q_empty(qb2, qpart), lane == 0 && w2.tile_end - w2.tile_begin == 1);
           const int row2 = w2.q0 + kRowsPerWarp * warp + lane / 4;
-          MaskScores<kN>(sc, w2.tile_begin * kN, lane, KeyLimit(p, row2),
+          MaskScores<kN>(sc, tile_of(w2, 0) * kN, lane, KeyLimit(p, row2),
                          KeyLimit(p, row2 + 8));
           WarpState<KO> nx;  // its row statistics only
           nx.row_max[0] = nx.row_max[1] = -INFINITY;
