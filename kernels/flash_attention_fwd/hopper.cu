@@ -2474,6 +2474,18 @@ __device__ __forceinline__ bool TestWait(uint32_t bar, uint32_t parity) {
   return done != 0;
 }
 
+// The L2 cache policy of TmaLoad4d's kHint 1 (evict first) or 2 (evict
+// last).
+template <int kHint>
+__device__ __forceinline__ uint64_t L2EvictPolicy() {
+  uint64_t policy;
+  if constexpr (kHint == 1)
+    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  else
+    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
 // One box of a 4-D tensor map (coordinates innermost first) into shared
 // memory; completion is counted in bytes on `bar`.
 // kHint: the load's L2 eviction priority, 0 the default (no hint), 1
@@ -2492,11 +2504,7 @@ __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
         "r"(bar)
         : "memory");
   } else {
-    uint64_t policy;
-    if constexpr (kHint == 1)
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    else
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    const uint64_t policy = L2EvictPolicy<kHint>();
     asm volatile(
         "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
         "bytes.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
@@ -2614,11 +2622,7 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
         "r"(bar), "h"(mask)
         : "memory");
   } else {
-    uint64_t policy;
-    if constexpr (kHint == 1)
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-    else
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+    const uint64_t policy = L2EvictPolicy<kHint>();
     asm volatile(
         "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::"
         "bytes.multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3, %4, %5}], [%6], %7, %8;\n"

@@ -717,9 +717,7 @@ int main(int argc, char** argv) {
       // items without causal masking, no more queries than keys, an even
       // number of 128-row query tiles per head; head_dim 104-128 on
       // D = 128, 200-256 on 256, 136-192 on the D = 192 kernel): 4 SMs, so
-      // 2 clusters, each taking several pairs of query tiles (every shape
-      // on the same SMs: hopper.cu keeps the first count of clusters per
-      // kernel instance). head_dim 128's 144-key and 128-key tiles (two Q
+      // 2 clusters, each taking several pairs of query tiles. head_dim 128's 144-key and 128-key tiles (two Q
       // buffers, up to 4096 keys) and 176-key tiles (more keys), 256's
       // 80-key tiles, O staged in V from 32 tiles on, D = 192's 112-key
       // tiles; partial last query and key tiles, head dims under D

@@ -12,6 +12,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/after_v3n.sh
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 final=${OUT:-/tmp/fa_variants}
@@ -34,10 +35,7 @@ then
   echo "== kf kept: the final run with KSEEK_FA_K_FIRST=14"
   mkdir -p "$root/.kf"
   { echo "#define KSEEK_FA_K_FIRST 14"; cat "$root/kernels/flash_attention_fwd/hopper.cu"; } > "$root/.kf/hopper.cu"
-  cd "$root" && OUT=$final/final PHASES=anchor ANCHOR_KERNEL=.kf/hopper.cu ANCHOR_TIMEOUT=400 \
-    FA_EVAL_TIMEOUT=200 FA_EXTRA=1 FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
-    FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
-    bash scripts/device/full_run.sh > "$final/final.log" 2>&1
+  OUT=$final/final final_run .kf/hopper.cu "$final/final.log"
   tail -30 "$final/final.log"
 else
   echo "== kf not kept: the profiles"

@@ -9,6 +9,7 @@
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final_v3o.sh
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../../.." && pwd)
 final=${OUT:-/tmp/fa_variants}
@@ -38,8 +39,5 @@ then
 else
   echo "== cl14 not kept: the final run of hopper.cu as it is"
 fi
-cd "$root" && OUT=$final/final PHASES=anchor ANCHOR_KERNEL=$kernel ANCHOR_TIMEOUT=400 \
-  FA_EVAL_TIMEOUT=200 FA_EXTRA=1 FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
-  FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
-  bash scripts/device/full_run.sh > "$final/final.log" 2>&1
+OUT=$final/final final_run "$kernel" "$final/final.log"
 tail -30 "$final/final.log"
