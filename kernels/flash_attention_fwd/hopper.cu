@@ -322,7 +322,7 @@
 //   0.93x cuDNN). Measured and not kept, so off: the staged stores for
 //   every item (KSEEK_FA_TMA_IN_V_MIN_TILES=0: many-short 0.93x), their V
 //   released after the next item's first S (KSEEK_FA_TMA_IN_V_DEFER).
-//   Version 3o (this file; NOTES.md v3o; bench/results/hopper_v3o_h200.txt,
+//   Version 3o ( NOTES.md v3o; bench/results/hopper_v3o_h200.txt,
 //   one call as 3i's, kseek eval in a second): clusters of two blocks with
 //   K/V TMA multicast without causal masking at head_dim 128 and on the
 //   D = 256 kernel (KSEEK_FA_CLUSTER=6, "Work" above), as FA3: 7% less
@@ -336,6 +336,14 @@
 //   decode_b4_k16384_gqa8_hd128 at 0.92x cuDNN). Off: the D = 192 kernel
 //   in clusters (KSEEK_FA_CLUSTER bit 8) and the key tiles walked from the
 //   end (KSEEK_FA_KEYS_FROM_END), both emulated, not yet timed.
+//   Version 3p (this file; NOTES.md v3p; bench/results/hopper_v3p_h200.txt):
+//   the D = 192 kernel in clusters too (KSEEK_FA_CLUSTER=14) and the key
+//   tiles walked from the end in head_dim 128's cluster instances
+//   (KSEEK_FA_KEYS_FROM_END_CLUSTER=2). 1.024x FA3 and 1.117x cuDNN over
+//   the FA3 grid (562 TFLOP/s; FA3 549, cuDNN 503), 1.090x FA3 over all;
+//   head_dim 128 non-causal 0.998x FA3; head_dim 128 s16384 bf16
+//   non-causal 750 TFLOP/s (FA3 738; 95% of 790); lowest
+//   decode_q4_k16000_hd128_gqa8_causal 0.90x FA3.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -840,12 +848,14 @@
 // pair of query tiles. A stage is free when both blocks' consumers have
 // released it. The pairs go to the clusters in a static order (every
 // item costs the same). Not where seqlen_q > seqlen_k (qlong_q1024_k512:
-// 0.96-0.99x). Default 6 (both; NOTES.md v3o: 1.016x the default
+// 0.96-0.99x). Default 14 (all three; NOTES.md v3o: 1.016x the default
 // over head_dim 128's non-causal grid, 1.017x over 256's, +2-4% at
 // s512-s4096; run back to back 1236-1251 J/PFLOP at hd128 s1024 where
-// the default took 1328 and FA3 1252).
+// the default took 1328 and FA3 1252; v3p: the D = 192 kernel 1.007x
+// over the non-causal head_dim 160/192 scenarios, ragged_s3001_hd192
+// +1.2-1.6%).
 #ifndef KSEEK_FA_CLUSTER
-#define KSEEK_FA_CLUSTER 6
+#define KSEEK_FA_CLUSTER 14
 #endif
 // WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) that walk an item's key
 // tiles from its last to its first, as FA3 does: the tiles that need a
@@ -857,6 +867,16 @@
 // spills 24 bytes, so 14 is the setting to time).
 #ifndef KSEEK_FA_KEYS_FROM_END
 #define KSEEK_FA_KEYS_FROM_END 0
+#endif
+// The same, in the cluster instances (KSEEK_FA_CLUSTER) of these WGMMA
+// kernels only. Default 2 (head_dim 128): v3p's first call
+// (bench/plans/after_v3o.sh, fe14 beside the default) measured the
+// clustered non-causal head_dim 128 items +0.3-1.6% from the end
+// (grid s8192-16384 +1.1-1.6%, ragged_s3001 +0.8%, prefill_q1000_k8192
+// +0.8%), the items without clusters -0.5-2% (ragged_s4097 -2%,
+// prefill_q333_k4097 -1.2%) and causal masking -0.3% at 128, -1.4% at 256.
+#ifndef KSEEK_FA_KEYS_FROM_END_CLUSTER
+#define KSEEK_FA_KEYS_FROM_END_CLUSTER 2
 #endif
 // Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers keep a
 // row's softmax reference until a tile's max passes it by more than
@@ -3056,7 +3076,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                 "clusters of two blocks, each loading every other 64-column block");
   // Step i of an item walks key tile tile_of(w, i) (KSEEK_FA_KEYS_FROM_END:
   // from the last).
-  constexpr bool kFromEnd = (KSEEK_FA_KEYS_FROM_END & WgmmaDimBit(D)) != 0;
+  constexpr bool kFromEnd =
+      (KSEEK_FA_KEYS_FROM_END & WgmmaDimBit(D)) != 0 ||
+      (kCluster && (KSEEK_FA_KEYS_FROM_END_CLUSTER & WgmmaDimBit(D)) != 0);
   auto tile_of = [](const BlockWork& w, int i) {
     return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
   };
