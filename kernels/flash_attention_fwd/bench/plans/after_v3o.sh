@@ -2,7 +2,7 @@
 # One device call (about 250 s from cold; carry .anchors): what v3o's
 # clusters change in the choices made without them, and the two switches
 # written but never timed. Three tables, each its own builds beside the
-# default (def, KSEEK_FA_CLUSTER=6):
+# default (def: when it ran, v3o's, KSEEK_FA_CLUSTER=6):
 #   $OUT/q2/     head_dim 128 without causal masking, every class but
 #                decode (37 scenarios): which kernel the short sequences
 #                take now that all three run in clusters
