@@ -839,6 +839,19 @@
 #ifndef KSEEK_FA_TMA_CACHE_HINT
 #define KSEEK_FA_TMA_CACHE_HINT 0
 #endif
+// K/V evict last (bit 2 above) in the cluster instances
+// (KSEEK_FA_CLUSTER) of these WGMMA kernels only (bits as
+// KSEEK_FA_FAST_LOCATE), and there only where seqlen_k is at most
+// KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO (0: at every length). Default 2
+// (head_dim 128: +0.4-1.1% at s512-s1024 in three calls, -0.2-0.5% at
+// s2048-s4096 with GQA; 14 and an upper bound of 2048 measured 0.996x)
+// and 0 (NOTES.md "v3q").
+#ifndef KSEEK_FA_TMA_CACHE_HINT_CLUSTER
+#define KSEEK_FA_TMA_CACHE_HINT_CLUSTER 2
+#endif
+#ifndef KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO
+#define KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO 0
+#endif
 // WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE: 2 head_dim 128, 4 the
 // D = 256 kernel, 8 the D = 192 one) that run in clusters of two blocks
 // without causal masking, with whole items and an even number of query
@@ -1011,6 +1024,13 @@
 #endif
 #ifndef KSEEK_FA_DECODE2_GQA_MIN_SPLITS
 #define KSEEK_FA_DECODE2_GQA_MIN_SPLITS 12
+#endif
+// Blocks per SM that the decode kernel's long splits are planned for with
+// two row tiles per warp (R = 2; one-tile blocks plan for one, NOTES.md
+// v3g): 1 or 2 (two blocks of 4 warps per SM, twice the splits; NOTES.md
+// "v3q"). Default 1.
+#ifndef KSEEK_FA_DECODE2_LONG_BLOCKS
+#define KSEEK_FA_DECODE2_LONG_BLOCKS 1
 #endif
 // The combine behind version 1 (the mma.sync kernel; GQA decode, qlong):
 // bit 1 four splits' loads in flight per warp (as behind the decode
@@ -3054,7 +3074,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kKFirst = kQB == 1 && (KSEEK_FA_K_FIRST & WgmmaDimBit(D)) != 0;
   // The loads' L2 eviction hints (KSEEK_FA_TMA_CACHE_HINT; TmaLoad4d).
   constexpr int kQHint = (KSEEK_FA_TMA_CACHE_HINT & 1) != 0 ? 1 : 0;
-  constexpr int kKvHint = (KSEEK_FA_TMA_CACHE_HINT & 2) != 0 ? 2 : 0;
   constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split
   // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
   constexpr int kQParts = C::kQParts;
@@ -3077,6 +3096,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kCluster = CL == 2;
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
+  // K/V evict last everywhere (KSEEK_FA_TMA_CACHE_HINT bit 2) or in the
+  // cluster instances of these head dims (KSEEK_FA_TMA_CACHE_HINT_CLUSTER).
+  constexpr int kKvHint =
+      ((KSEEK_FA_TMA_CACHE_HINT & 2) != 0 ||
+       (kCluster && (KSEEK_FA_TMA_CACHE_HINT_CLUSTER & WgmmaDimBit(D)) != 0))
+          ? 2
+          : 0;
+  // Where the hint is the cluster switch's and bounded, the lengths it
+  // holds for (kv_hint false: the loads without it).
+  constexpr bool kKvHintBounded = kKvHint == 2 && (KSEEK_FA_TMA_CACHE_HINT & 2) == 0 &&
+                                  KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO > 0;
+  const bool kv_hint = !kKvHintBounded || p.seqlen_k <= KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO;
   // Step i of an item walks key tile tile_of(w, i) (KSEEK_FA_KEYS_FROM_END:
   // from the last).
   constexpr bool kFromEnd =
@@ -3203,10 +3234,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if constexpr (kCluster) {
           // This block's column blocks, into both blocks' stage s (each
           // block's full barrier expects the whole tile).
-          for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2)
-            TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                                        full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN,
-                                        w.b);
+          for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2) {
+            if (kv_hint)
+              TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                                          full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN,
+                                          w.b);
+            else
+              TmaLoad4dMulticast<0>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                                    full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
+          }
         } else {
           for (int cb = 0; cb < C::kColBlocks; ++cb)
             TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
@@ -3985,7 +4021,8 @@ int MmaBlocksPerSm() {
 // Rows per block, key splits and blocks of the mma.sync kernel (kDecode:
 // the decode kernel) on p, which has p.pack set. With `long_splits` (the
 // decode kernel on GQA shapes that version 1 would split many ways) the
-// splits are planned for one block per SM, at most kDecodeMaxSplitsGqa of
+// splits are planned for one block per SM (two-tile blocks:
+// KSEEK_FA_DECODE2_LONG_BLOCKS), at most kDecodeMaxSplitsGqa of
 // at least kDecodeMinTilesGqa key tiles each: fewer, longer splits than
 // for two blocks per SM (measured faster: NOTES.md v3g).
 template <typename T, int D, bool kDecode, int R = 1>
@@ -4000,8 +4037,12 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
   const int cap = long_splits ? kDecodeMaxSplitsGqa
                   : kDecode   ? kMaxCombineSplits
                   : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
-  const int64_t slots =
-      int64_t(sms) * (long_splits ? 1 : MmaBlocksPerSm<T, D, kDecode, R>());
+  int per_sm = MmaBlocksPerSm<T, D, kDecode, R>();
+  if (long_splits) {
+    const int wanted_per_sm = R == 2 ? KSEEK_FA_DECODE2_LONG_BLOCKS : 1;
+    per_sm = per_sm < wanted_per_sm ? (per_sm > 0 ? per_sm : 1) : wanted_per_sm;
+  }
+  const int64_t slots = int64_t(sms) * per_sm;
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
                    long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit,
