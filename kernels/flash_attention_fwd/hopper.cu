@@ -346,6 +346,15 @@
 //   head_dim 128 non-causal 0.998x FA3; head_dim 128 s16384 bf16
 //   non-causal 750 TFLOP/s (FA3 738; 95% of 790); lowest
 //   decode_q4_k16000_hd128_gqa8_causal 0.90x FA3.
+//   Version 3q (this file; NOTES.md v3q; bench/results/hopper_v3q_h200.txt):
+//   K/V loads marked evict-last in head_dim 128's cluster instances
+//   (KSEEK_FA_TMA_CACHE_HINT_CLUSTER=2). 1.023x FA3 and 1.116x cuDNN over
+//   the FA3 grid (561 TFLOP/s; FA3 548, cuDNN 502), 1.094x FA3 / 1.400x
+//   cuDNN over all; head_dim 128 non-causal 0.999x FA3 (s512-s4096
+//   0.982-0.999, s8192-s16384 1.012-1.021); head_dim 128 s16384 bf16
+//   non-causal 756 TFLOP/s (FA3 741; 96% of 790); no scenario under 0.93x
+//   the best of FA3 and cuDNN (lowest decode_b64_k2048_gqa8_hd96 and
+//   decode_b1_k32768_gqa1_hd128 at 0.935x cuDNN).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1027,8 +1036,12 @@
 #endif
 // Blocks per SM that the decode kernel's long splits are planned for with
 // two row tiles per warp (R = 2; one-tile blocks plan for one, NOTES.md
-// v3g): 1 or 2 (two blocks of 4 warps per SM, twice the splits; NOTES.md
-// "v3q"). Default 1.
+// v3g): 1 or 2 (two blocks of 4 warps per SM, twice the splits). Default
+// 1: with two-tile blocks at head_dim 128 and the long splits from 2
+// (KSEEK_FA_DECODE_TWO_TILES=3, KSEEK_FA_DECODE2_GQA_MIN_SPLITS=2) 2
+// measured 0.984x over decode and 1 0.989x; the 32-row group
+// decode_q4_k16000_hd128_gqa8_causal 79.0 TFLOP/s on version 1, 76.4 on
+// one two-tile block per SM, 70.9 on two (NOTES.md v3q).
 #ifndef KSEEK_FA_DECODE2_LONG_BLOCKS
 #define KSEEK_FA_DECODE2_LONG_BLOCKS 1
 #endif
