@@ -338,7 +338,7 @@
 //   decode_b4_k16384_gqa8_hd128 at 0.92x cuDNN). Off: the D = 192 kernel
 //   in clusters (KSEEK_FA_CLUSTER bit 8) and the key tiles walked from the
 //   end (KSEEK_FA_KEYS_FROM_END), both emulated, not yet timed.
-//   Version 3p (this file; NOTES.md v3p; bench/results/hopper_v3p_h200.txt):
+//   Version 3p (NOTES.md v3p; bench/results/hopper_v3p_h200.txt):
 //   the D = 192 kernel in clusters too (KSEEK_FA_CLUSTER=14) and the key
 //   tiles walked from the end in head_dim 128's cluster instances
 //   (KSEEK_FA_KEYS_FROM_END_CLUSTER=2). 1.024x FA3 and 1.117x cuDNN over
