@@ -1,13 +1,10 @@
 #!/usr/bin/env bash
 # One device call (about 330 s; carry .device and .anchors): the final run
-# of hopper.cu as it is (run_plan.sh final_run: kseek eval of every
+# of hopper.cu as it is (run_plan.sh final_plan and final_run: kseek eval of every
 # scenario and the extra ones without timing, the anchor beside FA3,
 # cuDNN and FA2, the pad sweep) into $OUT, its log $OUT/final.log.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final_v3q.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-out=${OUT:-/tmp/fa_final}
-mkdir -p "$out"
-OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
-tail -60 "$out/final.log"
+final_plan

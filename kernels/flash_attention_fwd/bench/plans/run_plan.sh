@@ -39,3 +39,13 @@ final_run() {
       FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
       bash scripts/device/full_run.sh ) > "$2" 2>&1
 }
+
+# final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
+# its log there as final.log, then the log's last 60 lines (the plans
+# final_v3p.sh, final_v3q.sh).
+final_plan() {
+  local out=${OUT:-/tmp/fa_final}
+  mkdir -p "$out"
+  OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
+  tail -60 "$out/final.log"
+}
