@@ -850,16 +850,11 @@
 #endif
 // K/V evict last (bit 2 above) in the cluster instances
 // (KSEEK_FA_CLUSTER) of these WGMMA kernels only (bits as
-// KSEEK_FA_FAST_LOCATE), and there only where seqlen_k is at most
-// KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO (0: at every length). Default 2
-// (head_dim 128: +0.4-1.1% at s512-s1024 in three calls, -0.2-0.5% at
-// s2048-s4096 with GQA; 14 and an upper bound of 2048 measured 0.996x)
-// and 0 (NOTES.md "v3q").
+// KSEEK_FA_FAST_LOCATE). Default 2 (head_dim 128: +0.4-1.1% at
+// s512-s1024 in three calls, -0.2-0.5% at s2048-s4096 with GQA; 14 and
+// the hint only up to 2048 keys measured 0.996x, NOTES.md "v3q").
 #ifndef KSEEK_FA_TMA_CACHE_HINT_CLUSTER
 #define KSEEK_FA_TMA_CACHE_HINT_CLUSTER 2
-#endif
-#ifndef KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO
-#define KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO 0
 #endif
 // WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE: 2 head_dim 128, 4 the
 // D = 256 kernel, 8 the D = 192 one) that run in clusters of two blocks
@@ -3116,11 +3111,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
        (kCluster && (KSEEK_FA_TMA_CACHE_HINT_CLUSTER & WgmmaDimBit(D)) != 0))
           ? 2
           : 0;
-  // Where the hint is the cluster switch's and bounded, the lengths it
-  // holds for (kv_hint false: the loads without it).
-  constexpr bool kKvHintBounded = kKvHint == 2 && (KSEEK_FA_TMA_CACHE_HINT & 2) == 0 &&
-                                  KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO > 0;
-  const bool kv_hint = !kKvHintBounded || p.seqlen_k <= KSEEK_FA_TMA_CACHE_HINT_CLUSTER_UPTO;
   // Step i of an item walks key tile tile_of(w, i) (KSEEK_FA_KEYS_FROM_END:
   // from the last).
   constexpr bool kFromEnd =
@@ -3247,15 +3237,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if constexpr (kCluster) {
           // This block's column blocks, into both blocks' stage s (each
           // block's full barrier expects the whole tile).
-          for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2) {
-            if (kv_hint)
-              TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                                          full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN,
-                                          w.b);
-            else
-              TmaLoad4dMulticast<0>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
-                                    full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
-          }
+          for (int cb = int(ClusterRank()); cb < C::kColBlocks; cb += 2)
+            TmaLoad4dMulticast<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
+                                        full, 0b11, 64 * cb, hkv, tile_of(w, i) * kN,
+                                        w.b);
         } else {
           for (int cb = 0; cb < C::kColBlocks; ++cb)
             TmaLoad4d<kKvHint>(dst + cb * kColBlockBytesKV, v ? &v_map : &k_map,
@@ -4050,12 +4035,9 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
   const int cap = long_splits ? kDecodeMaxSplitsGqa
                   : kDecode   ? kMaxCombineSplits
                   : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
-  int per_sm = MmaBlocksPerSm<T, D, kDecode, R>();
-  if (long_splits) {
-    const int wanted_per_sm = R == 2 ? KSEEK_FA_DECODE2_LONG_BLOCKS : 1;
-    per_sm = per_sm < wanted_per_sm ? (per_sm > 0 ? per_sm : 1) : wanted_per_sm;
-  }
-  const int64_t slots = int64_t(sms) * per_sm;
+  const int fit = MmaBlocksPerSm<T, D, kDecode, R>();
+  const int long_per_sm = R == 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 && fit >= 2 ? 2 : 1;
+  const int64_t slots = int64_t(sms) * (long_splits ? long_per_sm : fit);
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
                    long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit,
