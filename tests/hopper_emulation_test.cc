@@ -48,6 +48,19 @@ int ClusteredLaunches(const ProcessResult& r) {
   return std::stoi(r.out.substr(at + line.size()));
 }
 
+// The warps' tail pieces stored and, of those, the ones that combined
+// their query tile's pieces, from the driver's "emu: N tail piece warps, M
+// combining" line; {-1, -1} without one.
+std::pair<int, int> TailPieces(const ProcessResult& r) {
+  const std::string line = "emu: ";
+  const std::string tail = " tail piece warps, ";
+  const size_t at = r.out.find(tail);
+  if (at == std::string::npos) return {-1, -1};
+  const size_t from = r.out.rfind(line, at);
+  if (from == std::string::npos) return {-1, -1};
+  return {std::stoi(r.out.substr(from + line.size())), std::stoi(r.out.substr(at + tail.size()))};
+}
+
 // A planted bug's run `r`: every launch ran (the plant still applies),
 // some run failed and the emulator says so.
 void ExpectPlantFailed(const ProcessResult& r) {
@@ -240,6 +253,29 @@ TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
     EXPECT_TRUE(ClusteredLaunches(r) > 0 || (r.out + r.err).find(" cluster rank ") != std::string::npos)
         << filter << "\n" << EmulationTail(r.out) << r.err;
   }
+}
+
+// The tail's pieces (hopper_emu_tail: KSEEK_FA_TAIL_SPLITS at every head
+// dim, each launch's plan taken wherever it has one), the t_ shapes: whole
+// items without causal masking whose last round is partly empty, clustered
+// at head_dim 128, 256 and D = 192, unclustered at 64, 96, 128 (an odd
+// number of query tiles) and with GQA. The pieces run in a grid of their
+// own after the whole items'; each warp's piece stores its partial and
+// counts itself, and the last of a query tile's pieces combines them: so
+// pieces ran, some combined, and each combining warp had at least one
+// other piece to wait for.
+TEST(HopperEmulationTest, TailPiecesPassCombined) {
+  const ProcessResult r = ExpectAllPass("tail", "t_hd", 14);
+  const auto [pieces, combining] = TailPieces(r);
+  EXPECT_GT(combining, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_GE(pieces, 2 * combining) << EmulationTail(r.out) << r.err;
+}
+
+// The first piece of a query tile to count combines (and the counter is
+// not set back): it reads partials not yet stored, so the reference check
+// must fail.
+TEST(HopperEmulationTest, PlantedTailFirstCombinesFails) {
+  ExpectPlantFails("tail_first_combines", "t_hd");
 }
 
 // TMA stores without the wait that frees a staging buffer: where stores

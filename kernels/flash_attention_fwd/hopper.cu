@@ -888,6 +888,33 @@
 #ifndef KSEEK_FA_KEYS_FROM_END
 #define KSEEK_FA_KEYS_FROM_END 0
 #endif
+// WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose launches without
+// causal masking and without split keys may split the keys of their last
+// items (the tail): every item costs the same there, so with P items on C
+// blocks (or clusters) the last round runs P mod C of them while the other
+// slots idle (2048 query tiles of the FA3 grid on 66 clusters: 15.5
+// rounds taking 16). TailPlan keeps k rounds of whole items and cuts the
+// other P - k C items into pieces of a key range each when its estimate
+// (item time: key tiles + KSEEK_FA_TAIL_ITEM_COST / 4 tiles; a piece's
+// also its partial's store and combine) is at least
+// KSEEK_FA_TAIL_MIN_GAIN_PCT percent below the whole items'. The pieces
+// run in a grid of their own (the kernel's TG instances) launched as a
+// programmatic dependent of the whole items' grid, whose blocks' SMs it
+// takes as they leave. A piece stores its normalised fp32 partial O and
+// LSE per warp and counts itself on its warp's counter; the warp that
+// counts last combines all pieces' partials with its own registers and
+// stores O and LSE (no combine kernel). Default 0 (NOTES.md "After v3q":
+// 1.001x over 96 non-causal scenarios, hd128 s4096 -1%, s16384 +0.7-1.2%;
+// with the pieces in the whole items' grid every item was 4-10% slower).
+#ifndef KSEEK_FA_TAIL_SPLITS
+#define KSEEK_FA_TAIL_SPLITS 0
+#endif
+#ifndef KSEEK_FA_TAIL_ITEM_COST
+#define KSEEK_FA_TAIL_ITEM_COST 4
+#endif
+#ifndef KSEEK_FA_TAIL_MIN_GAIN_PCT
+#define KSEEK_FA_TAIL_MIN_GAIN_PCT 1
+#endif
 // The same, in the cluster instances (KSEEK_FA_CLUSTER) of these WGMMA
 // kernels only. Default 2 (head_dim 128): v3p's first call
 // (bench/plans/after_v3o.sh, fe14 beside the default) measured the
@@ -996,6 +1023,15 @@
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
+// Without causal masking, up to this many keys (before the two-Q-buffer
+// kernel's limit above) head_dim 128 (not the narrow 80/96 instances) runs
+// the one-Q-buffer kernel with 128-key tiles, in clusters where the shape
+// allows (KSEEK_FA_CLUSTER): with KSEEK_FA_HD128_STAGES=3 and O staged in
+// the last V tile (KSEEK_FA_TMA_IN_V bit 2) the third K/V stage in place of
+// the second Q buffer, more of each item's K/V in flight. Default 0: off.
+#ifndef KSEEK_FA_HD128_FULL_Q1_UPTO
+#define KSEEK_FA_HD128_FULL_Q1_UPTO 0
+#endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
 #endif
@@ -1079,6 +1115,10 @@ constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
 constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB
 constexpr int64_t kScratchLseFloats = kScratchOFloats / kMinHeadDim;
+#if KSEEK_FA_TAIL_SPLITS
+constexpr int kTailCounters = 8192;  // KSEEK_FA_TAIL_SPLITS: warps of tail items
+constexpr int kMaxTailSplits = 16;
+#endif
 constexpr int kCombineWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -1101,6 +1141,14 @@ struct Config {
 // [split][row], row = (batch * heads_q + head) * seqlen_q + query.
 __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
+// KSEEK_FA_TAIL_SPLITS: the pieces of a tail item keep their partials in
+// the same scratch, [tail item][piece][block of the cluster][row][KO]
+// (nothing else uses it during that launch), and count themselves per
+// consumer warp here; the warp that counts last sets its counter back to
+// 0 for the next launch.
+#if KSEEK_FA_TAIL_SPLITS
+__device__ int g_tail_count[kTailCounters];
+#endif
 // The WGMMA kernel's work queue: the next item past the first wave, and the
 // blocks that found the queue empty; the last of those resets both, so
 // each launch starts at 0 (launches on one stream run one after another).
@@ -1153,6 +1201,12 @@ struct Problem {
   FastDiv group_div;  // query heads per K/V head (the producer's K/V head)
   int last_section;
 #endif
+  // KSEEK_FA_TAIL_SPLITS: the WGMMA kernel's items before tail_from are
+  // whole query tiles; the tail's grid takes item tail_from + j, piece
+  // j % tail_splits (key tiles from (j % tail_splits) * tail_tiles, at most
+  // tail_tiles of them) of query tile tail_from + j / tail_splits.
+  // tail_from is the query tiles' count where there is no tail.
+  int tail_from, tail_splits, tail_tiles;
 };
 
 // Elements per row of q, k, v and o in memory for a kernel compiled for D
@@ -1321,6 +1375,7 @@ struct BlockWork {
   int b, hq, q0;               // batch, query head (mma.sync kernel: row
                                // group), first query row (row)
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
+  int piece = -1;              // KSEEK_FA_TAIL_SPLITS: the tail piece, or -1
 };
 
 // w's key tiles for split `split`, its last query row (of the sequence)
@@ -1391,12 +1446,27 @@ __device__ __forceinline__ BlockWork LocateFast(const Problem& p, int item, int&
 // The WGMMA kernel's queue item `item`: its block, and its key split in
 // `split`; kFast: LocateFast (KSEEK_FA_FAST_LOCATE), else LocateBlock.
 template <int kN, int kM, bool kFast>
-__device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int& split) {
+__device__ __forceinline__ BlockWork LocateWhole(const Problem& p, int item, int& split) {
 #if KSEEK_FA_FAST_LOCATE
   if constexpr (kFast) return LocateFast<kN, kM>(p, item, split);
 #endif
   split = item % p.splits;
   return LocateBlock<kN, kM>(p, item / p.splits, split);
+}
+// kTail (the tail's grid, KSEEK_FA_TAIL_SPLITS): item tail_from + j is
+// tail piece j (Problem::tail_from; p.splits is 1 there).
+template <int kN, int kM, bool kFast, bool kTail>
+__device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int& split) {
+  if constexpr (kTail) {
+    const int j = item - p.tail_from;
+    const int tile = j / p.tail_splits;
+    BlockWork w = LocateWhole<kN, kM, kFast>(p, p.tail_from + tile, split);
+    w.tile_begin = (j - tile * p.tail_splits) * p.tail_tiles;
+    w.tile_end = max(w.tile_begin, min(w.tile_end, w.tile_begin + p.tail_tiles));
+    w.piece = j;
+    return w;
+  }
+  return LocateWhole<kN, kM, kFast>(p, item, split);
 }
 
 // Keys a query row sees: [0, limit).
@@ -2682,6 +2752,30 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
         : "memory");
   }
 }
+// Tail pieces (KSEEK_FA_TAIL_SPLITS): a fence between a warp's partials and
+// its count (and between the last count and the reads of the others'
+// partials); those reads from L2, where the other SMs' stores are, not
+// from this SM's L1; and a note of each piece stored (whether it was the
+// last of its query tile), which only the emulation counts.
+#if KSEEK_FA_TAIL_SPLITS
+__device__ __forceinline__ void FenceGpu() {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+__device__ __forceinline__ float LoadL2(const float* p) {
+  float x;
+  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
+  return x;
+}
+__device__ __forceinline__ float2 LoadL2x2(const float* p) {
+  float2 x;
+  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
+               : "=f"(x.x), "=f"(x.y)
+               : "l"(p)
+               : "memory");
+  return x;
+}
+__device__ __forceinline__ void TailPieceStored(bool) {}
+#endif
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
@@ -3046,9 +3140,99 @@ __device__ __forceinline__ void StoreOutputTma(
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && KSEEK_FA_TAIL_SPLITS
+// The end of a tail piece (KSEEK_FA_TAIL_SPLITS) for the warp's 16 rows:
+// its normalised partial O (fp32, KO columns) and LSE into the scratch at
+// [tail item][piece][row of the item] (item_rows rows per item: both
+// blocks' in a cluster, this block's from block_row), then a count on the
+// warp's counter. The warp that counts last (the item's other pieces have
+// stored theirs) reads them, combines them with its own (weights
+// exp(lse_s - max) over their sum), sets the counter back to 0 and stores
+// O and LSE as a whole item's warp would.
+template <typename T, int D, int KO>
+__device__ void StoreTailPiece(const Problem& p, const BlockWork& w, WarpState<KO>& st,
+                               float total0, float total1, int warp, int lane,
+                               int item_rows, int block_row, T* o, float* lse) {
+  const int splits = p.tail_splits;
+  const int tile = w.piece / splits, own = w.piece - tile * splits;
+  const int first = block_row + kRowsPerWarp * warp + lane / 4;  // the lane's row i: + 8 i
+  auto at = [&](int s, int i) {
+    return (int64_t(tile) * splits + s) * item_rows + first + 8 * i;
+  };
+  const float totals[2] = {total0, total1};
+  float own_lse[2];
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const float inv = RowInverse<D>(totals[i]);
+    own_lse[i] = RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
+    float* const out = g_split_o + at(own, i) * KO + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n) {
+      st.acc[n][2 * i] *= inv;
+      st.acc[n][2 * i + 1] *= inv;
+      *reinterpret_cast<float2*>(out + 8 * n) =
+          make_float2(st.acc[n][2 * i], st.acc[n][2 * i + 1]);
+    }
+    if (lane % 4 == 0) g_split_lse[at(own, i)] = own_lse[i];
+  }
+  FenceGpu();
+  __syncwarp();
+  int* const count = g_tail_count + tile * (item_rows / kRowsPerWarp) +
+                     block_row / kRowsPerWarp + warp;
+  int before = 0;
+  if (lane == 0) before = atomicAdd(count, 1);
+  before = __shfl_sync(0xffffffffu, before, 0);
+  const bool last = before == splits - 1;
+  TailPieceStored(last);
+  if (!last) return;
+  if (lane == 0) *count = 0;
+  FenceGpu();
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float top = own_lse[i];
+    for (int s = 0; s < splits; ++s)
+      if (s != own) top = fmaxf(top, LoadL2(g_split_lse + at(s, i)));
+    // (-inf everywhere: the row saw no key; O 0 and LSE -inf.)
+    const float w_own = top == -INFINITY ? 0.f : expf(own_lse[i] - top);
+    float sum = w_own;
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n) {
+      st.acc[n][2 * i] *= w_own;
+      st.acc[n][2 * i + 1] *= w_own;
+    }
+    for (int s = 0; s < splits; ++s) {
+      if (s == own) continue;
+      const float ws = top == -INFINITY ? 0.f : expf(LoadL2(g_split_lse + at(s, i)) - top);
+      sum += ws;
+      const float* const src = g_split_o + at(s, i) * KO + 2 * (lane % 4);
+#pragma unroll
+      for (int n = 0; n < KO / 8; ++n) {
+        const float2 x = LoadL2x2(src + 8 * n);
+        st.acc[n][2 * i] += ws * x.x;
+        st.acc[n][2 * i + 1] += ws * x.y;
+      }
+    }
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n) {
+      st.acc[n][2 * i] *= inv;
+      st.acc[n][2 * i + 1] *= inv;
+    }
+    // O is normalised now: stored with a sum of 1, whose LSE is the max
+    // term (raw score units) that gives top + ln(sum).
+    st.row_max[i] = sum > 0.f ? (top + logf(sum)) / (p.scale_log2 * kLn2) : -INFINITY;
+  }
+  StoreOutputWide<T, KO>(p, w, st, 1.f, 1.f, warp, lane, o, lse);
+}
+#endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
 // kSplitMask: the tiles that need no mask in a loop of their own (see
 // KSEEK_FA_SPLIT_MASK_LOOP).
-template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1>
+// TG: the tail's grid (KSEEK_FA_TAIL_SPLITS): its items are the pieces
+// from p.tail_from on, in a static order; the launch without TG takes the
+// items before p.tail_from.
+template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1,
+          bool TG = false>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -3100,7 +3284,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // Items: query tiles x key splits (p.splits is 1 unless split keys); in
   // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
   // taking the pair's tile r (p.q_tiles counts the pairs).
-  const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
+  // Without TG the query tiles (x splits) before p.tail_from (all of them
+  // unless KSEEK_FA_TAIL_SPLITS cut a tail), with TG those after it as
+  // p.tail_splits pieces each (Problem::tail_from).
+  constexpr bool kTail = TG;
+  const int tiles_all = p.batch * p.heads_q * p.q_tiles * p.splits;
+  const int items = kTail ? p.tail_from + (tiles_all - p.tail_from) * p.tail_splits
+                    : (KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0 ? p.tail_from
+                                                                   : tiles_all;
   constexpr bool kCluster = CL == 2;
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
@@ -3121,11 +3312,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   };
   auto locate = [&](int item, int& split) {
     if constexpr (kCluster) {
-      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(p, item, split);
+      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate, kTail>(p, item, split);
       w.q0 += int(ClusterRank()) * C::kBlockM;
       return w;
     } else {
-      return LocateItem<kN, C::kBlockM, kFastLocate>(p, item, split);
+      return LocateItem<kN, C::kBlockM, kFastLocate, kTail>(p, item, split);
     }
   };
 
@@ -3166,7 +3357,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     if (threadIdx.x != 0) return;
     // A cluster's first pair is its index (blocks 2c and 2c + 1 form
     // cluster c).
-    int ring = 0, item = kCluster ? blockIdx.x / 2 : blockIdx.x;
+    int ring = 0, item = (kTail ? p.tail_from : 0) + (kCluster ? blockIdx.x / 2 : blockIdx.x);
     for (int n = 0;; ++n) {
       // Round n: Q of the item into buffer n % kQB once the consumers'
       // last S of round n - kQB is done, the item published on that
@@ -3217,6 +3408,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           at[4] = w.tile_begin;
           at[5] = w.tile_end;
           at[6] = item_split;
+          if constexpr (kTail) at[7] = w.piece;
         }
       }
 #if KSEEK_FA_FAST_LOCATE
@@ -3289,8 +3481,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // (Asked for earlier, the answer would be held in a register through
       // the loads, and the producer's 24 registers would spill.)
       // (In a cluster: the next pair in the static order.)
+      // (The tail's pieces: a static order too.)
       if constexpr (kCluster)
         item += gridDim.x / 2;
+      else if constexpr (kTail)
+        item += gridDim.x;
       else
         item = gridDim.x + atomicAdd(&g_next_item, 1);
     }
@@ -3302,10 +3497,16 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         Wait(empty_k(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
         Wait(empty_v(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
       }
-    } else if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
-      g_next_item = 0;
-      g_blocks_done = 0;
+    } else if constexpr (!kTail) {
+      if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
+        g_next_item = 0;
+        g_blocks_done = 0;
+      }
     }
+    // The tail's grid starts while the whole items' grid still runs (a
+    // programmatic dependent of it); it ends only after that grid has, so
+    // that what follows on the stream finds both done.
+    if constexpr (kTail) GridDependencyWait();
     return;
   }
 
@@ -3391,6 +3592,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w.tile_begin = __shfl_sync(0xffffffffu, slot[4], 0);
       w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
       split = __shfl_sync(0xffffffffu, slot[6], 0);
+      if constexpr (kTail) w.piece = __shfl_sync(0xffffffffu, slot[7], 0);
     } else {
       w = locate(item, split);
     }
@@ -3636,7 +3838,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
-        if (kTmaInV && p.splits == 1 &&
+        if (kTmaInV && !kTail && p.splits == 1 &&
             tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
           held_v = pending;  // released once O's stores have read it
         else if (lane == 0) {
@@ -3659,6 +3861,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
+#if KSEEK_FA_TAIL_SPLITS
+    if constexpr (kTail) {
+      StoreTailPiece<T, D, KO>(p, w, st, total[0], total[1], warp, lane,
+                               CL * C::kBlockM, int(kCluster ? ClusterRank() : 0u) * C::kBlockM,
+                               o, lse);
+    } else
+#endif
     if (p.splits == 1 && kTma) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
@@ -4179,6 +4388,82 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
+// KSEEK_FA_TAIL_SPLITS: `items` items of `key_tiles` key tiles each (no
+// causal masking) on `slots` blocks or clusters in rounds; a piece holds
+// piece_rows rows of partials (piece_floats floats) and item_counters
+// warps' counters. Of keeping k = items / slots (or one fewer) rounds of
+// whole items and cutting the other items into 2 to kMaxTailSplits pieces
+// of t key tiles, queued after them, the plan that the estimate (in key
+// tiles: k (key_tiles + a) + rounds of pieces x (t + 2 a), a =
+// KSEEK_FA_TAIL_ITEM_COST / 4: an item's own cost, and a piece's store and
+// combine) puts lowest, where that is KSEEK_FA_TAIL_MIN_GAIN_PCT percent
+// below the whole items' rounds x (key_tiles + a); else none (from =
+// items).
+#if KSEEK_FA_TAIL_SPLITS
+struct TailChoice {
+  int from, splits, tiles;
+};
+TailChoice TailPlan(int64_t items, int64_t slots, int key_tiles, int64_t piece_floats,
+                    int64_t piece_rows, int64_t item_counters) {
+  const TailChoice none = {int(items), 1, key_tiles};
+  if (slots < 1 || items <= slots || key_tiles < 2) return none;
+  const double a = KSEEK_FA_TAIL_ITEM_COST / 4.0;
+  const double whole = double((items + slots - 1) / slots) * (key_tiles + a);
+  double best = -1.0;
+  TailChoice pick = none;
+  for (int64_t k = items / slots; k >= 1 && k + 1 >= items / slots; --k) {
+    const int64_t rest = items - k * slots;
+    if (rest == 0 || rest * item_counters > kTailCounters) continue;
+    for (int want = 2; want <= kMaxTailSplits; ++want) {
+      const int t = (key_tiles + want - 1) / want;
+      const int splits = (key_tiles + t - 1) / t;
+      if (splits != want) continue;  // the plan of fewer pieces
+      if (rest * splits * piece_floats > kScratchOFloats ||
+          rest * splits * piece_rows > kScratchLseFloats)
+        break;
+      const double cost = double(k) * (key_tiles + a) +
+                          double((rest * splits + slots - 1) / slots) * (t + 2 * a);
+      if (best < 0.0 || cost < best) {
+        best = cost;
+        pick = {int(k * slots), splits, t};
+      }
+    }
+  }
+  if (best < 0.0 || best * 100.0 > whole * (100 - KSEEK_FA_TAIL_MIN_GAIN_PCT)) return none;
+  return pick;
+}
+#endif
+
+// The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
+// 64 and 256, which have an instance without it (kWgmmaBoth), for items of
+// at least KSEEK_FA_SPLIT_MASK_MIN_TILES key tiles and at 64 for every
+// non-causal shape (measured: NOTES.md v3h).
+template <int D>
+constexpr bool kWgmmaSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
+template <int D, int BN>
+constexpr bool kWgmmaBoth = kWgmmaSplitHere<D> && D != 128 && BN == 0;
+
+// The WGMMA kernel's instance for a launch (with the split loop where
+// `split` and the instance has both), its shared memory size set once per
+// instance; nullptr where that is refused. TG: the tail's grid.
+template <typename T, int D, int NC, int BN, int QB, int KD, int CL, bool TG>
+auto WgmmaKernel(bool split) {
+  using C = WgmmaConfig<D, NC, BN, QB>;
+  constexpr bool kOnly = kWgmmaSplitHere<D> && !kWgmmaBoth<D, BN>;
+  const auto plain = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kOnly, CL, TG>;
+  const auto with_split = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL, TG>;
+  static const cudaError_t plain_set = cudaFuncSetAttribute(
+      plain, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
+  static const cudaError_t split_set =
+      kWgmmaBoth<D, BN> ? cudaFuncSetAttribute(with_split,
+                                               cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               C::kSmemBytes)
+                        : cudaSuccess;
+  decltype(plain) none = nullptr;
+  if (plain_set != cudaSuccess || split_set != cudaSuccess) return none;
+  return kWgmmaBoth<D, BN> && split ? with_split : plain;
+}
+
 // The WGMMA kernel over one wave or more, no split keys.
 // CL: blocks per cluster (2: KSEEK_FA_CLUSTER, whole items and an even
 // number of query tiles per head, which the caller has checked).
@@ -4189,26 +4474,12 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   const int key_tiles = (p.seqlen_k + C::kBlockN - 1) / C::kBlockN;
   p.tiles_per_split = (key_tiles + splits - 1) / splits;
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
-  // The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
-  // 64 and 256, which have an instance without it, for items of at least
-  // KSEEK_FA_SPLIT_MASK_MIN_TILES key tiles and at 64 for every
-  // non-causal shape (measured: NOTES.md v3h).
-  constexpr bool kSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
-  constexpr bool kBoth = kSplitHere && D != 128 && BN == 0;
-  const bool split = kSplitHere && (!kBoth || p.tiles_per_split >= KSEEK_FA_SPLIT_MASK_MIN_TILES ||
-                                    (D == 64 && !p.causal));
-  auto kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth, CL>;
-  if constexpr (kBoth)
-    if (split) kernel = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>;
-  static const cudaError_t attribute = cudaFuncSetAttribute(
-      AttentionForwardWgmma<T, D, NC, BN, QB, KD, kSplitHere && !kBoth, CL>,
-      cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
-  static const cudaError_t attribute_split =
-      kBoth ? cudaFuncSetAttribute(AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   C::kSmemBytes)
-            : cudaSuccess;
-  if (attribute != cudaSuccess || attribute_split != cudaSuccess) {
+  // With the split loop or not (kWgmmaSplitHere).
+  const bool split = kWgmmaSplitHere<D> &&
+                     (!kWgmmaBoth<D, BN> || p.tiles_per_split >= KSEEK_FA_SPLIT_MASK_MIN_TILES ||
+                      (D == 64 && !p.causal));
+  const auto kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL, false>(split);
+  if (kernel == nullptr) {
     g_error = "the WGMMA attention kernel's shared memory does not fit";
     return 1;
   }
@@ -4272,22 +4543,68 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
 #endif
 
+  // The tail (KSEEK_FA_TAIL_SPLITS): the items from p.tail_from on as
+  // pieces, in a grid of their own launched as a programmatic dependent of
+  // the whole items' grid (which lets it launch at its start), so that its
+  // blocks take the SMs as the whole items' blocks leave them. The whole
+  // items' kernel is the same code with or without a tail.
+  p.tail_from = int(items);
+  p.tail_splits = 1;
+  p.tail_tiles = key_tiles;
+#if KSEEK_FA_TAIL_SPLITS
+  if constexpr ((KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0) {
+    if (!p.causal && p.splits == 1) {
+      constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
+      constexpr int64_t kRows = int64_t(CL) * C::kBlockM;
+      const int64_t slots = CL == 2 ? (items < fit ? items : fit) : (items < sms ? items : sms);
+      const TailChoice tail =
+          TailPlan(items, slots, key_tiles, kRows * KO, kRows, kRows / kRowsPerWarp);
+      p.tail_from = tail.from;
+      p.tail_splits = tail.splits;
+      p.tail_tiles = tail.tiles;
+    }
+  }
+#endif
+
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
+  const int64_t whole = p.tail_from;
   if constexpr (CL == 2) {
     // Persistent clusters; each takes pairs in a static order.
-    const int clusters = int(items < fit ? items : fit);
+    const int clusters = int(whole < fit ? whole : fit);
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
     cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map);
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
-    const int grid = int(items < sms ? items : sms);
+    const int grid = int(whole < sms ? whole : sms);
     kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
         p, q_map, k_map, v_map, o, lse, o_map);
   }
+#if KSEEK_FA_TAIL_SPLITS
+  if constexpr ((KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0) {
+    if (whole < items) {
+      const auto tail_kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL, true>(split);
+      if (tail_kernel == nullptr) {
+        g_error = "the WGMMA attention kernel's shared memory does not fit";
+        return 1;
+      }
+      const int64_t pieces = (items - whole) * p.tail_splits;
+      const int64_t slots = CL == 2 ? (pieces < fit ? pieces : fit) : (pieces < sms ? pieces : sms);
+      cudaLaunchAttribute tail_attr[2];
+      tail_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      tail_attr[0].val.programmaticStreamSerializationAllowed = 1;
+      if constexpr (CL == 2) tail_attr[1] = attr[0];  // the cluster dimension
+      // grid, block, dynamic shared memory, stream, attributes.
+      const cudaLaunchConfig_t config = {dim3(unsigned(CL * slots)), dim3(C::kThreads),
+                                         size_t(C::kSmemBytes), stream, tail_attr,
+                                         unsigned(CL == 2 ? 2 : 1)};
+      cudaLaunchKernelEx(&config, tail_kernel, p, q_map, k_map, v_map, o, lse, o_map);
+    }
+  }
+#endif
   if (p.splits > 1)
     LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & WgmmaDimBit(D)) != 0);
   if (cudaGetLastError() != cudaSuccess) {
@@ -4422,6 +4739,13 @@ int Launch(Problem p, const kseek_launch_args* args) {
         // Keys that fit one short tile: one 64- or 80-key tile per item.
         if (p.seqlen_k <= 64) return LaunchWgmma<T, D, 2, 64>(p, args, sms);
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
+      }
+      if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q1_UPTO > 0) {
+        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q1_UPTO) {
+          if constexpr (kClusterHere)
+            if (cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
+          return LaunchWgmma<T, D, 2>(p, args, sms);
+        }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
         if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO) {

@@ -8,6 +8,8 @@ int g_sms = 132;
 bool g_lazy_copies = false;
 int g_launches = 0;
 int g_clustered_launches = 0;
+int g_tail_pieces = 0;
+int g_tail_combined = 0;
 std::vector<std::pair<const char*, size_t>> g_readable;
 bool g_failed = false;
 Block* g_block = nullptr;
@@ -733,6 +735,19 @@ int main(int argc, char** argv) {
       {"c_hd256_bf16_full_q256_k2600_h3_sm4", 1, 256, 2600, 3, 3, 256, 0, true, 4},
       {"c_hd192_f16_full_q512_k600_h2_sm4", 1, 512, 600, 2, 2, 192, 0, false, 4},
       {"c_hd160_bf16_full_q256_k1000_h3_sm4", 1, 256, 1000, 3, 3, 160, 0, true, 4},
+      // Tail pieces (KSEEK_FA_TAIL_SPLITS): whole items without causal
+      // masking that leave a last round partly empty (items not a multiple
+      // of the blocks or clusters), so a build that splits them cuts the
+      // last items' keys into pieces: clustered at head_dim 128 (pairs),
+      // 256 and 192, unclustered (an odd number of query tiles, head_dim
+      // 64, the narrow 96 instance, GQA), partial last query and key tiles.
+      {"t_hd128_bf16_full_q768_k2100_h3_sm4", 1, 768, 2100, 3, 3, 128, 0, true, 4},
+      {"t_hd128_f16_full_q384_k1500_sm2", 1, 384, 1500, 1, 1, 128, 0, false, 2},
+      {"t_hd64_bf16_full_q640_k2000_sm2", 1, 640, 2000, 1, 1, 64, 0, true, 2},
+      {"t_hd256_f16_full_q768_k1000_sm4", 1, 768, 1000, 1, 1, 256, 0, false, 4},
+      {"t_hd192_bf16_full_q768_k900_sm4", 1, 768, 900, 1, 1, 192, 0, true, 4},
+      {"t_hd96_f16_full_q300_k1000_sm2", 1, 300, 1000, 1, 1, 96, 0, false, 2},
+      {"t_hd128_bf16_full_q600_k3000_gqa4_sm3", 1, 600, 3000, 4, 1, 128, 0, true, 3},
   };
   return RunShapes(argc, argv, all);
 }

@@ -30,6 +30,59 @@ from kseek_abi import Kernel, flops, load_scenarios, make_inputs, select
 from torch.nn.attention import SDPBackend
 
 
+def add_backend_arguments(ap):
+    """The options naming the builds, FA3 and the scenarios (power.py,
+    clocks.py)."""
+    ap.add_argument("--lib", action="append", required=True,
+                    help="NAME=PATH of a build (several)")
+    ap.add_argument("--fa3", default=os.environ.get("FA3_HOPPER"),
+                    help="FA3's unpacked hopper/ folder; without it FA3 is left out")
+    ap.add_argument("--scenarios", required=True)
+    ap.add_argument("--seed", type=int, default=1234)
+
+
+def load_backends(args):
+    """The builds [(name, Kernel)] and FA3 (None without --fa3) of args."""
+    torch.set_grad_enabled(False)
+    builds = [(n, Kernel(p)) for n, p in (x.split("=", 1) for x in args.lib)]
+    return builds, load_fa3(args.fa3) if args.fa3 else None
+
+
+def each_scenario(args, builds, fa3, fa3_name="fa3"):
+    """Per scenario of args.scenarios: (scenario, its FLOPs, the ready
+    callables of ready_callables on fresh inputs), refusals printed; the
+    inputs freed before the next."""
+    for s in select(load_scenarios(), args.scenarios, False):
+        p = s["params"]
+        tensors = make_inputs(p, args.seed)
+        fns = ready_callables(builds, fa3, p, tensors,
+                              lambda n, e: print(f"{s['name']}: {n} refused: {e}"),
+                              fa3_name)
+        yield s, flops(p), fns
+        del tensors, fns
+        torch.cuda.empty_cache()
+
+
+def ready_callables(builds, fa3, p, tensors, refused, fa3_name="fa3"):
+    """{backend: callable} of the builds [(name, Kernel)], FA3 (num_splits
+    1, as fa3_name; where loaded) and cuDNN on scenario params p, each
+    called once; a backend whose first call raises is left out and named
+    to refused(name, first line of the error)."""
+    q, k, v = tensors[:3]
+    fns = {n: b.bind(p, tensors) for n, b in builds}
+    if fa3 is not None:
+        fns[fa3_name] = fa3_callable(fa3, p, q, k, v, 1)
+    fns["cudnn"] = sdpa_callable(SDPBackend.CUDNN_ATTENTION, p, q, k, v)
+    for name in list(fns):
+        try:
+            fns[name]()
+            torch.cuda.synchronize()
+        except Exception as e:  # a refusal is a result
+            refused(name, str(e).splitlines()[0])
+            del fns[name]
+    return fns
+
+
 def sample_gpu():
     """Starts nvidia-smi sampling SM clock (MHz) and power (W) every 50 ms;
     returns the process (its stdout the samples, one "t,clock,power" line
@@ -81,36 +134,14 @@ def run_backend(fn, seconds, fl):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    ap.add_argument("--lib", action="append", required=True,
-                    help="NAME=PATH of a build (several)")
-    ap.add_argument("--fa3", default=os.environ.get("FA3_HOPPER"),
-                    help="FA3's unpacked hopper/ folder; without it FA3 is left out")
-    ap.add_argument("--scenarios", required=True)
+    add_backend_arguments(ap)
     ap.add_argument("--seconds", type=float, default=2.5)
-    ap.add_argument("--seed", type=int, default=1234)
     args = ap.parse_args()
-    torch.set_grad_enabled(False)
-    builds = [(n, Kernel(p)) for n, p in (x.split("=", 1) for x in args.lib)]
-    fa3 = load_fa3(args.fa3) if args.fa3 else None
+    builds, fa3 = load_backends(args)
     print(f"device {torch.cuda.get_device_name(0)}; {args.seconds:g} s per run, "
           "back to back without L2 flush; clock and power: mean of nvidia-smi's "
           "samples over each run's second half")
-    for s in select(load_scenarios(), args.scenarios, False):
-        p = s["params"]
-        fl = flops(p)
-        tensors = make_inputs(p, args.seed)
-        q, k, v = tensors[:3]
-        fns = {n: b.bind(p, tensors) for n, b in builds}
-        if fa3 is not None:
-            fns["fa3"] = fa3_callable(fa3, p, q, k, v, 1)
-        fns["cudnn"] = sdpa_callable(SDPBackend.CUDNN_ATTENTION, p, q, k, v)
-        for name in list(fns):
-            try:
-                fns[name]()
-                torch.cuda.synchronize()
-            except Exception as e:  # a refusal is a result
-                print(f"{s['name']}: {name} refused: {str(e).splitlines()[0]}")
-                del fns[name]
+    for s, fl, fns in each_scenario(args, builds, fa3):
         print(f"\n{s['name']}")
         print(f"  {'backend':10s} {'run':>3s} {'TFLOP/s':>8s} {'MHz':>6s} "
               f"{'W':>6s} {'J/PFLOP':>8s} {'TFLOP/s/GHz':>11s}")
@@ -123,8 +154,6 @@ def main():
                     continue
                 print(f"  {name:10s} {rnd:3d} {t:8.1f} {c:6.0f} {w:6.1f} "
                       f"{w / t * 1e3:8.1f} {t / (c / 1e3):11.1f}", flush=True)
-        del tensors, fns
-        torch.cuda.empty_cache()
     return 0
 
 

@@ -16,7 +16,9 @@
 # "none": no table); a build that hangs is named ("HANG: ...") and the
 # others run again without it. With FA_PLACEMENT="SCENARIOS PLACEMENTS"
 # placement.py then times the builds and cuDNN with the inputs at several
-# device addresses ($OUT/placement.txt). With FA_POWER=SCENARIOS
+# device addresses ($OUT/placement.txt). With FA_CLOCKS=SCENARIOS clocks.py
+# times the builds, FA3 and cuDNN flushed and padded and reads the SM clock
+# over the pad and right after each call ($OUT/clocks.txt). With FA_POWER=SCENARIOS
 # power.py runs the builds, FA3 and cuDNN back to back under nvidia-smi
 # (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
@@ -118,16 +120,34 @@ fa3_ready() {
   return "$fa3_state"
 }
 
-# With FA_POWER=SCENARIOS, power.py runs the builds, FA3 (.anchors carried)
-# and cuDNN back to back on each scenario under nvidia-smi: sustained
-# TFLOP/s, SM clock and board power ($OUT/power.txt).
-if [[ -n "${FA_POWER:-}" ]]; then
+# with_fa3 SCRIPT SCENARIOS TIMEOUT [ARGS...]: SCRIPT (power.py or
+# clocks.py) on the builds, FA3 (.anchors carried, where it sets up) and
+# cuDNN, its output also in $OUT/<SCRIPT without .py>.txt.
+with_fa3() {
+  local script=$1 scenarios=$2 limit=$3 start
+  shift 3
   start=$(date +%s)
-  fa3_dir=()
+  local fa3_dir=()
   fa3_ready && fa3_dir=(--fa3 /tmp/fa3/fa/hopper)
-  timeout "${FA_POWER_TIMEOUT:-300}" python3 power.py "${libs[@]}" "${fa3_dir[@]}" \
-    --scenarios "$FA_POWER" ${FA_POWER_ARGS:-} 2>&1 | tee "$OUT/power.txt"
-  echo "== power.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  timeout "$limit" python3 "$script" "${libs[@]}" "${fa3_dir[@]}" \
+    --scenarios "$scenarios" "$@" 2>&1 | tee "$OUT/${script%.py}.txt"
+  echo "== $script: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+}
+
+# With FA_POWER=SCENARIOS, power.py runs the builds, FA3 and cuDNN back to
+# back on each scenario under nvidia-smi: sustained TFLOP/s, SM clock and
+# board power ($OUT/power.txt).
+if [[ -n "${FA_POWER:-}" ]]; then
+  # shellcheck disable=SC2086  # FA_POWER_ARGS: several words
+  with_fa3 power.py "$FA_POWER" "${FA_POWER_TIMEOUT:-300}" ${FA_POWER_ARGS:-}
+fi
+
+# With FA_CLOCKS=SCENARIOS, clocks.py times the builds, FA3 and cuDNN
+# flushed and padded as variants.py does, and reads the SM clock over the
+# pad and right after each call ($OUT/clocks.txt).
+if [[ -n "${FA_CLOCKS:-}" ]]; then
+  # shellcheck disable=SC2086  # FA_CLOCKS_ARGS: several words
+  with_fa3 clocks.py "$FA_CLOCKS" "${FA_CLOCKS_TIMEOUT:-300}" ${FA_CLOCKS_ARGS:-}
 fi
 
 # With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the builds
