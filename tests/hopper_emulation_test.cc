@@ -163,9 +163,11 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
 // non-causal w_ and r_ shapes; the default's are 144 keys), and GQA
 // decode groups of 17-32 rows on the decode kernel's long splits wherever
-// version 1 would split their keys, two-tile blocks at head_dim 64 and
-// two 16-row blocks at 128 (the g_ shapes of 3 and 4 queries x 8 heads;
-// groups of at most 16 rows take that path by default), and O staged in
+// version 1 would split their keys, in blocks of 32 rows whose warps work
+// in pairs at head_dim 64 and 128 (KSEEK_FA_DECODE_PAIRS: a K/V ring per
+// pair, one row tile per warp; the g_ shapes of 3 and 4 queries x 8 heads,
+// where leaving out the second warp's V load failed all three; groups of
+// at most 16 rows take the long splits by default), and O staged in
 // the last key tile's V for items of any length at D = 256 and D = 192
 // (the default: 32 tiles or more) and on head_dim 128's 160-key tiles
 // (the k700 w_ and r_ shapes), each warp releasing that V only after the

@@ -983,6 +983,16 @@
 #ifndef KSEEK_FA_DECODE_TWO_TILES
 #define KSEEK_FA_DECODE_TWO_TILES 1
 #endif
+// Head dims (bits as KSEEK_FA_DECODE_TWO_TILES) whose 17-32-row decode
+// blocks (where KSEEK_FA_DECODE_TWO_TILES sends them to the decode kernel)
+// pair their warps instead (R = 3): each pair takes every other K/V chunk
+// into a ring of its own, one warp loading K and the other V, and each
+// warp of the pair computes one of the two row tiles over it, so K/V is
+// still read once per block but a warp holds one tile's registers, not
+// two (as version 1's row-holding warps). Default 0.
+#ifndef KSEEK_FA_DECODE_PAIRS
+#define KSEEK_FA_DECODE_PAIRS 0
+#endif
 // Key splits of the mma.sync kernels (ChooseSplits): the fewest splits
 // whose wave efficiency is within this percentage of the best; for the
 // decode kernel's long splits (GQA decode, one block per SM) its own
@@ -1230,6 +1240,11 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
 // enough); GridDependencyWait waits until the grid before this one has
 // completed and its memory writes are visible. Both do nothing without
 // such a launch.
+// bar.sync on named barrier `id` (1-15) for the 64 threads of a warp pair
+// (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS).
+__device__ __forceinline__ void PairBarrier(int id) {
+  asm volatile("bar.sync %0, 64;\n" ::"r"(id) : "memory");
+}
 __device__ __forceinline__ void LaunchDependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -2023,11 +2038,17 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
 // Its shared memory: Q (16 rows, or 32 with two row tiles per warp: R),
 // then per warp a ring of K/V chunks; after the key loop the same bytes
 // hold the warps' partial O, maxima and sums for the merge.
+// R = 3 (KSEEK_FA_DECODE_PAIRS): two row tiles, the warps in pairs, one
+// tile per warp and a ring per pair.
 template <int D, int R = 1>
 struct DecodeConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
-  static_assert(R == 1 || (R == 2 && D <= 128), "two row tiles up to head_dim 128");
-  static constexpr int kRows = kDecodeRows * R;  // a block's rows
+  static_assert(R == 1 || ((R == 2 || R == 3) && D <= 128), "two row tiles up to head_dim 128");
+  static constexpr bool kPairs = R == 3;
+  static constexpr int kRowTiles = kPairs ? 2 : R;  // of the block
+  static constexpr int kWarpTiles = kPairs ? 1 : R;  // of each warp
+  static constexpr int kGroups = kPairs ? kDecodeWarps / 2 : kDecodeWarps;  // rings
+  static constexpr int kRows = kDecodeRows * kRowTiles;  // a block's rows
   static constexpr int kStages = D == 64 ? 4 : 3;
   static constexpr int kMinBlocksPerSm =
       R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
@@ -2036,8 +2057,8 @@ struct DecodeConfig {
   static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
   static constexpr int kStageBytes = 2 * kChunkBytes;
   static constexpr int kWarpBytes = kStages * kStageBytes;
-  static constexpr int kMergeBytes = kDecodeWarps * kRows * (D + 2) * 4;
-  static constexpr int kRingBytes = kDecodeWarps * kWarpBytes;
+  static constexpr int kMergeBytes = kGroups * kRows * (D + 2) * 4;
+  static constexpr int kRingBytes = kGroups * kWarpBytes;
   static constexpr int kSmemBytes =
       kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
 };
@@ -2110,11 +2131,15 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
   const int chunk_end =
       min(w.tile_end * (kBlockN / kDecodeKeys),
           (key_end + kDecodeKeys - 1) / kDecodeKeys);
-  // This warp's chunks: chunk_begin + warp + kDecodeWarps * i, i < chunks.
-  const int first_chunk = chunk_begin + warp;
+  // This warp's chunks: chunk_begin + group + kGroups * i, i < chunks
+  // (group: the warp, or with pairs its pair; `own`: its row tile there).
+  constexpr int kGroups = C::kGroups;
+  const int group = C::kPairs ? warp / 2 : warp;
+  const int own = C::kPairs ? warp % 2 : 0;
+  const int first_chunk = chunk_begin + group;
   const int chunks =
       first_chunk < chunk_end
-          ? (chunk_end - first_chunk + kDecodeWarps - 1) / kDecodeWarps
+          ? (chunk_end - first_chunk + kGroups - 1) / kGroups
           : 0;
 
   const int hd = RowElements<D>(p);  // in memory; columns hd .. D are zero
@@ -2124,15 +2149,18 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
   const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
 
   const uint32_t q_smem = SharedAddress(smem);
-  const uint32_t ring = q_smem + C::kQBytes + warp * C::kWarpBytes;
+  const uint32_t ring = q_smem + C::kQBytes + group * C::kWarpBytes;
   auto load_chunk = [&](int i) {
     const uint32_t stage = ring + (i % C::kStages) * C::kStageBytes;
-    const int key0 = (first_chunk + kDecodeWarps * i) * kDecodeKeys;
+    const int key0 = (first_chunk + kGroups * i) * kDecodeKeys;
     const int64_t first = int64_t(key0) * kv_stride;
     const int valid = p.seqlen_k - key0;
-    LoadChunkRows<T, D>(stage, k_head + first, kv_stride, valid, hd / 8, lane);
-    LoadChunkRows<T, D>(stage + C::kChunkBytes, v_head + first, kv_stride,
-                        valid, hd / 8, lane);
+    // (Pairs: the pair's first warp K, the other V.)
+    if (!C::kPairs || own == 0)
+      LoadChunkRows<T, D>(stage, k_head + first, kv_stride, valid, hd / 8, lane);
+    if (!C::kPairs || own == 1)
+      LoadChunkRows<T, D>(stage + C::kChunkBytes, v_head + first, kv_stride,
+                          valid, hd / 8, lane);
   };
 
   LoadDecodeQ<T, D, kRows>(q_smem, q, p, w, hd);
@@ -2148,38 +2176,46 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
   // Row tile t: the block's rows 16 t .. 16 t + 15 (Q at q_smem + t *
-  // kTileQBytes).
+  // kTileQBytes). The warp's tile t is the block's tile_at(t): t, or with
+  // pairs its own.
+  constexpr int kWarpTiles = C::kWarpTiles;
+  auto tile_at = [&](int t) { return C::kPairs ? own : t; };
   constexpr int kTileQBytes = kDecodeRows * C::kRowBytes;
-  uint32_t q_frag[R][Config<D>::kQInRegisters ? D / 16 : 1][4];
+  uint32_t q_frag[kWarpTiles][Config<D>::kQInRegisters ? D / 16 : 1][4];
 #pragma unroll
-  for (int t = 0; t < R; ++t)
-    LoadQFragments<D>(q_frag[t], q_smem + t * kTileQBytes, a_off);
+  for (int t = 0; t < kWarpTiles; ++t)
+    LoadQFragments<D>(q_frag[t], q_smem + tile_at(t) * kTileQBytes, a_off);
 
-  WarpState<D> st[R];
+  WarpState<D> st[kWarpTiles];
 #pragma unroll
-  for (int t = 0; t < R; ++t) st[t].Clear();
+  for (int t = 0; t < kWarpTiles; ++t) st[t].Clear();
 
   // Keys of the block's first row: [0, mask_from); chunks reaching past it
   // are masked per row.
   const int mask_from = KeyLimit(p, w.q0 / p.pack);
-  int limit0[R], limit1[R];
+  int limit0[kWarpTiles], limit1[kWarpTiles];
 #pragma unroll
-  for (int t = 0; t < R; ++t) {
-    limit0[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4) / p.pack);
-    limit1[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4 + 8) / p.pack);
+  for (int t = 0; t < kWarpTiles; ++t) {
+    limit0[t] = KeyLimit(p, (w.q0 + kDecodeRows * tile_at(t) + lane / 4) / p.pack);
+    limit1[t] = KeyLimit(p, (w.q0 + kDecodeRows * tile_at(t) + lane / 4 + 8) / p.pack);
   }
 
   for (int i = 0; i < chunks; ++i) {
     CpAsyncWait<C::kStages - 2>();  // chunk i has landed
-    __syncwarp();                   // ... for the warp; chunk i - 1 is read
+    // ... for the warp (with pairs: for both warps of the pair, each having
+    // loaded half); chunk i - 1 is read (by both).
+    if constexpr (C::kPairs)
+      PairBarrier(1 + group);
+    else
+      __syncwarp();
     if (i + C::kStages - 1 < chunks) load_chunk(i + C::kStages - 1);
     CpAsyncCommit();
-    const int key0 = (first_chunk + kDecodeWarps * i) * kDecodeKeys;
+    const int key0 = (first_chunk + kGroups * i) * kDecodeKeys;
     const uint32_t k_tile = ring + (i % C::kStages) * C::kStageBytes;
 #pragma unroll
-    for (int t = 0; t < R; ++t) {
+    for (int t = 0; t < kWarpTiles; ++t) {
       float s[kDecodeKeys / 8][4];
-      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
+      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + tile_at(t) * kTileQBytes, k_tile,
                                        a_off, k_off, s);
       if (key0 + kDecodeKeys > mask_from)
         MaskScores<kDecodeKeys>(s, key0, lane, limit0[t], limit1[t]);
@@ -2190,9 +2226,9 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
 
   // Merge: each warp's unnormalised O, maxima and sums into shared memory
   // (over its ring, once every warp is done with it) ...
-  float total[R][2];
+  float total[kWarpTiles][2];
 #pragma unroll
-  for (int t = 0; t < R; ++t)
+  for (int t = 0; t < kWarpTiles; ++t)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       total[t][i] = st[t].row_sum[i];
@@ -2201,14 +2237,16 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     }
   CpAsyncWait<0>();
   __syncthreads();
+  // (Entry group x kRows + row: with pairs each written by the warp that
+  // holds the row's tile.)
   float* const part_o = reinterpret_cast<float*>(smem + C::kQBytes);
-  float* const part_max = part_o + kDecodeWarps * kRows * D;
-  float* const part_sum = part_max + kDecodeWarps * kRows;
+  float* const part_max = part_o + kGroups * kRows * D;
+  float* const part_sum = part_max + kGroups * kRows;
 #pragma unroll
-  for (int t = 0; t < R; ++t)
+  for (int t = 0; t < kWarpTiles; ++t)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int r = warp * kRows + kDecodeRows * t + lane / 4 + 8 * i;
+      const int r = group * kRows + kDecodeRows * tile_at(t) + lane / 4 + 8 * i;
 #pragma unroll
       for (int n = 0; n < D / 8; ++n)
         *reinterpret_cast<float2*>(part_o + r * D + 8 * n + 2 * (lane % 4)) =
@@ -2228,12 +2266,12 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
   if (m >= rows_total) return;
   float mx = -INFINITY;
 #pragma unroll
-  for (int u = 0; u < kDecodeWarps; ++u)
+  for (int u = 0; u < kGroups; ++u)
     mx = fmaxf(mx, part_max[u * kRows + r]);
-  float factor[kDecodeWarps];
+  float factor[kGroups];
   float sum = 0.f;
 #pragma unroll
-  for (int u = 0; u < kDecodeWarps; ++u) {
+  for (int u = 0; u < kGroups; ++u) {
     const float wm = part_max[u * kRows + r];
     factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
     sum += part_sum[u * kRows + r] * factor[u];
@@ -2250,7 +2288,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
 #pragma unroll
     for (int c = 0; c < 8; ++c) x[c] = 0.f;
 #pragma unroll
-    for (int u = 0; u < kDecodeWarps; ++u) {
+    for (int u = 0; u < kGroups; ++u) {
       const float* src = part_o + (u * kRows + r) * D + col;
 #pragma unroll
       for (int c = 0; c < 8; c += 2) {
@@ -4235,7 +4273,7 @@ int MmaBlocksPerSm() {
 template <typename T, int D, bool kDecode, int R = 1>
 int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
   const int64_t group_rows = int64_t(p.seqlen_q) * p.pack;
-  const int rows_per_block = kDecode ? kDecodeRows * R : kBlockM;
+  const int rows_per_block = kDecode ? DecodeConfig<D, R>::kRows : kBlockM;
   p.q_tiles = int((group_rows + rows_per_block - 1) / rows_per_block);
   const int64_t blocks = int64_t(p.batch) * (p.heads_q / p.pack) * p.q_tiles;
   p.section_pairs = SectionPairs<T, D>(p);
@@ -4245,7 +4283,7 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
                   : kDecode   ? kMaxCombineSplits
                   : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
   const int fit = MmaBlocksPerSm<T, D, kDecode, R>();
-  const int long_per_sm = R == 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 && fit >= 2 ? 2 : 1;
+  const int long_per_sm = R >= 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 && fit >= 2 ? 2 : 1;
   const int64_t slots = int64_t(sms) * (long_splits ? long_per_sm : fit);
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
@@ -4281,7 +4319,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     const int64_t rows = int64_t(p.seqlen_q) * p.pack;
     if (KSEEK_FA_DECODE_KERNEL > 0 && rows > kDecodeRows && rows <= 2 * kDecodeRows &&
         rows <= KSEEK_FA_DECODE_MAX_ROWS)
-      return LaunchMma<T, D, 2>(p, args, sms);
+      return LaunchMma<T, D, (KSEEK_FA_DECODE_PAIRS & HeadDimBit(D)) != 0 ? 3 : 2>(p, args, sms);
   }
   bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&

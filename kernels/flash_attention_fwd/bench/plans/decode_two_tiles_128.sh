@@ -15,8 +15,5 @@
 #   bash kernels/flash_attention_fwd/bench/plans/decode_two_tiles_128.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.12}"
-export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-300}"
 t3m2="$cu -DKSEEK_FA_DECODE_TWO_TILES=3 -DKSEEK_FA_DECODE2_GQA_MIN_SPLITS=2"
-run_plan "def=$cu;t3m2=$t3m2;t3m2b2=$t3m2 -DKSEEK_FA_DECODE2_LONG_BLOCKS=2;m2b2=$cu -DKSEEK_FA_DECODE2_GQA_MIN_SPLITS=2 -DKSEEK_FA_DECODE2_LONG_BLOCKS=2" \
-  'decode_*'
+decode_plan "def=$cu;t3m2=$t3m2;t3m2b2=$t3m2 -DKSEEK_FA_DECODE2_LONG_BLOCKS=2;m2b2=$cu -DKSEEK_FA_DECODE2_GQA_MIN_SPLITS=2 -DKSEEK_FA_DECODE2_LONG_BLOCKS=2"

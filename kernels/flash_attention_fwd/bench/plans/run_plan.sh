@@ -16,6 +16,16 @@ run_plan() {
   exec bash kernels/flash_attention_fwd/bench/run_variants.sh
 }
 
+# decode_plan VARIANTS: run_plan on the 48 decode scenarios, with 10
+# samples each (decode shapes move by up to 4% between runs) and a 300 s
+# timeout, unless the caller set them (decode_two_tiles_128.sh,
+# decode_pairs.sh).
+decode_plan() {
+  export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.12}"
+  export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-300}"
+  run_plan "$1" 'decode_*'
+}
+
 # run_profile VARIANTS NCU [FA3_SCENARIO]: Nsight Compute only (no timing
 # table): bench/run_variants.sh's FA_NCU specs ("NAME SCENARIO [KERNEL]",
 # ';'-separated) on the builds of VARIANTS, and FA3's forward kernel on
