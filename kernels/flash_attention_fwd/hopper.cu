@@ -1234,17 +1234,20 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
+// bar.sync on named barrier `id` (1-15) for the kThreads threads of a warp
+// pair (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS; a template, so
+// that builds without pairs do not warn of an unused function).
+template <int kThreads = 64>
+__device__ __forceinline__ void PairBarrier(int id) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kThreads) : "memory");
+}
+
 // Programmatic dependent launch (KSEEK_FA_PDL): LaunchDependents lets the
 // grid launched after this one with programmatic stream serialisation
 // start once every block of this one has run it (once per block is
 // enough); GridDependencyWait waits until the grid before this one has
 // completed and its memory writes are visible. Both do nothing without
 // such a launch.
-// bar.sync on named barrier `id` (1-15) for the 64 threads of a warp pair
-// (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS).
-__device__ __forceinline__ void PairBarrier(int id) {
-  asm volatile("bar.sync %0, 64;\n" ::"r"(id) : "memory");
-}
 __device__ __forceinline__ void LaunchDependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
@@ -4581,6 +4584,12 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
 #endif
 
+  // Blocks (clusters) of a persistent grid for n items: one per SM (as
+  // many clusters as fit at once), no more than the items.
+  auto slots_for = [&](int64_t n) {
+    const int64_t most = CL == 2 ? fit : sms;
+    return n < most ? n : most;
+  };
   // The tail (KSEEK_FA_TAIL_SPLITS): the items from p.tail_from on as
   // pieces, in a grid of their own launched as a programmatic dependent of
   // the whole items' grid (which lets it launch at its start), so that its
@@ -4594,9 +4603,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     if (!p.causal && p.splits == 1) {
       constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
       constexpr int64_t kRows = int64_t(CL) * C::kBlockM;
-      const int64_t slots = CL == 2 ? (items < fit ? items : fit) : (items < sms ? items : sms);
       const TailChoice tail =
-          TailPlan(items, slots, key_tiles, kRows * KO, kRows, kRows / kRowsPerWarp);
+          TailPlan(items, slots_for(items), key_tiles, kRows * KO, kRows, kRows / kRowsPerWarp);
       p.tail_from = tail.from;
       p.tail_splits = tail.splits;
       p.tail_tiles = tail.tiles;
@@ -4610,14 +4618,14 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   const int64_t whole = p.tail_from;
   if constexpr (CL == 2) {
     // Persistent clusters; each takes pairs in a static order.
-    const int clusters = int(whole < fit ? whole : fit);
+    const int clusters = int(slots_for(whole));
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
     cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map);
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
-    const int grid = int(whole < sms ? whole : sms);
+    const int grid = int(slots_for(whole));
     kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
         p, q_map, k_map, v_map, o, lse, o_map);
   }
@@ -4629,8 +4637,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
         g_error = "the WGMMA attention kernel's shared memory does not fit";
         return 1;
       }
-      const int64_t pieces = (items - whole) * p.tail_splits;
-      const int64_t slots = CL == 2 ? (pieces < fit ? pieces : fit) : (pieces < sms ? pieces : sms);
+      const int64_t slots = slots_for((items - whole) * p.tail_splits);
       cudaLaunchAttribute tail_attr[2];
       tail_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
       tail_attr[0].val.programmaticStreamSerializationAllowed = 1;
