@@ -283,7 +283,9 @@ TEST(HopperEmulationTest, PlantedTailFirstCombinesFails) {
 // TMA stores without the wait that frees a staging buffer: where stores
 // complete only at the waits (the emulation's lazy mode), a warp's later
 // items overwrite what its earlier stores had still to read, and the
-// reference check must fail; so the stores run, from those buffers.
+// reference check must fail; so the stores run, from those buffers. (The
+// build runs head_dim 128 on 128-key tiles: the default 160-key ones have
+// no room for the stores' buffers.)
 TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
   ExpectPlantFails("tma_race", "w_hd128_bf16_full");
 }
@@ -320,7 +322,7 @@ TEST(HopperEmulationTest, PlantedLazyRescaleSkipFails) {
 }
 
 // The same where O's rescale runs under the next tile's S: head_dim 128
-// without causal masking on 144-key tiles with two Q buffers (700 keys)
+// without causal masking on 160-key tiles with two Q buffers (700 keys)
 // and on 176-key tiles (4400 keys).
 TEST(HopperEmulationTest, PlantedLazyRescaleUnderSSkipFails) {
   ExpectPlantFails("lazy_skip_under_s", "r_hd128_bf16_full_q130_k700");

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3o: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3r: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -75,7 +75,8 @@
 //   Warp roles. Warpgroup 0 is the producer (setmaxnreg 24), the others
 //   consumers, each owning 64 rows of the item (one m64 WGMMA tile): two
 //   (384 threads, setmaxnreg 240), or at head_dim 64 three (512 threads,
-//   setmaxnreg 160) when the shape has items for two waves, or its
+//   setmaxnreg 160) when the shape has items for two waves (and its
+//   192-row items pad the queries by at most 25% more rows), or its
 //   192-row items take clearly fewer rows of waves than 128-row ones, and
 //   it is not a short causal one (ThreeConsumers): there the exponentials
 //   of the softmax weigh as much as the GEMMs, and a third warpgroup per
@@ -87,13 +88,17 @@
 //        64    |     2     |  64 or 80 (s) |     2     |     4      | 114 / 130 KB
 //       128    |     2     |    128 (c)    |     1     |     2      | 194 KB
 //       128    |     2     |    128 (q)    |     2     |     2      | 226 KB
+//       128    |     2     |    160 (q)    |     2     |     2      | 224 KB
 //       128    |     2     |    176 (w)    |     1     |     2      | 226 KB
 //       128    |     2     |  64 or 80 (s) |     2     |     3      | 194 / 218 KB
 //       256    |     2     |     80        |     1     |     2      | 225 KB
 //
 //   (c) causal masking, and sequences too short for (w); (q) causal up to
 //   512 keys and without causal masking up to 4096
-//   (KSEEK_FA_HD128_CAUSAL_Q2_UPTO, KSEEK_FA_HD128_FULL_Q2_UPTO); (w)
+//   (KSEEK_FA_HD128_CAUSAL_Q2_UPTO, KSEEK_FA_HD128_FULL_Q2_UPTO), the
+//   latter on 160-key tiles where they pad the keys by at most 5% more
+//   than 128-key ones (KSEEK_FA_HD128_Q2_BLOCK_N; O in 16-byte stores, no
+//   room for the TMA stores' buffers); (w)
 //   without causal masking where 176-key tiles pad the keys by at most 5%
 //   more than 128-key tiles (WideKeyTiles): fewer, longer tiles per item;
 //   (s) seqlen_k <= 64 (<= 80): one short tile per item instead of a
@@ -236,7 +241,7 @@
 //   1.026x FA3 / 1.311x cuDNN over all; head_dim 128, seqlen 16384, bf16,
 //   non-causal 722 TFLOP/s (FA3 713, cuDNN 646 in that run; 91% of the
 //   measured 790 peak); lowest prefill_q333_k4097_hd128_full at 0.78x FA3.
-//   Version 3i (this file; NOTES.md v3i; bench/results/hopper_v3i_h200.txt,
+//   Version 3i (NOTES.md v3i; bench/results/hopper_v3i_h200.txt,
 //   one call: kseek eval of all 312 correct, fresh seed, no timing,
 //   extra_scenarios.json 27/27, then the anchor by the command above with
 //   FA_PAD_SWEEP=0,100,300,1000): 0.981x FA3 and 1.070x cuDNN over the FA3
@@ -273,7 +278,7 @@
 //   off: the fast epilogue at head_dim 256 (1-4% slower), the mma.sync
 //   kernels' splits at the best wave efficiency (KSEEK_FA_SPLIT_KEEP_PCT,
 //   KSEEK_FA_LONG_SPLIT_KEEP_PCT), two row tiles at head_dim 128.
-//   Version 3l (this file; NOTES.md v3l; bench/results/hopper_v3l_h200.txt,
+//   Version 3l (NOTES.md v3l; bench/results/hopper_v3l_h200.txt,
 //   one call as 3i's): the lazy rescale at head_dim 128, 256 and D = 192
 //   (a row's softmax reference moves only when a tile's max passes it by
 //   more than 2^8 in P, and O's rescale runs only in a warp where a row's
@@ -289,7 +294,7 @@
 //   code per consumer warpgroup (commit f274fe2: 5% slower at 128), two
 //   Q buffers on 128-key tiles beyond 4096 keys (non-causal) or 512
 //   (causal) with the lazy rescale too.
-//   Version 3m (this file; NOTES.md v3m; bench/results/hopper_v3m_h200.txt,
+//   Version 3m (NOTES.md v3m; bench/results/hopper_v3m_h200.txt,
 //   one call as 3i's): the combine after split keys launched as a
 //   programmatic dependent of the attention kernel (KSEEK_FA_PDL: decode
 //   +2.5%, +9% from 16k keys, split-key prefill +1-3%, side by side);
@@ -346,7 +351,7 @@
 //   head_dim 128 non-causal 0.998x FA3; head_dim 128 s16384 bf16
 //   non-causal 750 TFLOP/s (FA3 738; 95% of 790); lowest
 //   decode_q4_k16000_hd128_gqa8_causal 0.90x FA3.
-//   Version 3q (this file; NOTES.md v3q; bench/results/hopper_v3q_h200.txt):
+//   Version 3q (NOTES.md v3q; bench/results/hopper_v3q_h200.txt):
 //   K/V loads marked evict-last in head_dim 128's cluster instances
 //   (KSEEK_FA_TMA_CACHE_HINT_CLUSTER=2). 1.023x FA3 and 1.116x cuDNN over
 //   the FA3 grid (561 TFLOP/s; FA3 548, cuDNN 502), 1.094x FA3 / 1.400x
@@ -355,6 +360,20 @@
 //   non-causal 756 TFLOP/s (FA3 741; 96% of 790); no scenario under 0.93x
 //   the best of FA3 and cuDNN (lowest decode_b64_k2048_gqa8_hd96 and
 //   decode_b1_k32768_gqa1_hd128 at 0.935x cuDNN).
+//   Version 3r (this file; NOTES.md v3r; bench/results/hopper_v3r_h200.txt):
+//   head_dim 128's two-Q-buffer kernel on 160-key tiles where they pad at
+//   most 5% more than 128-key ones (KSEEK_FA_HD128_Q2_BLOCK_N=160: the
+//   grid's s2048 and s4096, GQA s2048). 1.024x FA3 and 1.118x cuDNN over
+//   the FA3 grid (561 TFLOP/s; FA3 549, cuDNN 502), 1.091x FA3 / 1.398x
+//   cuDNN over all, every class at or above 1.0x FA3: head_dim 128
+//   non-causal 1.003x (s512-s1024 0.983-0.996, s2048 1.000, s4096-s16384
+//   1.008-1.019), causal 1.002x (s2048-s16384 0.981-0.986); head_dim 128
+//   s16384 bf16 non-causal 735 TFLOP/s (FA3 729; 93% of 790); no scenario
+//   under 0.9x the best of FA3 and cuDNN (lowest
+//   decode_b1_k32768_gqa1_hd128 at 0.917x cuDNN). Since that run, head_dim
+//   64's three consumers only where their 192-row items pad by at most 25%
+//   more rows (KSEEK_FA_HD64_THREE_PAD_PCT: 193-256 queries take two, 1.2x
+//   there; no task shape moves).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -504,6 +523,11 @@
 //   KSEEK_FA_HD64_CONSUMERS     consumer warpgroups of the WGMMA kernel at
 //                               head_dim 64: 0 picks 2 or 3 by shape
 //                               (ThreeConsumers), 2 or 3 forces it
+//   KSEEK_FA_HD64_THREE_PAD_PCT with 0 above and items for two waves: three
+//                               consumers only where their 192-row items
+//                               pad seqlen_q by at most this many percent
+//                               more rows than 128-row items do (default
+//                               25: 193-256 queries take two; NOTES.md v3r)
 //   KSEEK_FA_WGMMA_SPLIT_KEYS   1 (default): shapes with few query tiles
 //                               (seqlen_q >= 128) split keys in the WGMMA
 //                               kernel (or run whole items there, see
@@ -592,6 +616,16 @@
 #endif
 #ifndef KSEEK_FA_HD64_CONSUMERS
 #define KSEEK_FA_HD64_CONSUMERS 0
+#endif
+// Default 25: on 2,048 items of 256 queries (batch 64, 16 heads; two
+// 192-row items per head, 384 rows for 256) two consumers took 0.81-0.83x
+// the time of three at 256-2048 keys, while at 5% the shapes padded by
+// 12.5% (the grid's s512 and s1024, ragged_s1000, prefill_q1000,
+// qlong_q1024) lost 5-7% (NOTES.md v3r, hd64_consumers.sh). Only 193-256
+// queries pad by more than 20%; no task or extra scenario with items for
+// two waves has them, so the task's shapes keep their consumers.
+#ifndef KSEEK_FA_HD64_THREE_PAD_PCT
+#define KSEEK_FA_HD64_THREE_PAD_PCT 25
 #endif
 #ifndef KSEEK_FA_HD64_Q_BUFFERS
 #define KSEEK_FA_HD64_Q_BUFFERS 2
@@ -792,8 +826,9 @@
 #endif
 // WGMMA kernels (sums of WgmmaDimBit: 4 the D = 256 kernel, 8 the D = 192
 // one; 2 head_dim 128's instances that have no TMA buffers, i.e. the
-// two-Q-buffer kernel on 160-key tiles, KSEEK_FA_HD128_Q2_BLOCK_N=160:
-// v3n's call 5, 0.995x the default's 144/128-key tiles, off) whose O goes
+// two-Q-buffer kernel on 160-key tiles, the default
+// KSEEK_FA_HD128_Q2_BLOCK_N since v3r: v3n's call 5, 0.995x the then
+// default's 144/128-key tiles, off) whose O goes
 // out by TMA stores staged in the V tile of the item's
 // last key tile, where no 2 KB buffers per warp fit beside the K/V
 // stages: both consumers' last P V done (a named barrier), each warp's
@@ -1021,14 +1056,17 @@
 // Keys per tile of head_dim 128's two-Q-buffer kernel without causal
 // masking (KSEEK_FA_HD128_FULL_Q2_UPTO) where they pad the keys by at most
 // 5% more than 128-key tiles do (WideKeyTiles): 128 (every such shape on
-// 128-key tiles), 144 (default; with the TMA stores: 64 + 144 KB + 16 KB)
-// or 160 (224 KB, no room for them): between 128-key tiles with two Q
-// buffers (0.96x FA3 at s1024-s4096 in v3l's final run) and 176-key tiles
-// with one (slower than those up to 4096 keys: v3k's q2_lengths.sh, v3l's
-// call 7). v3m's call 1a: 144 1.006x 128 over 29 head_dim 128 scenarios
-// (ragged +2.3%, qlong +1.4%, the grid 1.000), 160 0.992x.
+// 128-key tiles), 144 (with the TMA stores: 64 + 144 KB + 16 KB) or 160
+// (default; 224 KB, no room for them: O in 16-byte stores): between
+// 128-key tiles with two Q buffers (0.96x FA3 at s1024-s4096 in v3l's
+// final run) and 176-key tiles with one (slower than those up to 4096
+// keys: v3k's q2_lengths.sh, v3l's call 7). v3m's call 1a: 144 1.006x 128
+// over 29 head_dim 128 scenarios (ragged +2.3%, qlong +1.4%, the grid
+// 1.000), 160 0.992x; after the clusters and the evict-last K/V (v3q),
+// 160 +0.7-1.4% over 144 on all 8 rows where it is taken (grid s2048 and
+// s4096, GQA s2048; NOTES.md "After v3q", call 6), hence v3r.
 #ifndef KSEEK_FA_HD128_Q2_BLOCK_N
-#define KSEEK_FA_HD128_Q2_BLOCK_N 144
+#define KSEEK_FA_HD128_Q2_BLOCK_N 160
 #endif
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
@@ -4680,7 +4718,9 @@ bool ThreeConsumers(const Problem& p, int sms) {
   const bool short_causal = p.causal && p.seqlen_q < 2048 &&
                             int64_t(4) * p.seqlen_q > p.seqlen_k;
   if (p.seqlen_q < kRows || short_causal) return false;
-  if (items >= int64_t(2) * sms) return true;
+  if (items >= int64_t(2) * sms)
+    return (p.seqlen_q + kRows - 1) / kRows * kRows * 100 <=
+           (p.seqlen_q + kRows2 - 1) / kRows2 * kRows2 * (100 + KSEEK_FA_HD64_THREE_PAD_PCT);
   // Few items: three consumers when their items take clearly fewer rows
   // of waves (waves x rows per item) than two consumers' items, e.g. 128
   // items of 192 rows in one wave instead of 192 of 128 in two

@@ -607,6 +607,9 @@ void RunClusteredGrid(dim3 grid, dim3 block, size_t smem, dim3 cluster, const st
 int main(int argc, char** argv) {
   std::vector<Scen> all = {
       {"hd64_bf16_full_q200_k300_h2", 1, 200, 300, 2, 2, 64, 0, true, 4},
+      // Items for two waves of 256 queries: two consumers (ThreeConsumers'
+      // padding rule, KSEEK_FA_HD64_THREE_PAD_PCT).
+      {"hd64_bf16_full_q256_k300_h8", 1, 256, 300, 8, 8, 64, 0, true, 4},
       {"hd64_f16_full_q129_k129", 1, 129, 129, 1, 1, 64, 0, false, 2},
       {"hd128_f16_causal_q300_k300_h2", 1, 300, 300, 2, 2, 128, 1, false, 4},
       {"hd128_bf16_causal_q300_k300", 1, 300, 300, 1, 1, 128, 1, true, 2},

@@ -18,7 +18,11 @@
 # placement.py then times the builds and cuDNN with the inputs at several
 # device addresses ($OUT/placement.txt). With FA_CLOCKS=SCENARIOS clocks.py
 # times the builds, FA3 and cuDNN flushed and padded and reads the SM clock
-# over the pad and right after each call ($OUT/clocks.txt). With FA_POWER=SCENARIOS
+# over the pad and right after each call ($OUT/clocks.txt). With
+# FA_ITEM_COSTS=SEQLENS_K item_costs.py times the builds, FA3 and cuDNN the
+# same way on one family of shapes whose keys grow (FA_ITEM_COSTS_ARGS: its
+# other options) and fits each backend's cycles per item to a fixed cost
+# and a cost per 128 keys ($OUT/item_costs.txt). With FA_POWER=SCENARIOS
 # power.py runs the builds, FA3 and cuDNN back to back under nvidia-smi
 # (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
@@ -120,8 +124,8 @@ fa3_ready() {
   return "$fa3_state"
 }
 
-# with_fa3 SCRIPT SCENARIOS TIMEOUT [ARGS...]: SCRIPT (power.py or
-# clocks.py) on the builds, FA3 (.anchors carried, where it sets up) and
+# with_fa3 SCRIPT SCENARIOS TIMEOUT [ARGS...]: SCRIPT (power.py,
+# clocks.py or item_costs.py) on the builds, FA3 (.anchors carried, where it sets up) and
 # cuDNN, its output also in $OUT/<SCRIPT without .py>.txt.
 with_fa3() {
   local script=$1 scenarios=$2 limit=$3 start
@@ -148,6 +152,14 @@ fi
 if [[ -n "${FA_CLOCKS:-}" ]]; then
   # shellcheck disable=SC2086  # FA_CLOCKS_ARGS: several words
   with_fa3 clocks.py "$FA_CLOCKS" "${FA_CLOCKS_TIMEOUT:-300}" ${FA_CLOCKS_ARGS:-}
+fi
+
+# With FA_ITEM_COSTS=SEQLENS_K, item_costs.py: an item's fixed cost and its
+# cost per key per backend, at the clock each call ended at
+# ($OUT/item_costs.txt).
+if [[ -n "${FA_ITEM_COSTS:-}" ]]; then
+  # shellcheck disable=SC2086  # FA_ITEM_COSTS_ARGS: several words
+  with_fa3 item_costs.py "$FA_ITEM_COSTS" "${FA_ITEM_COSTS_TIMEOUT:-300}" ${FA_ITEM_COSTS_ARGS:-}
 fi
 
 # With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the builds

@@ -51,8 +51,8 @@ final_run() {
 }
 
 # final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
-# its log there as final.log, then the log's last 60 lines (the plans
-# final_v3p.sh, final_v3q.sh).
+# its log there as final.log, then the log's last 60 lines (the plan
+# final.sh).
 final_plan() {
   local out=${OUT:-/tmp/fa_final}
   mkdir -p "$out"

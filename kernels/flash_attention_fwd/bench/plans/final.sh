@@ -2,9 +2,10 @@
 # One device call (about 330 s; carry .device and .anchors): the final run
 # of hopper.cu as it is (run_plan.sh final_plan and final_run: kseek eval of every
 # scenario and the extra ones without timing, the anchor beside FA3,
-# cuDNN and FA2, the pad sweep) into $OUT, its log $OUT/final.log.
+# cuDNN and FA2, the pad sweep) into $OUT, its log $OUT/final.log. The
+# final runs of v3p, v3q and v3r (bench/results/hopper_v3*_h200.txt).
 # Run from the repository root:
-#   bash kernels/flash_attention_fwd/bench/plans/final_v3p.sh
+#   bash kernels/flash_attention_fwd/bench/plans/final.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 final_plan
