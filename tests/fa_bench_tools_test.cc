@@ -43,6 +43,21 @@ double OwnGeomean(const std::string& out, const std::string& run,
   return After(out, "\n" + key);
 }
 
+// Each run's own cuDNN geomeans in compare_runs.py's output `out` agree
+// with the ones anchor.py printed in its results file (two-decimal TFLOP/s
+// in the table against anchor.py's exact times).
+void ExpectOwnGeomeansAsSummaries(
+    const std::string& out, const std::vector<std::pair<std::string, std::string>>& runs) {
+  for (const auto& [run, path] : runs) {
+    const std::string table = testing::ReadFile(path);
+    const double grid = After(table, "geomean candidate/cudnn over fa3_grid: ");
+    const double all = After(table, "geomean candidate/cudnn over all: ");
+    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
+    EXPECT_NEAR(OwnGeomean(out, run, "grid"), grid, 0.002) << out;
+    EXPECT_NEAR(OwnGeomean(out, run, "all"), all, 0.002) << out;
+  }
+}
+
 TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
   const std::string v3b = kBench + "/results/hopper_v3b_h200.txt";
   const std::string v3c = kBench + "/results/hopper_v3c_h200.txt";
@@ -52,17 +67,7 @@ TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
                        "FA3 grid)"),
             std::string::npos)
       << r.out;
-  for (const auto& [run, path] :
-       std::vector<std::pair<std::string, std::string>>{{"b", v3b}, {"c", v3c}}) {
-    const std::string table = testing::ReadFile(path);
-    const double grid =
-        After(table, "geomean candidate/cudnn over fa3_grid: ");
-    const double all = After(table, "geomean candidate/cudnn over all: ");
-    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
-    // Two-decimal TFLOP/s in the table against anchor.py's exact times.
-    EXPECT_NEAR(OwnGeomean(r.out, run, "grid"), grid, 0.002) << r.out;
-    EXPECT_NEAR(OwnGeomean(r.out, run, "all"), all, 0.002) << r.out;
-  }
+  ExpectOwnGeomeansAsSummaries(r.out, {{"b", v3b}, {"c", v3c}});
   // The first run against itself.
   EXPECT_NE(r.out.find("b        grid       1.006      1.000       1.000"),
             std::string::npos)
@@ -81,16 +86,22 @@ TEST(FaBenchToolsTest, CompareRunsReadsTablesWithFa3Columns) {
                        "the FA3 grid)"),
             std::string::npos)
       << r.out;
-  for (const auto& [run, path] :
-       std::vector<std::pair<std::string, std::string>>{{"d", v3d}, {"e", v3e}}) {
-    const std::string table = testing::ReadFile(path);
-    const double grid =
-        After(table, "geomean candidate/cudnn over fa3_grid: ");
-    const double all = After(table, "geomean candidate/cudnn over all: ");
-    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
-    EXPECT_NEAR(OwnGeomean(r.out, run, "grid"), grid, 0.002) << r.out;
-    EXPECT_NEAR(OwnGeomean(r.out, run, "all"), all, 0.002) << r.out;
-  }
+  ExpectOwnGeomeansAsSummaries(r.out, {{"d", v3d}, {"e", v3e}});
+}
+
+// The final runs' results files (v3p on) open with the run's summary:
+// its geomean lines and the lowest scenarios' "scenario cand best ..."
+// table come before the anchor table, which is the one read.
+TEST(FaBenchToolsTest, CompareRunsReadsResultsThatOpenWithTheSummary) {
+  const std::string v3q = kBench + "/results/hopper_v3q_h200.txt";
+  const std::string v3r = kBench + "/results/hopper_v3r_h200.txt";
+  ProcessResult r = CompareRuns({"q=" + v3q, "r=" + v3r});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("309 scenarios in every run with a cuDNN time (72 of "
+                       "the FA3 grid)"),
+            std::string::npos)
+      << r.out;
+  ExpectOwnGeomeansAsSummaries(r.out, {{"q", v3q}, {"r", v3r}});
 }
 
 TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {

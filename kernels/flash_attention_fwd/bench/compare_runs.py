@@ -44,14 +44,16 @@ def load(path):
         rows = json.loads(text)["scenarios"]
         return {r["name"]: (r.get("candidate_tflops"), r.get("cudnn_tflops"))
                 for r in rows if r.get("candidate_tflops")}
-    # anchor.py's table: "scenario cand cuDNN FA2 c/cuDNN c/FA2", up to the
-    # first geomean line (a harness comparison in ms may follow).
+    # anchor.py's table: "scenario cand cuDNN FA2 ...", up to the geomean
+    # line after it (a harness comparison in ms may follow). A results file
+    # may open with the run's summary (its geomeans, the lowest scenarios'
+    # "scenario cand best ..." table) before the anchor table.
     out, in_table = {}, False
     for line in text.splitlines():
-        if line.startswith("scenario ") and "c/cuDNN" in line:
-            in_table = True
+        if line.startswith("scenario "):
+            in_table = line.split()[1:3] == ["cand", "cuDNN"] and not out
             continue
-        if line.startswith("geomean"):
+        if line.startswith("geomean") and out:
             break
         words = line.split()
         if in_table and len(words) >= 3 and number(words[1]):
