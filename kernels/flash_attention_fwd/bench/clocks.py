@@ -59,24 +59,36 @@ def timed_with_clocks(timer, fns, samples, warmup, probe_cycles):
     return {n: tuple(statistics.median(x) for x in got[n]) for n in names}
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    add_backend_arguments(ap)
+def add_clock_arguments(ap):
+    """The timing options of the clocked timing (clocks.py, item_costs.py)."""
     ap.add_argument("--samples", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--pad-us", type=float, default=Timer.DEFAULT_PAD_US)
     ap.add_argument("--probe-us", type=float, default=200.0)
-    args = ap.parse_args()
-    builds, fa3 = load_backends(args)
+
+
+def clocked_timing(args):
+    """A function fns -> timed_with_clocks(...) under args' options."""
     timer = Timer(args.samples, args.warmup, 1e9, args.pad_us)
     probe_cycles = int(args.probe_us * timer.cycles_per_us)
+    return lambda fns: timed_with_clocks(timer, fns, args.samples, args.warmup,
+                                         probe_cycles)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    add_backend_arguments(ap)
+    add_clock_arguments(ap)
+    args = ap.parse_args()
+    builds, fa3 = load_backends(args)
+    timed = clocked_timing(args)
     print(f"device {torch.cuda.get_device_name(0)}; flushed timing, {args.pad_us:g} us "
           f"pad, {args.samples} samples each, interleaved; MHz over the pad "
           f"(before) and over a {args.probe_us:g} us spin right after the call")
     print(f"{'scenario':40s} {'backend':8s} {'ms':>9s} {'TFLOP/s':>8s} {'MHz before':>10s} "
           f"{'MHz after':>9s} {'TFLOP/s/GHz':>11s}")
     for s, fl, fns in each_scenario(args, builds, fa3, "fa3_s1"):
-        res = timed_with_clocks(timer, fns, args.samples, args.warmup, probe_cycles)
+        res = timed(fns)
         for name, (ms, before, after) in res.items():
             tf = fl / (ms * 1e-3) / 1e12
             print(f"{s['name']:40s} {name:8s} {ms:9.4f} {tf:8.1f} {before:10.0f} "

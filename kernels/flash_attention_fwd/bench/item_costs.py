@@ -28,9 +28,8 @@ import sys
 
 import torch
 
-from clocks import timed_with_clocks
-from kseek_abi import Timer, flops, make_inputs
-from power import load_backends, ready_callables
+from clocks import add_clock_arguments, clocked_timing
+from power import add_backend_arguments, each_scenario, load_backends
 
 DENSE_FLOPS_PER_SM_CYCLE = 4096  # bf16/f16 wgmma, Hopper
 
@@ -48,21 +47,14 @@ def line(xs, ys):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    ap.add_argument("--lib", action="append", required=True,
-                    help="NAME=PATH of a build (several)")
-    ap.add_argument("--fa3", help="FA3's unpacked hopper/ folder")
-    ap.add_argument("--scenarios", required=True, help="seqlen_k values, comma-separated")
+    add_backend_arguments(ap)  # --scenarios: the seqlen_k values, comma-separated
+    add_clock_arguments(ap)
     ap.add_argument("--head-dims", default="128")
     ap.add_argument("--causal", action="store_true")
     ap.add_argument("--dtype", default="bf16", choices=["bf16", "f16"])
     ap.add_argument("--batch", type=int, default=64)
     ap.add_argument("--heads", type=int, default=16)
     ap.add_argument("--seqlen-q", type=int, default=256)
-    ap.add_argument("--seed", type=int, default=1234)
-    ap.add_argument("--samples", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--pad-us", type=float, default=Timer.DEFAULT_PAD_US)
-    ap.add_argument("--probe-us", type=float, default=200.0)
     args = ap.parse_args()
     try:
         keys = [int(x) for x in args.scenarios.split(",") if x]
@@ -72,8 +64,7 @@ def main():
     if len(keys) < 2 or min(keys) < 1:
         ap.error("--scenarios: at least two positive seqlen_k values")
     builds, fa3 = load_backends(args)
-    timer = Timer(args.samples, args.warmup, 1e9, args.pad_us)
-    probe_cycles = int(args.probe_us * timer.cycles_per_us)
+    timed = clocked_timing(args)
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     items = args.batch * args.heads * ((args.seqlen_q + 127) // 128)
     print(f"device {torch.cuda.get_device_name(0)} ({sms} SMs); batch {args.batch}, "
@@ -86,23 +77,19 @@ def main():
         print(f"\nhead_dim {d}")
         print(f"{'seqlen_k':>8s} {'backend':8s} {'ms':>9s} {'TFLOP/s':>8s} {'MHz':>6s} "
               f"{'cycles/item':>11s}")
-        for sk in keys:
-            p = {"batch": args.batch, "seqlen_q": args.seqlen_q, "seqlen_k": sk,
-                 "heads_q": args.heads, "heads_kv": args.heads, "head_dim": d,
-                 "causal": int(args.causal), "dtype": args.dtype}
-            tensors = make_inputs(p, args.seed)
-            fns = ready_callables(builds, fa3, p, tensors,
-                                  lambda n, e: print(f"seqlen_k {sk}: {n} refused: {e}"),
-                                  "fa3_s1")
-            res = timed_with_clocks(timer, fns, args.samples, args.warmup, probe_cycles)
-            for name, (ms, _, mhz) in res.items():
+        family = [{"name": f"hd{d}_k{sk}", "seqlen_k": sk,
+                   "params": {"batch": args.batch, "seqlen_q": args.seqlen_q, "seqlen_k": sk,
+                              "heads_q": args.heads, "heads_kv": args.heads, "head_dim": d,
+                              "causal": int(args.causal), "dtype": args.dtype}}
+                  for sk in keys]
+        for s, fl, fns in each_scenario(args, builds, fa3, "fa3_s1", family):
+            sk = s["seqlen_k"]
+            for name, (ms, _, mhz) in timed(fns).items():
                 cyc = ms * 1e-3 * mhz * 1e6 * sms / items
                 per.setdefault(name, []).append((sk, cyc))
-                tf = flops(p) / (ms * 1e-3) / 1e12
+                tf = fl / (ms * 1e-3) / 1e12
                 print(f"{sk:8d} {name:8s} {ms:9.4f} {tf:8.1f} {mhz:6.0f} {cyc:11.0f}",
                       flush=True)
-            del tensors, fns
-            torch.cuda.empty_cache()
         bound = 4 * 128 * 128 * d / DENSE_FLOPS_PER_SM_CYCLE
         if args.causal:
             bound /= 2  # about half of each row's keys, on average

@@ -48,11 +48,14 @@ def load_backends(args):
     return builds, load_fa3(args.fa3) if args.fa3 else None
 
 
-def each_scenario(args, builds, fa3, fa3_name="fa3"):
-    """Per scenario of args.scenarios: (scenario, its FLOPs, the ready
-    callables of ready_callables on fresh inputs), refusals printed; the
-    inputs freed before the next."""
-    for s in select(load_scenarios(), args.scenarios, False):
+def each_scenario(args, builds, fa3, fa3_name="fa3", scenarios=None):
+    """Per scenario of args.scenarios (task.json's names), or of scenarios
+    ({"name", "params"} dicts) where given: (scenario, its FLOPs, the
+    ready callables of ready_callables on fresh inputs), refusals printed;
+    the inputs freed before the next."""
+    if scenarios is None:
+        scenarios = select(load_scenarios(), args.scenarios, False)
+    for s in scenarios:
         p = s["params"]
         tensors = make_inputs(p, args.seed)
         fns = ready_callables(builds, fa3, p, tensors,
