@@ -43,31 +43,35 @@ double OwnGeomean(const std::string& out, const std::string& run,
   return After(out, "\n" + key);
 }
 
-// Each run's own cuDNN geomeans in compare_runs.py's output `out` agree
-// with the ones anchor.py printed in its results file (two-decimal TFLOP/s
-// in the table against anchor.py's exact times).
-void ExpectOwnGeomeansAsSummaries(
-    const std::string& out, const std::vector<std::pair<std::string, std::string>>& runs) {
-  for (const auto& [run, path] : runs) {
+// compare_runs.py on two results files (NAME=bench/results/FILE each):
+// it succeeds, finds `common` scenarios in both ("N scenarios in every run
+// ..."), and each run's own cuDNN geomeans agree with the ones anchor.py
+// printed in its file (two-decimal TFLOP/s in the table against
+// anchor.py's exact times).
+ProcessResult ExpectTwoResultsCompared(const std::pair<std::string, std::string>& a,
+                                       const std::pair<std::string, std::string>& b,
+                                       const std::string& common) {
+  const std::string path_a = kBench + "/results/" + a.second;
+  const std::string path_b = kBench + "/results/" + b.second;
+  ProcessResult r = CompareRuns({a.first + "=" + path_a, b.first + "=" + path_b});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  if (r.exit_code != 0) return r;
+  EXPECT_NE(r.out.find(common), std::string::npos) << r.out;
+  for (const auto& [run, path] : {std::pair{a.first, path_a}, std::pair{b.first, path_b}}) {
     const std::string table = testing::ReadFile(path);
     const double grid = After(table, "geomean candidate/cudnn over fa3_grid: ");
     const double all = After(table, "geomean candidate/cudnn over all: ");
-    ASSERT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
-    EXPECT_NEAR(OwnGeomean(out, run, "grid"), grid, 0.002) << out;
-    EXPECT_NEAR(OwnGeomean(out, run, "all"), all, 0.002) << out;
+    EXPECT_FALSE(std::isnan(grid) || std::isnan(all)) << path;
+    EXPECT_NEAR(OwnGeomean(r.out, run, "grid"), grid, 0.002) << r.out;
+    EXPECT_NEAR(OwnGeomean(r.out, run, "all"), all, 0.002) << r.out;
   }
+  return r;
 }
 
 TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
-  const std::string v3b = kBench + "/results/hopper_v3b_h200.txt";
-  const std::string v3c = kBench + "/results/hopper_v3c_h200.txt";
-  ProcessResult r = CompareRuns({"b=" + v3b, "c=" + v3c});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("233 scenarios in every run with a cuDNN time (72 of the "
-                       "FA3 grid)"),
-            std::string::npos)
-      << r.out;
-  ExpectOwnGeomeansAsSummaries(r.out, {{"b", v3b}, {"c", v3c}});
+  const ProcessResult r = ExpectTwoResultsCompared(
+      {"b", "hopper_v3b_h200.txt"}, {"c", "hopper_v3c_h200.txt"},
+      "233 scenarios in every run with a cuDNN time (72 of the FA3 grid)");
   // The first run against itself.
   EXPECT_NE(r.out.find("b        grid       1.006      1.000       1.000"),
             std::string::npos)
@@ -78,30 +82,16 @@ TEST(FaBenchToolsTest, CompareRunsAgreesWithAnchorSummaries) {
 // columns after the cuDNN and FA2 ones, per-class geomeans after the
 // summary lines) are read the same way.
 TEST(FaBenchToolsTest, CompareRunsReadsTablesWithFa3Columns) {
-  const std::string v3d = kBench + "/results/hopper_v3d_h200.txt";
-  const std::string v3e = kBench + "/results/hopper_v3e_h200.txt";
-  ProcessResult r = CompareRuns({"d=" + v3d, "e=" + v3e});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("309 scenarios in every run with a cuDNN time (72 of "
-                       "the FA3 grid)"),
-            std::string::npos)
-      << r.out;
-  ExpectOwnGeomeansAsSummaries(r.out, {{"d", v3d}, {"e", v3e}});
+  ExpectTwoResultsCompared({"d", "hopper_v3d_h200.txt"}, {"e", "hopper_v3e_h200.txt"},
+                           "309 scenarios in every run with a cuDNN time (72 of the FA3 grid)");
 }
 
 // The final runs' results files (v3p on) open with the run's summary:
 // its geomean lines and the lowest scenarios' "scenario cand best ..."
 // table come before the anchor table, which is the one read.
 TEST(FaBenchToolsTest, CompareRunsReadsResultsThatOpenWithTheSummary) {
-  const std::string v3q = kBench + "/results/hopper_v3q_h200.txt";
-  const std::string v3r = kBench + "/results/hopper_v3r_h200.txt";
-  ProcessResult r = CompareRuns({"q=" + v3q, "r=" + v3r});
-  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("309 scenarios in every run with a cuDNN time (72 of "
-                       "the FA3 grid)"),
-            std::string::npos)
-      << r.out;
-  ExpectOwnGeomeansAsSummaries(r.out, {{"q", v3q}, {"r", v3r}});
+  ExpectTwoResultsCompared({"q", "hopper_v3q_h200.txt"}, {"r", "hopper_v3r_h200.txt"},
+                           "309 scenarios in every run with a cuDNN time (72 of the FA3 grid)");
 }
 
 TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
