@@ -6,6 +6,7 @@
 // settings, on their shapes; clusters of two blocks with K/V multicast,
 // every run of them a clustered launch; and planted bugs, each of which
 // must fail or stop with its reason.
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,26 +40,24 @@ ProcessResult ExpectAllPass(const std::string& config, const std::string& arg, i
   return r;
 }
 
-// The launches with clusters of more than one block, from the driver's
-// "emu: N clustered launches" line; -1 without one.
-int ClusteredLaunches(const ProcessResult& r) {
-  const std::string line = "emu: ";
-  const size_t at = r.out.rfind(line);
-  if (at == std::string::npos || r.out.find(" clustered launches", at) == std::string::npos) return -1;
-  return std::stoi(r.out.substr(at + line.size()));
+// The number just before `words` in the driver's last line that has them
+// ("emu: N clustered launches", "emu: N tail piece warps, M combining");
+// -1 without one.
+int EmuCount(const ProcessResult& r, const std::string& words) {
+  const size_t at = r.out.rfind(words);
+  if (at == std::string::npos) return -1;
+  size_t from = at;
+  while (from > 0 && std::isdigit(static_cast<unsigned char>(r.out[from - 1]))) --from;
+  return from == at ? -1 : std::stoi(r.out.substr(from, at - from));
 }
 
+// The launches with clusters of more than one block.
+int ClusteredLaunches(const ProcessResult& r) { return EmuCount(r, " clustered launches"); }
+
 // The warps' tail pieces stored and, of those, the ones that combined
-// their query tile's pieces, from the driver's "emu: N tail piece warps, M
-// combining" line; {-1, -1} without one.
+// their query tile's pieces.
 std::pair<int, int> TailPieces(const ProcessResult& r) {
-  const std::string line = "emu: ";
-  const std::string tail = " tail piece warps, ";
-  const size_t at = r.out.find(tail);
-  if (at == std::string::npos) return {-1, -1};
-  const size_t from = r.out.rfind(line, at);
-  if (from == std::string::npos) return {-1, -1};
-  return {std::stoi(r.out.substr(from + line.size())), std::stoi(r.out.substr(at + tail.size()))};
+  return {EmuCount(r, " tail piece warps, "), EmuCount(r, " combining")};
 }
 
 // A planted bug's run `r`: every launch ran (the plant still applies),
