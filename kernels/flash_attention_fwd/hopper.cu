@@ -4177,6 +4177,16 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 // `dependent`: a programmatic dependent of the attention kernel just
 // launched (KSEEK_FA_PDL; correct either way, as the combine waits for
 // that kernel in both).
+// The attribute that launches a grid as a programmatic dependent of the
+// grid before it in its stream (KSEEK_FA_PDL; its GridDependencyWait waits
+// for that grid).
+cudaLaunchAttribute DependentLaunch() {
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  return attr;
+}
+
 template <typename T, int D>
 void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
                    bool dependent, int warps_per_row = 1,
@@ -4189,9 +4199,7 @@ void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
   const dim3 grid(unsigned((rows_total + rows_per_block - 1) / rows_per_block));
   const dim3 block(32 * kCombineWarps);
   if (dependent) {
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchAttribute attr[1] = {DependentLaunch()};
     // grid, block, dynamic shared memory, stream, attributes.
     cudaLaunchConfig_t config = {grid, block, size_t(smem), stream, attr, 1};
     cudaLaunchKernelEx(&config, kernel, p, o, lse);
@@ -4676,9 +4684,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
         return 1;
       }
       const int64_t slots = slots_for((items - whole) * p.tail_splits);
-      cudaLaunchAttribute tail_attr[2];
-      tail_attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      tail_attr[0].val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchAttribute tail_attr[2] = {DependentLaunch()};
       if constexpr (CL == 2) tail_attr[1] = attr[0];  // the cluster dimension
       // grid, block, dynamic shared memory, stream, attributes.
       const cudaLaunchConfig_t config = {dim3(unsigned(CL * slots)), dim3(C::kThreads),
