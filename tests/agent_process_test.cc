@@ -327,5 +327,18 @@ TEST_F(AgentProcessTest, InvalidTurnRunsNothing) {
   EXPECT_TRUE(log_.All().empty());
 }
 
+// The stand-in model's request log is read while it is written (the e2e
+// tests poll it mid-turn): a last line without its newline, here cut
+// inside a string as a 32 KB write left one, is not parsed, and the
+// complete lines before it are.
+TEST(StandinLogTest, OnlyCompleteLinesAreRead) {
+  const std::string log = "{\"kind\": \"main\"}\n\n{\"kind\": \"side\"}\n{\"addition";
+  const std::vector<nlohmann::json> got = testing::CompleteJsonLines(log);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0]["kind"], "main");
+  EXPECT_EQ(got[1]["kind"], "side");
+  EXPECT_EQ(testing::CompleteJsonLines(log + "\": 1}\n").size(), 3u);
+}
+
 }  // namespace
 }  // namespace kseek::agent

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,16 @@ inline std::string FindOnPath(const std::string& program) {
         << "python3 (for the stand-in model) is not on PATH";                       \
   } while (0)
 
+// The JSON objects of a JSONL text's complete lines: a last line without
+// its newline is still being written and is left out.
+inline std::vector<nlohmann::json> CompleteJsonLines(const std::string& text) {
+  std::vector<nlohmann::json> out;
+  for (size_t from = 0, end; (end = text.find('\n', from)) != std::string::npos; from = end + 1) {
+    if (end > from) out.push_back(nlohmann::json::parse(text.substr(from, end - from)));
+  }
+  return out;
+}
+
 // The stand-in model server, running until destroyed.
 class StandinModel {
  public:
@@ -121,14 +132,13 @@ class StandinModel {
   const std::string& address() const { return address_; }
   std::string url() const { return "http://" + address_; }
   std::string stderr_log() const { return ReadFile(dir_ + "/stderr.log"); }
-  // Every request it got so far.
+  // Every request it got so far: the log's complete lines (a last line
+  // without its newline is still being written, possibly in several
+  // writes, and is left for the next call).
   std::vector<nlohmann::json> Requests() const {
-    std::vector<nlohmann::json> out;
-    std::ifstream in(log_);
-    for (std::string line; std::getline(in, line);) {
-      if (!line.empty()) out.push_back(nlohmann::json::parse(line));
-    }
-    return out;
+    std::ifstream in(log_, std::ios::binary);
+    return CompleteJsonLines(
+        std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
   }
   // The requests of the main conversation ("kind": "main").
   std::vector<nlohmann::json> MainRequests() const {
