@@ -256,24 +256,6 @@ TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
   }
 }
 
-// Head_dim 128's two-Q-buffer kernel with its K/V in a ring of three
-// tile slots (hopper_emu_tile_slots: KSEEK_FA_HD128_Q2_TILE_SLOTS=3 on
-// 176-key tiles): the loads K0, K1, V0, K2, V1, ... each take the next
-// slot, one slot's K or V per phase. Single blocks (w_), clusters of two
-// with the K/V tiles multicast (c_: 700 and 300 keys, so a partial last
-// tile) and row maxima that move after the first tiles (r_: the rescale
-// under the next S). A planted off-by-one in V's ring position must then
-// stop the emulation, so these shapes run the slots.
-TEST(HopperEmulationTest, TileSlotsPass) {
-  ExpectAllPass("tile_slots", "w_hd128_bf16_full_q256_k700", 2);
-  const ProcessResult r = ExpectAllPass("tile_slots", "c_hd128_bf16_full", 4);
-  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
-  ExpectAllPass("tile_slots", "r_hd128_bf16_full_q130_k700", 2);
-}
-TEST(HopperEmulationTest, PlantedTileSlotsVPositionStops) {
-  ExpectPlantStops("tile_slots_v_position", "w_hd128_bf16_full_q256_k700", "deadlock");
-}
-
 // The tail's pieces (hopper_emu_tail: KSEEK_FA_TAIL_SPLITS at every head
 // dim, each launch's plan taken wherever it has one), the t_ shapes: whole
 // items without causal masking whose last round is partly empty, clustered

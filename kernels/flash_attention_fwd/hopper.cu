@@ -1068,17 +1068,6 @@
 #ifndef KSEEK_FA_HD128_Q2_BLOCK_N
 #define KSEEK_FA_HD128_Q2_BLOCK_N 160
 #endif
-// n > 0: the two-Q-buffer kernel's wide tiles (KSEEK_FA_HD128_Q2_BLOCK_N
-// over 128) in a ring of n tile slots instead of two K/V stages: each load,
-// K or V, takes the next slot (K0, K1, V0, K2, V1, ...), so three slots
-// hold what a step reads (K of tile i, V of tile i - 1) and the next load.
-// That leaves room for 176-key tiles beside two Q buffers (64 + 3 x 44 KB
-// and the TMA stores' buffers), FA3's tile with this kernel's second Q
-// buffer; V of a tile then loads once both consumers' S of that tile is
-// done, with about half a step to land. Default 0: off (two stages).
-#ifndef KSEEK_FA_HD128_Q2_TILE_SLOTS
-#define KSEEK_FA_HD128_Q2_TILE_SLOTS 0
-#endif
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
@@ -2937,18 +2926,8 @@ struct WgmmaConfig {
                                    : kBlockN < 128             ? 2
                                                : KSEEK_FA_HD128_Q_BUFFERS;
   static_assert(kQBuffers == 1 || kQBuffers == 2, "one or two Q buffers");
-  // K/V in a ring of tile slots (KSEEK_FA_HD128_Q2_TILE_SLOTS: head_dim
-  // 128's two-Q-buffer kernel on wide tiles), or 0: in stages of a K and a
-  // V tile each.
-  static constexpr int kTileSlots =
-      D == 128 && kQBuffers == 2 && kBlockN > 128 ? KSEEK_FA_HD128_Q2_TILE_SLOTS : 0;
-  static_assert(kTileSlots == 0 || kTileSlots >= 3,
-                "a step reads two tiles while the next one loads");
-  // Stages, or with tile slots as many (the barriers are allocated per
-  // stage; tile slots use the K ones).
   static constexpr int kStages =
-      kTileSlots > 0                                 ? kTileSlots
-      : D == 64                                      ? 4
+      D == 64 ? 4
       : D == 128 && kBlockN == 128 && kQBuffers == 1 ? KSEEK_FA_HD128_STAGES
       : D == 128 && kBlockN < 128                    ? 3
                                                      : 2;
@@ -2957,8 +2936,7 @@ struct WgmmaConfig {
   static constexpr int kQBytes = kConsumers * kQHalfBytes;
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
-  static constexpr int kBarriersAt =
-      kQBuffers * kQBytes + (kTileSlots > 0 ? kTileSlots * kTileBytes : kStages * kStageBytes);
+  static constexpr int kBarriersAt = kQBuffers * kQBytes + kStages * kStageBytes;
   // Parts of a Q buffer with barriers of their own: 1, or with
   // KSEEK_FA_Q_PER_CONSUMER one per consumer (its 64 rows are reloaded as
   // soon as that consumer's last S of the item is done).
@@ -3020,7 +2998,7 @@ template <typename C>
 constexpr int kTmaInVBuffers = C::kWarpsO * 2 * 2048 <= C::kTileBytes ? 2 : 1;
 template <typename C, int D, int KD>
 constexpr bool kWgmmaTmaInV = (KSEEK_FA_TMA_IN_V & WgmmaDimBit(D)) != 0 &&
-                              !C::kTmaStores && C::kConsumers == 2 && C::kTileSlots == 0 &&
+                              !C::kTmaStores && C::kConsumers == 2 &&
                               C::kWarpsO * 2048 <= C::kTileBytes;
 
 // ---------------------------------------------------------------------------
@@ -3044,26 +3022,27 @@ struct DescriptorBase {
 };
 
 // O += P V for one tile of kN keys: P (16-bit, the m16n8k16 A layout per
-// warp) from registers, V from the tile at `v_tile`, MN-major: 64-column
-// blocks kN * 128 bytes apart (LBO), 8-key groups 1024 bytes apart (SBO),
-// 16 keys per step.
+// warp) from registers, V from the second half of the K/V stage at
+// `stage`, MN-major: 64-column blocks kN * 128 bytes apart (LBO), 8-key
+// groups 1024 bytes apart (SBO), 16 keys per step.
 // O (its first KO of the D columns: KSEEK_FA_NARROW_PV) += P V of a tile.
 template <typename T, int D, int kN, int KO = D>
 __device__ __forceinline__ void AccumulatePVWgmma(
-    float (&acc)[KO / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t v_tile) {
+    float (&acc)[KO / 8][4], const uint32_t (&pk)[kN / 16][4], uint32_t stage) {
   static_assert(KO == D || (D == 256 && KO == 192), "O columns");
   static_assert(KO % 64 == 0, "whole 64-column blocks of V");
   constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
+  constexpr uint32_t kV = D / 64 * kColBlockBytes;  // V after K
   constexpr bool kOneWgmma = D == 64 || D == 128 || KSEEK_FA_PV_N256;  // per 16 keys
   if constexpr (KSEEK_FA_DESC_OFFSETS && kOneWgmma) {
-    const DescriptorBase v(v_tile, kColBlockBytes);
+    const DescriptorBase v(stage + kV, kColBlockBytes);
 #pragma unroll
     for (int kk = 0; kk < kN / 16; ++kk)
       WgmmaRS<T, KO, 0>(acc, pk[kk], v.At(kk * 16 * kColBlockRowBytes));
   } else {
 #pragma unroll
     for (int kk = 0; kk < kN / 16; ++kk) {
-      const uint32_t v_rows = v_tile + kk * 16 * kColBlockRowBytes;
+      const uint32_t v_rows = stage + kV + kk * 16 * kColBlockRowBytes;
       if constexpr (kOneWgmma) {
         WgmmaRS<T, KO, 0>(acc, pk[kk], Descriptor(v_rows, kColBlockBytes, 1024));
       } else {
@@ -3077,7 +3056,7 @@ __device__ __forceinline__ void AccumulatePVWgmma(
 }
 
 // S (64 x kN, fp32) = Q K^T: Q (64 rows of this consumer) and K (the
-// tile at `stage`) K-major in 128-byte-swizzled shared memory,
+// first half of the stage) K-major in 128-byte-swizzled shared memory,
 // 16 columns per step (32 bytes inside the swizzle atom's row), over the
 // first KD of the D columns (the others hold zeros past head_dim).
 template <typename T, int D, int kN, int KD = D>
@@ -3381,40 +3360,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   auto full_v = [&](int s) { return stage_barriers + 8 * (C::kStages + s); };
   auto empty_k = [&](int s) { return stage_barriers + 8 * (2 * C::kStages + s); };
   auto empty_v = [&](int s) { return stage_barriers + 8 * (3 * C::kStages + s); };
-  // Ring position `at` of K (v false) or V: its full and empty barriers,
-  // the parity of the phase that the load there fills, and its tile's
-  // address. With stages a position is a stage's K and V tiles; with tile
-  // slots (C::kTileSlots) one tile, K or V, on the K barriers.
-  struct KvSlot {
-    uint32_t full, empty, addr, parity;
-  };
-  auto slot_at = [&](int at, bool v) {
-    if constexpr (C::kTileSlots > 0) {
-      const int s = at % C::kTileSlots;
-      return KvSlot{full_k(s), empty_k(s), kv_smem + s * C::kTileBytes,
-                    uint32_t(at / C::kTileSlots) & 1u};
-    } else {
-      const int s = at % C::kStages;
-      return KvSlot{v ? full_v(s) : full_k(s), v ? empty_v(s) : empty_k(s),
-                    kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0),
-                    uint32_t(at / C::kStages) & 1u};
-    }
-  };
-  // Ring positions per key tile, and where K or V of an item's tile i (of
-  // `tiles`) lies when the item's loads start at position `first`. With
-  // stages tile i is at first + i; with tile slots the loads go in the
-  // producer's order K0, K1, V0, K2, V1, ..., the last V (K one tile ahead
-  // of V): K(i) at 2i - 1 (K0 at 0), V(i) at 2i + 2, the last V at
-  // 2 tiles - 1.
-  constexpr int kRingPerTile = C::kTileSlots > 0 ? 2 : 1;
-  auto kv_slot = [&](int first, int i, int tiles, bool v) {
-    if constexpr (C::kTileSlots > 0)
-      return slot_at(first + (v ? (i == tiles - 1 ? 2 * tiles - 1 : 2 * i + 2)
-                                : (i == 0 ? 0 : 2 * i - 1)),
-                     v);
-    else
-      return slot_at(first + i, v);
-  };
   // Items: query tiles x key splits (p.splits is 1 unless split keys); in
   // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
   // taking the pair's tile r (p.q_tiles counts the pairs).
@@ -3551,14 +3496,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #else
       const int hkv = w.hq / (p.heads_q / p.heads_kv);
 #endif
-      const int tiles = w.tile_end - w.tile_begin;
-      // K of the item's tile i or its V, into its ring slot (kv_slot) once
-      // the consumers have released that slot's previous use.
+      // K of the item's tile i or its V, into ring slot ring + i once the
+      // consumers have released that slot's previous use.
       auto load = [&](int i, bool v) {
-        const KvSlot t = kv_slot(ring, i, tiles, v);
-        const uint32_t full = t.full, dst = t.addr;
-        Wait(t.empty, t.parity ^ 1);
+        const int r = ring + i, s = r % C::kStages;
+        const uint32_t full = v ? full_v(s) : full_k(s);
+        Wait(v ? empty_v(s) : empty_k(s), ((r / C::kStages) & 1) ^ 1);
         ArriveExpectBytes(full, C::kTileBytes);
+        const uint32_t dst =
+            kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
         if constexpr (kCluster) {
           // This block's column blocks, into both blocks' stage s (each
           // block's full barrier expects the whole tile).
@@ -3601,12 +3547,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
       // K runs one tile ahead of V: the consumers issue S of tile i
       // together with P V of tile i - 1.
+      const int tiles = w.tile_end - w.tile_begin;
       for (int i = 0; i < tiles; ++i) {
         if (!kKFirst || i > 0) load(i, false);
         if (i > 0) load(i - 1, true);
       }
       if (tiles > 0) load(tiles - 1, true);
-      ring += kRingPerTile * tiles;
+      ring += tiles;
       // Items are taken in order from a queue, like blocks from the
       // hardware's scheduler: an even load under causal masking (heaviest
       // items first) and K/V shared in L2 by the blocks running together.
@@ -3623,15 +3570,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     }
     if constexpr (kCluster) {
       // The block stays until both blocks' consumers have released every
-      // stage or slot (their arrivals may target this block's barriers):
-      // each empty barrier past its last use.
-      for (int at = ring; at < ring + C::kStages; ++at) {
-        const KvSlot k = slot_at(at, false);
-        Wait(k.empty, k.parity ^ 1);
-        if constexpr (C::kTileSlots == 0) {
-          const KvSlot v = slot_at(at, true);
-          Wait(v.empty, v.parity ^ 1);
-        }
+      // stage (their arrivals may target this block's barriers): each
+      // empty barrier past its last use.
+      for (int r = ring; r < ring + C::kStages; ++r) {
+        Wait(empty_k(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
+        Wait(empty_v(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
       }
     } else if constexpr (!kTail) {
       if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
@@ -3739,8 +3682,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // last P V, and its softmax runs under that P V. `chained`: round n's
   // item was begun so; its block, row statistics, P and alpha are here.
   // Not with three consumers: at 160 registers they spilled (68-132 bytes).
-  constexpr bool kChain = (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 &&
-                          C::kConsumers == 2 && !kCluster && C::kTileSlots == 0;
+  constexpr bool kChain =
+      (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 && C::kConsumers == 2 && !kCluster;
   bool chained = false;
   BlockWork chained_w;
   int chained_split = 0;
@@ -3789,21 +3732,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
       }
       if (!kChain || !chained) {
-        const KvSlot first_k = kv_slot(ring, 0, tiles, false);
-        Wait(first_k.full, first_k.parity);
+        const int s0 = ring % C::kStages;
+        Wait(full_k(s0), (ring / C::kStages) & 1);
         if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
         float sc[kN / 8][4];
         HoldRegisters(sc);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, first_k.addr);
+        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
         if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
         WgmmaWait<0>();
         HoldRegisters(sc);
         if (lane == 0) {
-          Arrive(first_k.empty);
-          to_peer(first_k.empty, true);
+          Arrive(empty_k(s0));
+          to_peer(empty_k(s0), true);
           if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
         if constexpr (kDeferV) release_prev();
@@ -3812,22 +3755,23 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
         PackScores<T, kN>(sc, pk);
       }
-      // K (at kt) and the pending tile's V (at vt: the tile whose P V is
-      // not issued yet) once landed, then in this consumer's turn S = Q K^T
-      // (Q at q) into sc and O += P V of the pending tile: a step's GEMMs
-      // (and the chained step's).
-      auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q, const KvSlot& kt,
-                                const KvSlot& vt) {
+      int pending = ring % C::kStages;  // the stage whose P V is not issued
+      // Ring tile r's K (stage s, at `stage`) and the pending tile's V
+      // once landed, then in this consumer's turn S = Q K^T (Q at q) into
+      // sc and O += P V of the pending tile: a step's GEMMs (and the
+      // chained step's).
+      auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
+                                const int r, const int s, const uint32_t stage) {
         if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
           // Both tests issued before either result is needed: one test's
           // latency, not two waits' in a row, where both have landed.
-          const bool k_in = TestWait(kt.full, kt.parity);
-          const bool v_in = TestWait(vt.full, vt.parity);
-          if (!k_in) Wait(kt.full, kt.parity);
-          if (!v_in) Wait(vt.full, vt.parity);
+          const bool k_in = TestWait(full_k(s), (r / C::kStages) & 1);
+          const bool v_in = TestWait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          if (!k_in) Wait(full_k(s), (r / C::kStages) & 1);
+          if (!v_in) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
         } else {
-          Wait(kt.full, kt.parity);
-          Wait(vt.full, vt.parity);
+          Wait(full_k(s), (r / C::kStages) & 1);
+          Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
         }
         if constexpr (kTurns) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
 
@@ -3838,14 +3782,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, kQDescPerTile ? Opaque(q) : q, kt.addr);
+        IssueScoresWgmma<T, D, kN, KD>(sc, kQDescPerTile ? Opaque(q) : q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
           HoldRegisters(st.acc);
           WgmmaFence();
         }
-        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, vt.addr);
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
         HoldRegisters(st.acc);
@@ -3856,21 +3801,22 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // the tile is at or past the rows' limits.
       auto step = [&](const int i, auto mask_mode) {
         constexpr int kMask = decltype(mask_mode)::kMode;
-        const KvSlot kt = kv_slot(ring, i, tiles, false), vt = kv_slot(ring, i - 1, tiles, true);
+        const int r = ring + i, s = r % C::kStages;
+        const uint32_t stage = kv_smem + s * C::kStageBytes;
         const int k0 = tile_of(w, i) * kN;
         float sc[kN / 8][4];
-        issue_s_and_pv(sc, q_rows, kt, vt);
+        issue_s_and_pv(sc, q_rows, r, s, stage);
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
 #if KSEEK_FA_PREDICATED_ARRIVE
-        ArriveIf(kt.empty, lane == 0);
-        to_peer(kt.empty, lane == 0);
+        ArriveIf(empty_k(s), lane == 0);
+        to_peer(empty_k(s), lane == 0);
         ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
 #else
         if (lane == 0) {
-          Arrive(kt.empty);
-          to_peer(kt.empty, true);
+          Arrive(empty_k(s));
+          to_peer(empty_k(s), true);
           if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
 #endif
@@ -3884,18 +3830,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(pk);
         HoldRegisters(st.acc);
 #if KSEEK_FA_PREDICATED_ARRIVE
-        ArriveIf(vt.empty, lane == 0);
-        to_peer(vt.empty, lane == 0);
+        ArriveIf(empty_v(pending), lane == 0);
+        to_peer(empty_v(pending), lane == 0);
 #else
         if (lane == 0) {
-          Arrive(vt.empty);
-          to_peer(vt.empty, true);
+          Arrive(empty_v(pending));
+          to_peer(empty_v(pending), true);
         }
 #endif
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
         }
         PackScores<T, kN>(sc, pk);
+        pending = s;
       };
       // The tiles that need no mask in a loop of their own (kSplitMask),
       // then the rest: with the mask's test (a branch) between the waits
@@ -3926,13 +3873,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         int split2 = 0;
         if (take(n + 1, w2, split2) && w2.tile_end > w2.tile_begin) {
           const int qb2 = (n + 1) % kQB;
-          const KvSlot kt = kv_slot(ring + kRingPerTile * tiles, 0, 1, false),
-                       vt = kv_slot(ring, tiles - 1, tiles, true);
+          const int r = ring + tiles, s2 = r % C::kStages;
           float sc[kN / 8][4];
-          issue_s_and_pv(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes, kt, vt);
+          issue_s_and_pv(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes, r, s2,
+                         kv_smem + s2 * C::kStageBytes);
           WgmmaWait<1>();  // the next item's S
           HoldRegisters(sc);
-          ArriveIf(kt.empty, lane == 0);
+          ArriveIf(empty_k(s2), lane == 0);
           ArriveIf(q_empty(qb2, qpart), lane == 0 && w2.tile_end - w2.tile_begin == 1);
           const int row2 = w2.q0 + kRowsPerWarp * warp + lane / 4;
           MaskScores<kN>(sc, tile_of(w2, 0) * kN, lane, KeyLimit(p, row2),
@@ -3944,7 +3891,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           WgmmaWait<0>();  // this item's last P V
           HoldRegisters(pk);
           HoldRegisters(st.acc);
-          ArriveIf(vt.empty, lane == 0);
+          ArriveIf(empty_v(pending), lane == 0);
           PackScores<T, kN>(sc, chained_pk);
 #pragma unroll
           for (int e = 0; e < 2; ++e) {
@@ -3957,31 +3904,31 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
       }
       if (!kChain || !chained) {
-        const KvSlot vt = kv_slot(ring, tiles - 1, tiles, true);
-        Wait(vt.full, vt.parity);
+        Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
         if constexpr (kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
         }
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, vt.addr);
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
         if (kTmaInV && !kTail && p.splits == 1 &&
             tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
-          held_v = (ring + tiles - 1) % C::kStages;  // released once O's stores have read it
+          held_v = pending;  // released once O's stores have read it
         else if (lane == 0) {
-          Arrive(vt.empty);
-          to_peer(vt.empty, true);
+          Arrive(empty_v(pending));
+          to_peer(empty_v(pending), true);
         }
       }
     } else if (lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
     }
-    ring += kRingPerTile * tiles;
+    ring += tiles;
 
     float total[2];
 #pragma unroll

@@ -65,11 +65,6 @@ PLANTS = {
          "      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);\n"),
         ("    if constexpr (kCluster) ArriveClusterIf(PeerAddress(bar, peer), pred);\n", ""),
     ],
-    # A ring of tile slots (KSEEK_FA_HD128_Q2_TILE_SLOTS): V of a tile
-    # is placed one position early, in the slot of the next K, so producer
-    # and consumers disagree on where the tiles are.
-    "tile_slots_v_position": ("      return slot_at(first + (v ? (i == tiles - 1 ? 2 * tiles - 1 : 2 * i + 2)\n",
-                              "      return slot_at(first + (v ? (i == tiles - 1 ? 2 * tiles - 1 : 2 * i + 1)\n"),
     # Tail pieces (KSEEK_FA_TAIL_SPLITS): the first piece of a query tile
     # to count combines, reading the other pieces' partials before they are
     # stored (and the counter is not set back, so no later piece does).
