@@ -170,7 +170,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // the last key tile's V for items of any length at D = 256 and D = 192
 // (the default: 32 tiles or more) and on head_dim 128's 160-key tiles
 // (the k700 w_ and r_ shapes), each warp releasing that V only after the
-// next item's first S (the w_, r_ and dim_ shapes there). A planted
+// next item's first S (the w_, r_ and dim_ shapes there), and a step's V
+// waited for after its S is issued at D = 256 and D = 192 too
+// (KSEEK_FA_V_AFTER_S; the default has it at 64 and 128). A planted
 // change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.
@@ -201,7 +203,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
 // packed rows where it splits the keys 2-11 ways (the pk_ shapes of 1
 // query x 16 and 12 heads: 10 and 7 splits there, the decode kernel's long
 // splits by default), and O of items of 32 or more key tiles at D = 256
-// and D = 192 in 16-byte stores (the w_ shapes of 2,600 and 4,000 keys).
+// and D = 192 in 16-byte stores (the w_ shapes of 2,600 and 4,000 keys);
+// and what v3s replaced: K and V of a step both in before its turn at
+// head_dim 64 and 128 (KSEEK_FA_V_AFTER_S=0).
 class ReplacedPaths : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(ReplacedPaths, PassOnTheirShapes) {

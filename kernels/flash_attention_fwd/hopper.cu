@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3r: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3s: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -116,8 +116,8 @@
 //   chunk c of row r at c ^ (r % 8)), 1024-byte aligned: the layout TMA
 //   writes and the WGMMA descriptors read (hopper_wgmma_probe.cu checks
 //   those descriptors on the device). ptxas: 168 registers at launch; no
-//   spills except in the split-loop instances (below) at head_dim 256
-//   (4 / 24 bytes, KD 192 / 256) and with three consumers at 64 (8 bytes).
+//   spills except in the four split-loop instances (below) at head_dim 256
+//   (4 bytes each).
 //
 //   Producer. One thread issues every TMA load (cp.async.bulk.tensor)
 //   through three 4-D tensor maps built per call over the BSHD tensors,
@@ -141,11 +141,12 @@
 //   completes, where the producer used to spin (a tenth of the kernel's
 //   instructions at head_dim 128).
 //
-//   Consumers, per key tile i of an item: test K(i) and V(i - 1) together,
-//   and wait for the one not yet landed; take
+//   Consumers, per key tile i of an item: at head_dim 64 and 128 wait for
+//   K(i) (KSEEK_FA_V_AFTER_S), at 192 and 256 test K(i) and V(i - 1)
+//   together and wait for the one not yet landed; take
 //   the turn (named barriers, a ring over the consumers); issue S = Q K^T
-//   (wgmma m64nNk16, N the keys per tile, Q and K from shared memory) and
-//   O += P V of tile
+//   (wgmma m64nNk16, N the keys per tile, Q and K from shared memory),
+//   at 64 and 128 then wait for V(i - 1), and issue O += P V of tile
 //   i - 1 (m64nDk16, P from registers, V MN-major from shared memory; one
 //   m64n256k16 per 16 keys at head_dim 256); pass the turn; wait for S and
 //   release K(i) (and Q after the item's last S); mask; online softmax in
@@ -374,6 +375,16 @@
 //   64's three consumers only where their 192-row items pad by at most 25%
 //   more rows (KSEEK_FA_HD64_THREE_PAD_PCT: 193-256 queries take two, 1.2x
 //   there; no task shape moves).
+//   Version 3s (this file; NOTES.md v3s; bench/results/hopper_v3s_h200.txt):
+//   at head_dim 64 and 128 a consumer issues a step's S once K has landed
+//   and waits for V only before the P V (KSEEK_FA_V_AFTER_S=3, FA3's
+//   order). 1.028x FA3 and 1.125x cuDNN over the FA3 grid (566 TFLOP/s;
+//   FA3 551, cuDNN 503), 1.099x FA3 / 1.408x cuDNN over all, every class at
+//   or above 1.0x FA3: head_dim 128 non-causal 1.011x (s512-s2048
+//   0.995-1.006, s4096-s16384 1.012-1.032), causal 1.011x (s2048-s16384
+//   0.987-0.995); head_dim 128 s16384 bf16 non-causal 773 TFLOP/s (FA3
+//   749; 98% of 790); no scenario under 0.93x the best of FA3 and cuDNN
+//   (lowest decode_b64_k2048_gqa8_hd96 at 0.930x cuDNN).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -685,6 +696,17 @@
 // either (1), or wait on one after the other (0).
 #ifndef KSEEK_FA_TEST_KV_TOGETHER
 #define KSEEK_FA_TEST_KV_TOGETHER 1
+#endif
+// WGMMA kernels (sums of WgmmaDimBit) whose consumers wait for a step's V
+// only after issuing its S, between the two GEMMs (as FA3 does), so that S
+// starts as soon as K has landed when V is late; elsewhere K and V are in
+// before the turn is taken. Default 3 (head_dim 64 and 128): measured
+// against 0 over 150 grid, GQA, ragged and heads1 scenarios +0.9% on the
+// head_dim 128 grid (s512-s1024 +1.1-1.5%, s8192-s16384 +0.9-1.9%, causal
+// +0.2-1.7%), +0.4% at 64, +2% at 80 and 96, 0.998-1.0 at 160-256
+// (NOTES.md v3s).
+#ifndef KSEEK_FA_V_AFTER_S
+#define KSEEK_FA_V_AFTER_S 3
 #endif
 // wgmma descriptors as a base descriptor plus each operand's offset (1),
 // or each built from its address (0).
@@ -3645,6 +3667,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // without kLazy).
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
+  constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
       (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
@@ -3757,12 +3780,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
       int pending = ring % C::kStages;  // the stage whose P V is not issued
       // Ring tile r's K (stage s, at `stage`) and the pending tile's V
-      // once landed, then in this consumer's turn S = Q K^T (Q at q) into
-      // sc and O += P V of the pending tile: a step's GEMMs (and the
-      // chained step's).
+      // once landed (kVAfterS: V once S is issued), then in this
+      // consumer's turn S = Q K^T (Q at q) into sc and O += P V of the
+      // pending tile: a step's GEMMs (and the chained step's).
       auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
                                 const int r, const int s, const uint32_t stage) {
-        if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
+        if constexpr (kVAfterS) {
+          Wait(full_k(s), (r / C::kStages) & 1);
+        } else if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
           // Both tests issued before either result is needed: one test's
           // latency, not two waits' in a row, where both have landed.
           const bool k_in = TestWait(full_k(s), (r / C::kStages) & 1);
@@ -3789,6 +3814,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           HoldRegisters(st.acc);
           WgmmaFence();
         }
+        if constexpr (kVAfterS) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
         AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
                                     kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
