@@ -693,7 +693,8 @@
 #define KSEEK_FA_WAIT_HINT_NS 1000000
 #endif
 // The consumers test a tile's K and V barriers together before waiting on
-// either (1), or wait on one after the other (0).
+// either (1), or wait on one after the other (0); where KSEEK_FA_V_AFTER_S
+// is off.
 #ifndef KSEEK_FA_TEST_KV_TOGETHER
 #define KSEEK_FA_TEST_KV_TOGETHER 1
 #endif
