@@ -172,7 +172,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // (the k700 w_ and r_ shapes), each warp releasing that V only after the
 // next item's first S (the w_, r_ and dim_ shapes there), and a step's V
 // waited for after its S is issued at D = 256 and D = 192 too
-// (KSEEK_FA_V_AFTER_S; the default has it at 64 and 128). A planted
+// (KSEEK_FA_V_AFTER_S; the default has it at 64 and 128), and the K/V
+// ring's stages and phases divided unsigned (KSEEK_FA_RING_UNSIGNED) and
+// the tiles that need no mask without the softmax's test for a row that
+// has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST). A planted
 // change of the
 // chained items' scale failed 4 `w_` shapes and leaving out their mask 3
 // (NOTES.md v3j), so the chained path runs.

@@ -548,11 +548,11 @@
 //                               (1 or 2)
 //   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
 //                               to 2 K/V stages; head_dim 256 has 1)
-//   KSEEK_FA_HD64_P_SMEM        1: head_dim 64's three-consumer items
-//                               without causal masking on 192-key tiles
-//                               with P through shared memory (where they
-//                               pad the keys by at most 5% more than 128);
-//                               2: every three-consumer item; 0: off
+//   KSEEK_FA_RING_UNSIGNED      1: the K/V ring's stage and phase computed
+//                               unsigned (0, the default: signed)
+//   KSEEK_FA_UNMASKED_NO_INF_TEST head dims (WgmmaDimBit) whose unmasked key
+//                               tiles skip the softmax's test for a row
+//                               without keys (default 0: none)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -646,27 +646,28 @@
 #ifndef KSEEK_FA_HD64_Q_BUFFERS
 #define KSEEK_FA_HD64_Q_BUFFERS 2
 #endif
-// Head_dim 64's three-consumer items on 192-key tiles with P through
-// shared memory (KSEEK_FA_HD64_P_SMEM): 0 off; 1 without causal masking
-// where 192-key tiles pad the keys by at most 5% more than 128-key ones;
-// 2 every three-consumer item (causal ones too). Three consumers at 160
-// registers hold S of 192 keys and O, not also P in registers (the
-// 128-key tiles' RS P V), so each consumer writes its P by stmatrix into
-// 24 KB of its own in the A operand's swizzled layout and issues P V with
-// both operands in shared memory (V MN-major); two K/V stages of 48 KB
-// and the P buffers (72 KB) replace the four 128-key stages, and O is
-// staged through the warp's own 2 KB of P.
-#ifndef KSEEK_FA_HD64_P_SMEM
-#define KSEEK_FA_HD64_P_SMEM 0
+// WGMMA kernels (sums of WgmmaDimBit) whose consumers other than the first
+// do not wait on the K/V stages' full barriers inside the turns: the
+// first consumer waits there before it passes the turn, and every other
+// one issues the same tile's GEMMs only after it (as FA3's consumers do
+// with its scheduler barrier).
+#ifndef KSEEK_FA_WAIT_FIRST_ONLY
+#define KSEEK_FA_WAIT_FIRST_ONLY 0
 #endif
-// WGMMA kernels (sums of WgmmaDimBit) whose softmax takes every
-// KSEEK_FA_POLY_EXP2_EVERY-th group of 8 keys' exponentials by a
-// polynomial on the FMA pipe instead of the MUFU (Exp2Poly).
-#ifndef KSEEK_FA_POLY_EXP2
-#define KSEEK_FA_POLY_EXP2 0
+// 1: the WGMMA kernel's K/V ring positions divided unsigned (RingStage,
+// RingPhase); 0: signed, as before. Measured after v3s (loop_trims.sh):
+// 1.000x over 208 scenarios, head_dim 64 +0.3%.
+#ifndef KSEEK_FA_RING_UNSIGNED
+#define KSEEK_FA_RING_UNSIGNED 0
 #endif
-#ifndef KSEEK_FA_POLY_EXP2_EVERY
-#define KSEEK_FA_POLY_EXP2_EVERY 4
+// WGMMA kernels (sums of WgmmaDimBit) whose consumers' key tiles that
+// need no mask compute the rows' new bases without the test for a row
+// that has seen no key (their keys are valid for every row of the
+// consumer, so every new maximum is finite); elsewhere the test is in
+// every tile. Measured after v3s (loop_trims.sh, at every head dim):
+// +1.3% on the head_dim 64 grid, -1.4 to -1.7% at 128 and -2.5% at 80/96.
+#ifndef KSEEK_FA_UNMASKED_NO_INF_TEST
+#define KSEEK_FA_UNMASKED_NO_INF_TEST 0
 #endif
 #ifndef KSEEK_FA_HD128_Q_BUFFERS
 #define KSEEK_FA_HD128_Q_BUFFERS 1
@@ -1719,29 +1720,9 @@ __device__ __forceinline__ float Exp2(float x) {
 // theirs have alpha 1.
 // Returns whether a row of the warp moved (the same in every lane): O
 // needs its rescale only then. Without kLazy, true.
-// 2^x without the MUFU (KSEEK_FA_POLY_EXP2): x rounded to the nearest
-// integer j by adding 1.5 * 2^23 (j is then the low bits of t), 2^(x - j)
-// for x - j in [-0.5, 0.5] by a degree-3 polynomial (minimax in relative
-// error: 7.5e-5, under half a unit in the last place of fp16 and bf16 P),
-// and j added to its exponent field: FADDs and FFMAs on the FMA pipe and
-// one shift-and-add. x is clamped at -126.5 (j >= -126, so the exponent
-// field stays non-negative): where ex2.approx.ftz gives 0 this gives
-// 2^-126.5, nothing beside a row's largest term (1); a row that has seen
-// no key at all has its sum zeroed instead (SoftmaxScores).
-__device__ __forceinline__ float Exp2Poly(float x) {
-  x = fmaxf(x, -126.5f);
-  const float t = x + 12582912.f;
-  const float f = x - (t - 12582912.f);
-  const float p =
-      fmaf(fmaf(fmaf(0.0551716691f, f, 0.242611122f), f, 0.693260985f), f, 0.999928074f);
-  return __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-}
-
-// kPoly > 0: the exponentials of every kPoly-th group of 8 keys by
-// Exp2Poly (on the FMA pipe), the others by Exp2 (the MUFU): at head_dim
-// 64 the MUFU's 16 exponentials per clock per SM match the tensor cores'
-// rate, so moving some of them off it shortens the softmax.
-template <int D, int kN, bool kLazy = false, int kPoly = 0>
+// kMaybeEmpty false: the caller knows every row's new maximum is finite
+// (a tile of keys valid for all its rows), so the base needs no test.
+template <int D, int kN, bool kLazy = false, bool kMaybeEmpty = true>
 __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
                                               WarpState<D>& st,
                                               float scale_log2,
@@ -1779,7 +1760,7 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
       }
       // While a row has seen no key its max is -inf: subtract 0 instead,
       // so exp2(-inf - base) is 0 rather than NaN.
-      base = mx == -INFINITY ? 0.f : mx * scale_log2;
+      base = kMaybeEmpty && mx == -INFINITY ? 0.f : mx * scale_log2;
       alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
       st.row_max[i] = mx;
     }
@@ -1788,15 +1769,10 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
     for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
-        const float x = fmaf(s[n][2 * i + e], scale_log2, -base);
-        const float pe = kPoly > 0 && n % kPoly == kPoly - 1 ? Exp2Poly(x) : Exp2(x);
+        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
         s[n][2 * i + e] = pe;
         sum += pe;
       }
-    // A row with no key yet: Exp2Poly's terms are 2^-126.5, not 0; its sum
-    // stays 0 (O is then stored as 0, and the first finite maximum
-    // rescales the terms in O away by alpha = 0).
-    if constexpr (kPoly > 0) sum = st.row_max[i] == -INFINITY ? 0.f : sum;
     st.row_sum[i] = st.row_sum[i] * alpha[i] + sum;
   }
   if constexpr (kLazy) return __any_sync(0xffffffffu, moved);
@@ -2577,15 +2553,6 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),   \
                  "r"(1))
 
-// d (64 x N, fp32) += A B; A (64 x 16) K-major and B (16 x N) MN-major,
-// both in shared memory (P V with P written there).
-#define KSEEK_WGMMA_SSV(TYPE, N, REGS, A_, B_, P_, ...)                       \
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " P_ ", 0;\n"             \
-               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "."   \
-               TYPE " " REGS ", " A_ ", " B_ ", p, 1, 1, 0, 1;\n}\n"         \
-               : __VA_ARGS__                                                \
-               : "l"(desc_a), "l"(desc_b), "r"(1))
-
 // The wrappers below for both 16-bit types: the type is a literal in the
 // instruction.
 #define KSEEK_WGMMA_SS_T(...)                                               \
@@ -2598,11 +2565,6 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
     KSEEK_WGMMA_RS("f16", __VA_ARGS__);                                     \
   else                                                                      \
     KSEEK_WGMMA_RS("bf16", __VA_ARGS__)
-#define KSEEK_WGMMA_SSV_T(...)                                              \
-  if constexpr (kIsHalf<T>)                                                 \
-    KSEEK_WGMMA_SSV("f16", __VA_ARGS__);                                    \
-  else                                                                      \
-    KSEEK_WGMMA_SSV("bf16", __VA_ARGS__)
 
 // One specialisation per N, since the operand list is a literal:
 // WgmmaSS<T, N> (d = A B^T (+ d), as KSEEK_WGMMA_SS) and WgmmaRS<T, N,
@@ -2662,19 +2624,10 @@ __device__ __forceinline__ void WgmmaRS(float (&d)[G][4],
                                         uint64_t desc_b) {
   WgmmaRSOp<N>::template Run<T, kBase, G>(d, a, desc_b);
 }
-// d (64 x 64) += A B, both from shared memory, B MN-major (head_dim 64's
-// P V with P in shared memory).
-template <typename T>
-__device__ __forceinline__ void WgmmaSSV64(float (&d)[8][4], uint64_t desc_a,
-                                           uint64_t desc_b) {
-  KSEEK_WGMMA_SSV_T(64, KSEEK_REGS32, "%32", "%33", "%34", KSEEK_ACC32(d, 0));
-}
 
 #undef KSEEK_DEFINE_WGMMA_RS
 #undef KSEEK_DEFINE_WGMMA_SS
 #undef KSEEK_WGMMA_RS_T
-#undef KSEEK_WGMMA_SSV_T
-#undef KSEEK_WGMMA_SSV
 #undef KSEEK_WGMMA_SS_T
 #undef KSEEK_WGMMA_RS
 #undef KSEEK_WGMMA_SS
@@ -3008,12 +2961,8 @@ struct WgmmaConfig {
                     (D == 192 && (kBlockN == 96 || kBlockN == 112)),
                 "S = Q K^T is m64n64, m64n80, m64n128, m64n144, m64n160, m64n176 or m64n192 "
                 "(at D = 192 also m64n96 and m64n112)");
-  // P through shared memory (KSEEK_FA_HD64_P_SMEM): three consumers at
-  // head_dim 64 on 192-key tiles.
-  static constexpr bool kPInSmem = D == 64 && NC == 3 && kBlockN == 192;
-  static_assert(kBlockN <= 128 || (D == 128 && NC == 2) || kPInSmem,
-                "wide key tiles only at head_dim 128, and head_dim 64's 192 with P "
-                "in shared memory");
+  static_assert(kBlockN <= 128 || (D == 128 && NC == 2),
+                "wide key tiles only at head_dim 128");
   // Q buffers: with two, the next item's Q (and so its first K/V tiles)
   // loads while the consumers still compute this item; head_dim 256 has
   // no room for a second one, head_dim 128 gives up a K/V stage for it.
@@ -3031,7 +2980,7 @@ struct WgmmaConfig {
                                                : KSEEK_FA_HD128_Q_BUFFERS;
   static_assert(kQBuffers == 1 || kQBuffers == 2, "one or two Q buffers");
   static constexpr int kStages =
-      D == 64 ? (kPInSmem ? 2 : 4)
+      D == 64 ? 4
       : D == 128 && kBlockN == 128 && kQBuffers == 1 ? KSEEK_FA_HD128_STAGES
       : D == 128 && kBlockN < 128                    ? 3
                                                      : 2;
@@ -3040,11 +2989,7 @@ struct WgmmaConfig {
   static constexpr int kQBytes = kConsumers * kQHalfBytes;
   static constexpr int kTileBytes = kColBlocks * kBlockN * kColBlockRowBytes;
   static constexpr int kStageBytes = 2 * kTileBytes;
-  // With kPInSmem each consumer's P (64 rows x kBlockN keys, 16-bit) in
-  // 64-key blocks of 64 rows x 128 bytes, 128-byte swizzled like Q.
-  static constexpr int kPAt = kQBuffers * kQBytes + kStages * kStageBytes;
-  static constexpr int kPConsumerBytes = kPInSmem ? kBlockN / 64 * kWgRows * 128 : 0;
-  static constexpr int kBarriersAt = kPAt + kConsumers * kPConsumerBytes;
+  static constexpr int kBarriersAt = kQBuffers * kQBytes + kStages * kStageBytes;
   // Parts of a Q buffer with barriers of their own: 1, or with
   // KSEEK_FA_Q_PER_CONSUMER one per consumer (its 64 rows are reloaded as
   // soon as that consumer's last S of the item is done).
@@ -3084,13 +3029,8 @@ struct WgmmaConfig {
       kTmaStores ? kTmaAt : (kItemEnd + 127) / 128 * 128;
   static constexpr int kStagedBytes = kWarpsO * 2048 * (kTmaStores ? kTmaBuffers : 1);
   static constexpr bool kStagedStores =
-      !kTmaStores && !kPInSmem && (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 &&
-      D <= 128 && 1024 + kStagedAt + kStagedBytes <= 227 * 1024;
-  // With kPInSmem O is staged through the warp's own 16 rows of its
-  // consumer's P (the first 64-key block: 2 KB), free once the item's last
-  // P V is done.
-  static constexpr bool kStagedInP =
-      kPInSmem && (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0;
+      !kTmaStores && (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 && D <= 128 &&
+      1024 + kStagedAt + kStagedBytes <= 227 * 1024;
   // 1024 bytes of slack to align the tiles to the swizzle atom.
   static constexpr int kSmemBytes =
       1024 + (kStagedStores || kTmaStores ? kStagedAt + kStagedBytes : kItemEnd);
@@ -3212,43 +3152,6 @@ __device__ __forceinline__ void PackScores(const float (&sc)[kN / 8][4],
     pk[kk][2] = Pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T());
     pk[kk][3] = Pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T());
   }
-}
-
-// P rounded to 16 bits into the consumer's P buffer at `p_rows` (shared
-// address; kN / 64 blocks of 64 rows x 128 bytes, 16-byte chunk c of row r
-// at c ^ (r % 8), the layout IssueScoresWgmma reads Q in), the warp's rows
-// 16 wq .. 16 wq + 15 (wq: the warp within its warpgroup). Per 16 keys
-// one stmatrix of the four 8 x 8 matrices of PackScores' registers: rows
-// 0-7 / 8-15 (matrices 0, 2 / 1, 3) x keys 0-7 / 8-15 (0, 1 / 2, 3);
-// lane l gives the address of row l % 8 of matrix l / 8. The caller fences
-// (fence.proxy.async) and synchronises the warpgroup before P V reads it.
-template <typename T, int kN>
-__device__ __forceinline__ void StoreScoresSmem(const float (&sc)[kN / 8][4],
-                                                uint32_t p_rows, int wq, int lane) {
-  const int m = lane / 8, x = lane % 8;
-  const uint32_t row = p_rows + (16 * wq + x + 8 * (m & 1)) * 128;
-  const int half = m >> 1;
-#pragma unroll
-  for (int kk = 0; kk < kN / 16; ++kk)
-    StMatrixX4(row + (kk / 4) * (kWgRows * 128) + ((((kk % 4) * 2 + half) ^ x) << 4),
-               Pack2(sc[2 * kk][0], sc[2 * kk][1], T()),
-               Pack2(sc[2 * kk][2], sc[2 * kk][3], T()),
-               Pack2(sc[2 * kk + 1][0], sc[2 * kk + 1][1], T()),
-               Pack2(sc[2 * kk + 1][2], sc[2 * kk + 1][3], T()));
-}
-
-// O (64 x 64) += P V of a tile of kN keys with P in shared memory at
-// `p_rows` (StoreScoresSmem's layout, K-major) and V MN-major in the
-// second half of the stage (as AccumulatePVWgmma).
-template <typename T, int kN>
-__device__ __forceinline__ void AccumulatePVSmem(float (&acc)[8][4], uint32_t p_rows,
-                                                 uint32_t stage) {
-  constexpr uint32_t kColBlockBytes = kN * kColBlockRowBytes;
-  const DescriptorBase pd(p_rows, 16), v(stage + kColBlockBytes, kColBlockBytes);
-#pragma unroll
-  for (int kk = 0; kk < kN / 16; ++kk)
-    WgmmaSSV64<T>(acc, pd.At((kk / 4) * (kWgRows * 128) + (kk % 4) * 32),
-                  v.At(kk * 16 * kColBlockRowBytes));
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
@@ -3460,6 +3363,21 @@ __device__ void StoreTailPiece(const Problem& p, const BlockWork& w, WarpState<K
 // TG: the tail's grid (KSEEK_FA_TAIL_SPLITS): its items are the pieces
 // from p.tail_from on, in a static order; the launch without TG takes the
 // items before p.tail_from.
+// A K/V ring position r (>= 0): its stage and the parity of its use of
+// that stage. KSEEK_FA_RING_UNSIGNED: computed unsigned, so that a power
+// of two of stages takes a shift and a mask, not a signed division's
+// five instructions.
+template <int kStages>
+__device__ __forceinline__ int RingStage(int r) {
+  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return int(unsigned(r) % unsigned(kStages));
+  return r % kStages;
+}
+template <int kStages>
+__device__ __forceinline__ uint32_t RingPhase(int r) {
+  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return (unsigned(r) / unsigned(kStages)) & 1u;
+  return uint32_t((r / kStages) & 1);
+}
+
 template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1,
           bool TG = false>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
@@ -3649,9 +3567,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // K of the item's tile i or its V, into ring slot ring + i once the
       // consumers have released that slot's previous use.
       auto load = [&](int i, bool v) {
-        const int r = ring + i, s = r % C::kStages;
+        const int r = ring + i, s = RingStage<C::kStages>(r);
         const uint32_t full = v ? full_v(s) : full_k(s);
-        Wait(v ? empty_v(s) : empty_k(s), ((r / C::kStages) & 1) ^ 1);
+        Wait(v ? empty_v(s) : empty_k(s), (RingPhase<C::kStages>(r)) ^ 1);
         ArriveExpectBytes(full, C::kTileBytes);
         const uint32_t dst =
             kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
@@ -3723,8 +3641,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // stage (their arrivals may target this block's barriers): each
       // empty barrier past its last use.
       for (int r = ring; r < ring + C::kStages; ++r) {
-        Wait(empty_k(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
-        Wait(empty_v(r % C::kStages), ((r / C::kStages) & 1) ^ 1);
+        Wait(empty_k(RingStage<C::kStages>(r)), (RingPhase<C::kStages>(r)) ^ 1);
+        Wait(empty_v(RingStage<C::kStages>(r)), (RingPhase<C::kStages>(r)) ^ 1);
       }
     } else if constexpr (!kTail) {
       if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
@@ -3774,29 +3692,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
-  // P through this consumer's buffer in shared memory (C::kPInSmem): each
-  // thread writes its part by stmatrix and fences it for the async proxy;
-  // the warpgroup synchronises before P V is issued (the turn's barrier,
-  // which all 128 threads of this consumer reach, or without turns and
-  // for the item's last P V a barrier of its own).
-  constexpr bool kPSmem = C::kPInSmem;
-  const uint32_t p_rows = base + C::kPAt + cwg * C::kPConsumerBytes;
-  constexpr int kPBarrier = 8;  // + consumer
-  auto store_p = [&](const float (&sc)[kN / 8][4], uint32_t (&pk)[kPSmem ? 1 : kN / 16][4]) {
-    if constexpr (kPSmem) {
-      StoreScoresSmem<T, kN>(sc, p_rows, warp % 4, lane);
-      FenceProxyAsync();
-    } else {
-      PackScores<T, kN>(sc, pk);
-    }
-  };
-  auto accumulate_pv = [&](WarpState<KO>& st, const uint32_t (&pk)[kPSmem ? 1 : kN / 16][4],
-                           const uint32_t stage) {
-    if constexpr (kPSmem)
-      AccumulatePVSmem<T, kN>(st.acc, p_rows, stage);
-    else
-      AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, stage);
-  };
   constexpr bool kDeferV = kTmaInV && KSEEK_FA_TMA_IN_V_DEFER != 0;
   // The stage whose V holds O's stores (kTmaInV), or -1: released by lane
   // 0 once those stores have read it, right after them or (kDeferV) once
@@ -3819,10 +3714,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
   constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;
-  // Every KSEEK_FA_POLY_EXP2_EVERY-th group of 8 keys' exponentials on the
-  // FMA pipe (KSEEK_FA_POLY_EXP2; SoftmaxScores).
-  constexpr int kPolyExp =
-      (KSEEK_FA_POLY_EXP2 & WgmmaDimBit(D)) != 0 ? KSEEK_FA_POLY_EXP2_EVERY : 0;
+  // KSEEK_FA_WAIT_FIRST_ONLY: only consumer 0 waits for a stage's K and V
+  // where the GEMMs that read them are issued in the turns; the others'
+  // turns on the same tile come after its own, and so after those waits.
+  constexpr bool kWaitFirst = kTurns && (KSEEK_FA_WAIT_FIRST_ONLY & WgmmaDimBit(D)) != 0;
+  const bool waits_in_turn = !kWaitFirst || cwg == 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
       (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
@@ -3886,8 +3782,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
     WarpState<KO> st;
     st.Clear();
-    uint32_t pk[kPSmem ? 1 : kN / 16][4];  // P of the pending tile (kPSmem: unused)
-    if constexpr (kPSmem) pk[0][0] = pk[0][1] = pk[0][2] = pk[0][3] = 0;
+    uint32_t pk[kN / 16][4];  // P of the pending tile
     // The stage whose V this warp holds for O's stores (kTmaInV), or -1.
     int held_v = -1;
 
@@ -3911,8 +3806,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
       }
       if (!kChain || !chained) {
-        const int s0 = ring % C::kStages;
-        Wait(full_k(s0), (ring / C::kStages) & 1);
+        const int s0 = RingStage<C::kStages>(ring);
+        if (!kFirstTurn || waits_in_turn) Wait(full_k(s0), RingPhase<C::kStages>(ring));
         if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
         float sc[kN / 8][4];
         HoldRegisters(sc);
@@ -3931,31 +3826,32 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if constexpr (kDeferV) release_prev();
         const int k0 = tile_of(w, 0) * kN;
         if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-        rescale = SoftmaxScores<KO, kN, kLazy, kPolyExp>(sc, st, p.scale_log2, alpha);  // O is still 0
-        store_p(sc, pk);
+        rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
+        PackScores<T, kN>(sc, pk);
       }
-      int pending = ring % C::kStages;  // the stage whose P V is not issued
+      int pending = RingStage<C::kStages>(ring);  // the stage whose P V is not issued
       // Ring tile r's K (stage s, at `stage`) and the pending tile's V
       // once landed (kVAfterS: V once S is issued), then in this
       // consumer's turn S = Q K^T (Q at q) into sc and O += P V of the
       // pending tile: a step's GEMMs (and the chained step's).
       auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
                                 const int r, const int s, const uint32_t stage) {
-        if constexpr (kVAfterS) {
-          Wait(full_k(s), (r / C::kStages) & 1);
+        if (!waits_in_turn) {
+          // (kWaitFirst: consumer 0 has waited for both before its turn.)
+        } else if constexpr (kVAfterS) {
+          Wait(full_k(s), RingPhase<C::kStages>(r));
         } else if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
           // Both tests issued before either result is needed: one test's
           // latency, not two waits' in a row, where both have landed.
-          const bool k_in = TestWait(full_k(s), (r / C::kStages) & 1);
-          const bool v_in = TestWait(full_v(pending), ((r - 1) / C::kStages) & 1);
-          if (!k_in) Wait(full_k(s), (r / C::kStages) & 1);
-          if (!v_in) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          const bool k_in = TestWait(full_k(s), RingPhase<C::kStages>(r));
+          const bool v_in = TestWait(full_v(pending), RingPhase<C::kStages>(r - 1));
+          if (!k_in) Wait(full_k(s), RingPhase<C::kStages>(r));
+          if (!v_in) Wait(full_v(pending), RingPhase<C::kStages>(r - 1));
         } else {
-          Wait(full_k(s), (r / C::kStages) & 1);
-          Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
+          Wait(full_k(s), RingPhase<C::kStages>(r));
+          Wait(full_v(pending), RingPhase<C::kStages>(r - 1));
         }
         if constexpr (kTurns) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
-        else if constexpr (kPSmem) NamedBarrier(kPBarrier + cwg, kWgThreads);
 
         // The operands are pinned on both sides of the fence, so that the
         // compiler neither sinks the previous tile's rescale and packing
@@ -3971,8 +3867,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           HoldRegisters(st.acc);
           WgmmaFence();
         }
-        if constexpr (kVAfterS) Wait(full_v(pending), ((r - 1) / C::kStages) & 1);
-        accumulate_pv(st, pk, kv_smem + pending * C::kStageBytes);
+        if (kVAfterS && waits_in_turn) Wait(full_v(pending), RingPhase<C::kStages>(r - 1));
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
         HoldRegisters(sc);
         HoldRegisters(st.acc);
@@ -3983,7 +3880,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // the tile is at or past the rows' limits.
       auto step = [&](const int i, auto mask_mode) {
         constexpr int kMask = decltype(mask_mode)::kMode;
-        const int r = ring + i, s = r % C::kStages;
+        const int r = ring + i, s = RingStage<C::kStages>(r);
         const uint32_t stage = kv_smem + s * C::kStageBytes;
         const int k0 = tile_of(w, i) * kN;
         float sc[kN / 8][4];
@@ -4007,7 +3904,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         } else if constexpr (kMask == 2) {
           if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
         }
-        rescale = SoftmaxScores<KO, kN, kLazy, kPolyExp>(sc, st, p.scale_log2, alpha);
+        rescale = SoftmaxScores<KO, kN, kLazy,
+                                !((KSEEK_FA_UNMASKED_NO_INF_TEST & WgmmaDimBit(D)) != 0 &&
+                                  kMask == 0)>(
+            sc, st, p.scale_log2, alpha);
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
@@ -4023,7 +3923,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
         }
-        store_p(sc, pk);
+        PackScores<T, kN>(sc, pk);
         pending = s;
       };
       // The tiles that need no mask in a loop of their own (kSplitMask),
@@ -4055,7 +3955,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         int split2 = 0;
         if (take(n + 1, w2, split2) && w2.tile_end > w2.tile_begin) {
           const int qb2 = (n + 1) % kQB;
-          const int r = ring + tiles, s2 = r % C::kStages;
+          const int r = ring + tiles, s2 = RingStage<C::kStages>(r);
           float sc[kN / 8][4];
           issue_s_and_pv(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes, r, s2,
                          kv_smem + s2 * C::kStageBytes);
@@ -4069,7 +3969,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           WarpState<KO> nx;  // its row statistics only
           nx.row_max[0] = nx.row_max[1] = -INFINITY;
           nx.row_sum[0] = nx.row_sum[1] = 0.f;
-          SoftmaxScores<KO, kN, kLazy, kPolyExp>(sc, nx, p.scale_log2, chained_alpha);
+          SoftmaxScores<KO, kN, kLazy>(sc, nx, p.scale_log2, chained_alpha);
           WgmmaWait<0>();  // this item's last P V
           HoldRegisters(pk);
           HoldRegisters(st.acc);
@@ -4086,15 +3986,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
       }
       if (!kChain || !chained) {
-        Wait(full_v(pending), ((ring + tiles - 1) / C::kStages) & 1);
+        Wait(full_v(pending), RingPhase<C::kStages>(ring + tiles - 1));
         if constexpr (kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
         }
         HoldRegisters(st.acc);
         HoldRegisters(pk);
-        if constexpr (kPSmem) NamedBarrier(kPBarrier + cwg, kWgThreads);
         WgmmaFence();
-        accumulate_pv(st, pk, kv_smem + pending * C::kStageBytes);
+        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
+                                    kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
         WgmmaWait<0>();
         HoldRegisters(pk);
@@ -4149,11 +4049,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
                               smem + (base - raw) + C::kStagedAt + 2048 * warp, o, lse);
-    else if (p.splits == 1 && C::kStagedInP)
-      StoreOutputStaged<T, KO>(
-          p, w, st, total[0], total[1], warp, lane, p_rows + 2048 * (warp % 4),
-          smem + (base - raw) + C::kPAt + cwg * C::kPConsumerBytes + 2048 * (warp % 4), o,
-          lse);
     else if (p.splits == 1 && C::kWideStores)
       StoreOutputWide<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else if (p.splits == 1)
@@ -5011,13 +4906,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
           !p.causal && p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
       [[maybe_unused]] const bool cluster = kClusterHere && cluster_shape;
       if constexpr (D == 64) {
-        if (ThreeConsumers(p, sms)) {
-          // 192-key tiles with P in shared memory (KSEEK_FA_HD64_P_SMEM).
-          if constexpr (KSEEK_FA_HD64_P_SMEM != 0)
-            if (KSEEK_FA_HD64_P_SMEM == 2 || WideKeyTiles(p, 192))
-              return LaunchWgmma<T, D, 3, 192>(p, args, sms);
-          return LaunchWgmma<T, D, 3>(p, args, sms);
-        }
+        if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
       if constexpr (D <= 128 && KSEEK_FA_SHORT_KEYS) {
         // Keys that fit one short tile: one 64- or 80-key tile per item.

@@ -197,7 +197,6 @@ struct Thread {
 // that retires its group (lazy).
 struct WgmmaOp {
   int n; bool rs, half; int accumulate; uint64_t da, db;
-  bool b_mn;  // B MN-major (always with rs; with A in shared memory: P V from there)
   float* d[128]; uint32_t a[128][4];
 };
 struct MBar { int count = 0, pending = 0; long tx = 0; unsigned phase = 0; bool init = false; };
@@ -290,8 +289,7 @@ inline uint32_t ShflBits(uint32_t v, int src) {
 
 void CpAsync(uint32_t dst, const void* src, bool valid);
 // WGMMA (warpgroup collectives), mbarriers, TMA, named barriers.
-void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db, const uint32_t* a,
-                bool b_mn = false);
+void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db, const uint32_t* a);
 void WgmmaCommitEmu();
 void WgmmaWaitEmu(int pending);
 void MbarInit(uint32_t bar, int count);

@@ -36,10 +36,6 @@ PLANTS = {
     # writes it there without waiting for the other consumer's last P V.
     "in_v_no_barrier": ("      NamedBarrier(kStagedOBarrier, C::kConsumers * kWgThreads);\n",
                         ""),
-    # P through shared memory (KSEEK_FA_HD64_P_SMEM): the stmatrix writes
-    # of P are not fenced for the async proxy before P V reads them.
-    "p_fence": ("      StoreScoresSmem<T, kN>(sc, p_rows, warp % 4, lane);\n      FenceProxyAsync();\n",
-                "      StoreScoresSmem<T, kN>(sc, p_rows, warp % 4, lane);\n"),
     # With TMA stores, the stmatrix writes are not fenced for the async
     # proxy before the store reads them.
     "tma_fence": ("      FenceProxyAsync();\n      __syncwarp();\n      if (lane == 0) TmaStore4d(",
@@ -47,8 +43,8 @@ PLANTS = {
     # The lazy rescale (KSEEK_FA_LAZY_RESCALE) never rescales O after a
     # row's reference has moved in a later tile (O rescaled after the
     # softmax: the 128-key and shorter tiles).
-    "lazy_skip": ("          if (rescale) RescaleRows<KO>(st, alpha);\n        }\n        store_p(sc, pk);\n",
-                  "          if (!kLazy) RescaleRows<KO>(st, alpha);\n        }\n        store_p(sc, pk);\n"),
+    "lazy_skip": ("          if (rescale) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n",
+                  "          if (!kLazy) RescaleRows<KO>(st, alpha);\n        }\n        PackScores<T, kN>(sc, pk);\n"),
     # The same where O's rescale runs under the next tile's S (the 144- and
     # 176-key head_dim 128 tiles, KSEEK_FA_RESCALE_UNDER_S).
     "lazy_skip_under_s": ("          if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n",
