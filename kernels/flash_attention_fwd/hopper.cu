@@ -646,14 +646,6 @@
 #ifndef KSEEK_FA_HD64_Q_BUFFERS
 #define KSEEK_FA_HD64_Q_BUFFERS 2
 #endif
-// WGMMA kernels (sums of WgmmaDimBit) whose consumers other than the first
-// do not wait on the K/V stages' full barriers inside the turns: the
-// first consumer waits there before it passes the turn, and every other
-// one issues the same tile's GEMMs only after it (as FA3's consumers do
-// with its scheduler barrier).
-#ifndef KSEEK_FA_WAIT_FIRST_ONLY
-#define KSEEK_FA_WAIT_FIRST_ONLY 0
-#endif
 // 1: the WGMMA kernel's K/V ring positions divided unsigned (RingStage,
 // RingPhase); 0: signed, as before. Measured after v3s (loop_trims.sh):
 // 1.000x over 208 scenarios, head_dim 64 +0.3%.
@@ -3057,6 +3049,21 @@ constexpr bool kWgmmaTmaInV = (KSEEK_FA_TMA_IN_V & WgmmaDimBit(D)) != 0 &&
 // ---------------------------------------------------------------------------
 // The WGMMA kernel.
 
+// A K/V ring position r (>= 0): its stage and the parity of its use of
+// that stage. KSEEK_FA_RING_UNSIGNED: computed unsigned, so that a power
+// of two of stages takes a shift and a mask, not a signed division's
+// five instructions.
+template <int kStages>
+__device__ __forceinline__ int RingStage(int r) {
+  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return int(unsigned(r) % unsigned(kStages));
+  return r % kStages;
+}
+template <int kStages>
+__device__ __forceinline__ uint32_t RingPhase(int r) {
+  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return (unsigned(r) / unsigned(kStages)) & 1u;
+  return uint32_t((r / kStages) & 1);
+}
+
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 
 // A 128-byte-swizzled operand's descriptor as its low word (start
@@ -3363,21 +3370,6 @@ __device__ void StoreTailPiece(const Problem& p, const BlockWork& w, WarpState<K
 // TG: the tail's grid (KSEEK_FA_TAIL_SPLITS): its items are the pieces
 // from p.tail_from on, in a static order; the launch without TG takes the
 // items before p.tail_from.
-// A K/V ring position r (>= 0): its stage and the parity of its use of
-// that stage. KSEEK_FA_RING_UNSIGNED: computed unsigned, so that a power
-// of two of stages takes a shift and a mask, not a signed division's
-// five instructions.
-template <int kStages>
-__device__ __forceinline__ int RingStage(int r) {
-  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return int(unsigned(r) % unsigned(kStages));
-  return r % kStages;
-}
-template <int kStages>
-__device__ __forceinline__ uint32_t RingPhase(int r) {
-  if constexpr (KSEEK_FA_RING_UNSIGNED != 0) return (unsigned(r) / unsigned(kStages)) & 1u;
-  return uint32_t((r / kStages) & 1);
-}
-
 template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1,
           bool TG = false>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
@@ -3714,11 +3706,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
   constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;
-  // KSEEK_FA_WAIT_FIRST_ONLY: only consumer 0 waits for a stage's K and V
-  // where the GEMMs that read them are issued in the turns; the others'
-  // turns on the same tile come after its own, and so after those waits.
-  constexpr bool kWaitFirst = kTurns && (KSEEK_FA_WAIT_FIRST_ONLY & WgmmaDimBit(D)) != 0;
-  const bool waits_in_turn = !kWaitFirst || cwg == 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
       (KSEEK_FA_RESCALE_UNDER_S == 1 && kN > 128) ||
@@ -3807,7 +3794,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
       if (!kChain || !chained) {
         const int s0 = RingStage<C::kStages>(ring);
-        if (!kFirstTurn || waits_in_turn) Wait(full_k(s0), RingPhase<C::kStages>(ring));
+        Wait(full_k(s0), RingPhase<C::kStages>(ring));
         if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
         float sc[kN / 8][4];
         HoldRegisters(sc);
@@ -3836,9 +3823,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // pending tile: a step's GEMMs (and the chained step's).
       auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
                                 const int r, const int s, const uint32_t stage) {
-        if (!waits_in_turn) {
-          // (kWaitFirst: consumer 0 has waited for both before its turn.)
-        } else if constexpr (kVAfterS) {
+        if constexpr (kVAfterS) {
           Wait(full_k(s), RingPhase<C::kStages>(r));
         } else if constexpr (KSEEK_FA_TEST_KV_TOGETHER) {
           // Both tests issued before either result is needed: one test's
@@ -3867,7 +3852,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           HoldRegisters(st.acc);
           WgmmaFence();
         }
-        if (kVAfterS && waits_in_turn) Wait(full_v(pending), RingPhase<C::kStages>(r - 1));
+        if constexpr (kVAfterS) Wait(full_v(pending), RingPhase<C::kStages>(r - 1));
         AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
                                     kv_smem + pending * C::kStageBytes);
         WgmmaCommit();
