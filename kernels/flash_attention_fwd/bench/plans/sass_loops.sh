@@ -9,6 +9,10 @@
 # built on the development machine: the device has cuobjdump, it does
 # not), FA3 from .anchors/fa3's library. Summaries to stdout, every
 # matching function in full (JSON) under $OUT.
+# Before the call, here (about 3 minutes on two cores):
+#   mkdir -p .sass_in && nvcc -gencode=arch=compute_90a,code=sm_90a -cubin -O3 \
+#     -std=c++17 -lineinfo --expt-relaxed-constexpr -I harness/include \
+#     -o .sass_in/v3s.cubin kernels/flash_attention_fwd/hopper.cu
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sass_loops.sh
 set -uo pipefail
