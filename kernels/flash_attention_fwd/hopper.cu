@@ -3561,7 +3561,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       auto load = [&](int i, bool v) {
         const int r = ring + i, s = RingStage<C::kStages>(r);
         const uint32_t full = v ? full_v(s) : full_k(s);
-        Wait(v ? empty_v(s) : empty_k(s), (RingPhase<C::kStages>(r)) ^ 1);
+        Wait(v ? empty_v(s) : empty_k(s), RingPhase<C::kStages>(r) ^ 1);
         ArriveExpectBytes(full, C::kTileBytes);
         const uint32_t dst =
             kv_smem + s * C::kStageBytes + (v ? C::kTileBytes : 0);
@@ -3633,8 +3633,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // stage (their arrivals may target this block's barriers): each
       // empty barrier past its last use.
       for (int r = ring; r < ring + C::kStages; ++r) {
-        Wait(empty_k(RingStage<C::kStages>(r)), (RingPhase<C::kStages>(r)) ^ 1);
-        Wait(empty_v(RingStage<C::kStages>(r)), (RingPhase<C::kStages>(r)) ^ 1);
+        Wait(empty_k(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
+        Wait(empty_v(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
       }
     } else if constexpr (!kTail) {
       if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
