@@ -375,7 +375,7 @@
 //   64's three consumers only where their 192-row items pad by at most 25%
 //   more rows (KSEEK_FA_HD64_THREE_PAD_PCT: 193-256 queries take two, 1.2x
 //   there; no task shape moves).
-//   Version 3s (this file; NOTES.md v3s; bench/results/hopper_v3s_h200.txt):
+//   Version 3s (NOTES.md v3s; bench/results/hopper_v3s_h200.txt):
 //   at head_dim 64 and 128 a consumer issues a step's S once K has landed
 //   and waits for V only before the P V (KSEEK_FA_V_AFTER_S=3, FA3's
 //   order). 1.028x FA3 and 1.125x cuDNN over the FA3 grid (566 TFLOP/s;
@@ -385,6 +385,15 @@
 //   0.987-0.995); head_dim 128 s16384 bf16 non-causal 773 TFLOP/s (FA3
 //   749; 98% of 790); no scenario under 0.93x the best of FA3 and cuDNN
 //   (lowest decode_b64_k2048_gqa8_hd96 at 0.930x cuDNN).
+//   Version 3t (this file; NOTES.md v3t; bench/results/hopper_v3t_h200.txt):
+//   the K/V ring's stage and phase computed unsigned, and at head_dim 64
+//   the key tiles that need no mask skip the test for a row without keys
+//   (KSEEK_FA_RING_UNSIGNED=1, KSEEK_FA_UNMASKED_NO_INF_TEST=1). 1.031x FA3
+//   and 1.128x cuDNN over the FA3 grid (569 TFLOP/s; FA3 552, cuDNN 504),
+//   1.096x FA3 / 1.408x cuDNN over all; head_dim 64 non-causal 1.090x
+//   (s8192-s16384 1.006-1.023), causal 1.047x (s2048 0.979-0.980,
+//   s4096-s16384 1.010-1.017); no scenario under 0.91x the best of FA3 and
+//   cuDNN (lowest decode_b4_k16384_gqa8_hd128 at 0.911x cuDNN; 0.950x FA3).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -548,11 +557,16 @@
 //                               (1 or 2)
 //   KSEEK_FA_HD128_Q_BUFFERS    the same at head_dim 128 (2 takes it from 3
 //                               to 2 K/V stages; head_dim 256 has 1)
-//   KSEEK_FA_RING_UNSIGNED      1: the K/V ring's stage and phase computed
-//                               unsigned (0, the default: signed)
+//   KSEEK_FA_RING_UNSIGNED      1 (default): the K/V ring's stage and
+//                               phase computed unsigned; 0: signed
 //   KSEEK_FA_UNMASKED_NO_INF_TEST head dims (WgmmaDimBit) whose unmasked key
 //                               tiles skip the softmax's test for a row
-//                               without keys (default 0: none)
+//                               without keys (default 1: head_dim 64)
+//   KSEEK_FA_EARLY_NEXT         1: the WGMMA producer asks the queue for its
+//                               next item before waiting for its item's
+//                               last V stage; 0 (default): after
+//   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
+//                               kernel's items (default 16)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -646,20 +660,21 @@
 #ifndef KSEEK_FA_HD64_Q_BUFFERS
 #define KSEEK_FA_HD64_Q_BUFFERS 2
 #endif
-// 1: the WGMMA kernel's K/V ring positions divided unsigned (RingStage,
-// RingPhase); 0: signed, as before. Measured after v3s (loop_trims.sh):
-// 1.000x over 208 scenarios, head_dim 64 +0.3%.
+// 1 (default since v3t): the WGMMA kernel's K/V ring positions divided
+// unsigned (RingStage, RingPhase); 0: signed, as up to v3s. Measured after
+// v3s (loop_trims.sh): 1.000x over 208 scenarios, head_dim 64 +0.3%.
 #ifndef KSEEK_FA_RING_UNSIGNED
-#define KSEEK_FA_RING_UNSIGNED 0
+#define KSEEK_FA_RING_UNSIGNED 1
 #endif
 // WGMMA kernels (sums of WgmmaDimBit) whose consumers' key tiles that
 // need no mask compute the rows' new bases without the test for a row
 // that has seen no key (their keys are valid for every row of the
 // consumer, so every new maximum is finite); elsewhere the test is in
 // every tile. Measured after v3s (loop_trims.sh, at every head dim):
-// +1.3% on the head_dim 64 grid, -1.4 to -1.7% at 128 and -2.5% at 80/96.
+// +1.3% on the head_dim 64 grid, -1.4 to -1.7% at 128 and -2.5% at 80/96;
+// default since v3t 1 (head_dim 64 only).
 #ifndef KSEEK_FA_UNMASKED_NO_INF_TEST
-#define KSEEK_FA_UNMASKED_NO_INF_TEST 0
+#define KSEEK_FA_UNMASKED_NO_INF_TEST 1
 #endif
 #ifndef KSEEK_FA_HD128_Q_BUFFERS
 #define KSEEK_FA_HD128_Q_BUFFERS 1
@@ -789,6 +804,20 @@
 #endif
 #ifndef KSEEK_FA_L2_WHOLE_MB
 #define KSEEK_FA_L2_WHOLE_MB 40
+#endif
+// 1: the WGMMA kernel's producer takes its next item from the queue before
+// the wait for its item's last V stage, not after (0, the default).
+// Measured after v3t (early_next.sh): 1.002x over 208 scenarios, grid
+// head_dim 128 causal s512 +1.8%, long head_dim 64 +3.3%; all correct.
+#ifndef KSEEK_FA_EARLY_NEXT
+#define KSEEK_FA_EARLY_NEXT 0
+#endif
+// The WGMMA kernel's L2 sections: the (batch, head) pairs whose K/V fit in
+// this many MB (default 16, as the mma.sync kernel's kL2SectionBytes).
+// Measured after v3t (l2_sections.sh, 208 scenarios): 32 0.992x, 24
+// 0.998x, 8 0.997x (head_dim 256 causal 0.958x).
+#ifndef KSEEK_FA_WGMMA_L2_SECTION_MB
+#define KSEEK_FA_WGMMA_L2_SECTION_MB 16
 #endif
 // The next item's first S issued with an item's last P V, in the WGMMA
 // kernels with two Q buffers and two consumers (sums of head-dim bits as
@@ -3612,6 +3641,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if (!kKFirst || i > 0) load(i, false);
         if (i > 0) load(i - 1, true);
       }
+      // KSEEK_FA_EARLY_NEXT: the queue asked for the next item before the
+      // wait for the last V's stage, which hides the atomic's round trip.
+      int next = 0;
+      if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster && !kTail)
+        next = gridDim.x + atomicAdd(&g_next_item, 1);
       if (tiles > 0) load(tiles - 1, true);
       ring += tiles;
       // Items are taken in order from a queue, like blocks from the
@@ -3625,6 +3659,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         item += gridDim.x / 2;
       else if constexpr (kTail)
         item += gridDim.x;
+      else if constexpr (KSEEK_FA_EARLY_NEXT != 0)
+        item = next;
       else
         item = gridDim.x + atomicAdd(&g_next_item, 1);
     }
@@ -4284,12 +4320,12 @@ int64_t KvBytesPerPair(const Problem& p) {
   return (2 * int64_t(p.seqlen_k) * D * int64_t(sizeof(T)) + group - 1) / group;
 }
 
-// (batch, head) pairs per L2 section: as many as have K/V within
-// kL2SectionBytes.
+// (batch, head) pairs per L2 section: as many as have K/V within `bytes`
+// (kL2SectionBytes; the WGMMA kernel's KSEEK_FA_WGMMA_L2_SECTION_MB).
 template <typename T, int D>
-int SectionPairs(const Problem& p) {
+int SectionPairs(const Problem& p, int64_t bytes = kL2SectionBytes) {
   const int64_t pairs = int64_t(p.batch) * (p.heads_q / p.pack);
-  const int64_t section = kL2SectionBytes / KvBytesPerPair<T, D>(p);
+  const int64_t section = bytes / KvBytesPerPair<T, D>(p);
   return int(section < 1 ? 1 : section > pairs ? pairs : section);
 }
 
@@ -4325,7 +4361,7 @@ int64_t QueueMakespan(const Problem& p, int64_t items, int sms) {
 // 16 K items simulated; beyond that the largest size), its answer kept.
 template <typename T, int D, int kN, int kM>
 int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
-  const int most = SectionPairs<T, D>(p);
+  const int most = SectionPairs<T, D>(p, int64_t(KSEEK_FA_WGMMA_L2_SECTION_MB) << 20);
   const int candidates = most - (most + 1) / 2 + 2;
   if (!KSEEK_FA_SECTION_SEARCH || !p.causal || most <= 1 ||
       items * candidates > 16384)
