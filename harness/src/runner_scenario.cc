@@ -54,7 +54,11 @@ constexpr uint8_t kPoison = 0xFF;
 // differed by up to 0.06 ms between two honest processes; a process's CPU
 // time on a loaded 2-core host by up to 0.08 ms per call (cache and
 // page-fault costs are charged to it). Work or time hidden below the floor
-// goes unseen. Without a baseline, kNoBaselineExcessMs more.
+// goes unseen. Without a baseline, kNoBaselineExcessMs more. Not enough
+// everywhere: in a whole test-suite run on that 2-core host, with every
+// core busy, an honest host kernel (softmax's fast_host.cc at r333_c3001
+// bf16, 1.19 ms a call) measured 0.27 and 0.32 ms over its baseline and
+// failed; the cause is not known yet.
 constexpr double kMinExcessGpuMs = 0.100;
 constexpr double kMinExcessHostMs = 0.250;
 constexpr double kExcessFraction = 0.10;
