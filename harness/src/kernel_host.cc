@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -43,7 +44,15 @@ struct GoReply {
   int32_t rc = 0;
   double device_ms = 0;
   double host_ms = 0;
+  double cpu_ms = 0;  // timed calls: the process's CPU time over the call
 };
+
+// The calling process's CPU time, in ms.
+double ProcessCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -324,6 +333,7 @@ absl::StatusOr<HostCall> KernelHost::Go() {
   c.rc = g.rc;
   c.device_ms = g.device_ms;
   c.host_ms = g.host_ms;
+  c.cpu_ms = g.cpu_ms;
   if (g.status == 0 && g.rc == 0) return c;
   if (g.status == 2) return absl::AbortedError(Died("was told to call without a call armed"));
   st = Send(Dump(json{{"op", "last_error"}}));
@@ -503,7 +513,9 @@ int ServeKernel(int argc, char** argv) {
           Sample sample;
           absl::Status st;
           if (armed.timed) {
+            const double cpu0 = ProcessCpuMs();
             absl::StatusOr<Sample> t = (*device)->TimedCall([&] { return kernel->launch(&args); });
+            g.cpu_ms = ProcessCpuMs() - cpu0;
             if (t.ok()) sample = *t;
             else st = t.status();
           } else {

@@ -82,6 +82,9 @@ struct HostCall {
   std::string message;  // kseek_error_message() after a non-zero rc
   double device_ms = 0;  // timed calls: its device events (host: its clock)
   double host_ms = 0;    // timed calls: its host clock around call + sync
+  // Timed calls: the host process's CPU time over the call, as that
+  // process says (believed from the baseline's only).
+  double cpu_ms = 0;
 };
 
 class KernelHost {
