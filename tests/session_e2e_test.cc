@@ -7,7 +7,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <iostream>
 #include <memory>
 #include <thread>
 
@@ -346,23 +345,7 @@ TEST(SessionEndToEnd, CancelWithdrawsTheSessionsQueuedEvaluations) {
   testing::ProcessResult other =
       c.Kseek({"eval", "--task", Softmax(), "--target", "host", "--max-samples", "3",
                "--max-seconds", "0.1", "--json", Softmax() + "/fast_host.cc"});
-  // The other evaluation has to run to a verdict (exit 0 or 1). On these
-  // two-core machines a host kernel's timing under the rest of the suite's
-  // load can fail the harness's checks (exit 1): that verdict still shows
-  // a worker serving others' work, so it passes, with its scenarios shown.
-  EXPECT_TRUE(other.exit_code == 0 || other.exit_code == 1)
-      << "exit " << other.exit_code << ": " << other.err << other.out;
-  const nlohmann::json verdict = nlohmann::json::parse(other.out, nullptr, false);
-  ASSERT_TRUE(verdict.is_object() && verdict.contains("evaluation_id"))
-      << "exit " << other.exit_code << ": " << other.err << other.out;
-  EXPECT_NE(verdict["evaluation_id"], queued_id);
-  if (other.exit_code != 0) {
-    std::cout << "note: the other evaluation's verdict is negative: " << verdict.value("error", "")
-              << "\n";
-    for (const nlohmann::json& sc : verdict.value("scenarios", nlohmann::json::array()))
-      std::cout << "  " << sc.value("name", "") << ": " << sc.value("status", "") << " "
-                << sc.value("error", "") << " " << sc.value("flag", "") << "\n";
-  }
+  EXPECT_EQ(other.exit_code, 0) << other.err;
   for (const nlohmann::json& e : evals()) {
     if (e["evaluation_id"] != queued_id) continue;
     EXPECT_EQ(e["state"], "failed");

@@ -7,7 +7,6 @@
 // scenarios of an evaluation precede its end in the trace only when they
 // entered it while it ran.
 #include <chrono>
-#include <iostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -78,12 +77,9 @@ int64_t IndexOf(const std::vector<nlohmann::json>& trace, const std::string& kin
 // Evaluation `id` entered the trace as it ran: its evaluation_started
 // event, then one scenario event per scenario in the order they finished
 // (done = 1, 2, ... of the same total, each scenario once), then its
-// evaluation event; returns the index of the last scenario event. With
-// `all_ok` every scenario is ok with a speedup; without, one that is not
-// ok says why.
+// evaluation event; returns the index of the last scenario event.
 int64_t ExpectProgressBeforeTheEnd(const std::vector<nlohmann::json>& trace,
-                                   const std::string& id, const std::string& by,
-                                   bool all_ok = true) {
+                                   const std::string& id, const std::string& by) {
   const std::string dump = nlohmann::json(trace).dump(1);
   const int64_t started = IndexOf(trace, "evaluation_started", "evaluation_id", id);
   const int64_t ended = IndexOf(trace, "evaluation", "evaluation_id", id);
@@ -107,12 +103,8 @@ int64_t ExpectProgressBeforeTheEnd(const std::vector<nlohmann::json>& trace,
     EXPECT_EQ(s["done"], static_cast<int>(i) + 1) << s;
     EXPECT_EQ(s["total"], total) << s;
     EXPECT_EQ(s["attempt"], 1) << s;
-    if (all_ok || s["status"] == "ok") {
-      EXPECT_EQ(s["status"], "ok") << s;
-      EXPECT_TRUE(s["speedup"].is_number()) << s;
-    } else {
-      EXPECT_FALSE(s.value("error", "").empty()) << s;
-    }
+    EXPECT_EQ(s["status"], "ok") << s;
+    EXPECT_TRUE(s["speedup"].is_number()) << s;
     names.insert(s["name"].get<std::string>());
     EXPECT_GT(s["index"].get<int64_t>(), last) << s;
     last = s["index"].get<int64_t>();
@@ -169,24 +161,13 @@ TEST(SessionLiveE2eTest, WatchShowsTheAgentsLinesAndEachScenarioAsTheyHappen) {
 
   // Each line reached the watcher while the agent ran: the next line says
   // its acknowledgement came, Python's included. All before the turn ended.
-  // The agent's `kseek eval` ends in a verdict: exit 0 (all correct) or
-  // 1 (negative). On these two-core machines, under the rest of the
-  // suite's load, the harness's cross-check of a host kernel's times can
-  // fail an honest call; what this test watches is the same either way,
-  // and the agent's evaluation event below has to agree with the status.
-  std::string evaluated;
-  int64_t turn_end = -1;
-  for (const char* status : {"0", "1"}) {
-    evaluated = absl::StrCat("evaluated: kseek eval exit status ", status);
-    turn_end = IndexOf(trace, "turn_end", "result", evaluated);
-    if (turn_end >= 0) break;
-  }
+  const int64_t turn_end = IndexOf(trace, "turn_end", "result", "evaluated: kseek eval exit status 0");
   ASSERT_GE(turn_end, 0) << dump;
   std::vector<int64_t> lines;
   for (const std::string& text :
        {std::string("line 1"), std::string("line 2: line 1 was seen"),
         std::string("line 3: line 2 was seen"), std::string("line 4 from python"),
-        std::string("line 5: line 4 was seen"), evaluated}) {
+        std::string("line 5: line 4 was seen"), std::string("evaluated: kseek eval exit status 0")}) {
     lines.push_back(LineAt(trace, text));
     EXPECT_GE(lines.back(), 0) << text << dump;
   }
@@ -201,19 +182,7 @@ TEST(SessionLiveE2eTest, WatchShowsTheAgentsLinesAndEachScenarioAsTheyHappen) {
   ASSERT_EQ(evals[0]["by"], "agent");
   ASSERT_EQ(evals[1]["by"], "verification");
   const std::string agent_eval = evals[0]["evaluation_id"];
-  const bool all_correct = evals[0].value("all_correct", false);
-  EXPECT_EQ(all_correct, absl::EndsWith(evaluated, " 0")) << dump;
-  if (!all_correct) {
-    std::cout << "note: the agent's evaluation is negative:\n";
-    for (const nlohmann::json& e : trace) {
-      if (e["kind"] == "scenario" && e.value("evaluation_id", "") == agent_eval &&
-          e.value("status", "") != "ok") {
-        std::cout << "  " << e.value("name", "") << ": " << e.value("status", "") << " "
-                  << e.value("error", "") << "\n";
-      }
-    }
-  }
-  EXPECT_LT(ExpectProgressBeforeTheEnd(trace, agent_eval, "agent", all_correct), lines.back());
+  EXPECT_LT(ExpectProgressBeforeTheEnd(trace, agent_eval, "agent"), lines.back());
   EXPECT_LT(evals[0]["index"].get<int64_t>(), lines.back()) << dump;
   EXPECT_GT(IndexOf(trace, "evaluation_started", "evaluation_id", agent_eval), lines[4]);
 
@@ -223,8 +192,7 @@ TEST(SessionLiveE2eTest, WatchShowsTheAgentsLinesAndEachScenarioAsTheyHappen) {
   const int64_t verifying = IndexOf(trace, "state", "state", "verifying");
   EXPECT_GT(verifying, turn_end);
   EXPECT_GT(IndexOf(trace, "evaluation_started", "evaluation_id", verification), verifying);
-  ExpectProgressBeforeTheEnd(trace, verification, "verification",
-                             evals[1].value("all_correct", false));
+  ExpectProgressBeforeTheEnd(trace, verification, "verification");
   EXPECT_GT(IndexOf(trace, "verification", "evaluation_id", verification),
             IndexOf(trace, "evaluation", "evaluation_id", verification));
   // The final state is still the last event.

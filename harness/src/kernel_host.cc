@@ -9,7 +9,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -46,13 +45,6 @@ struct GoReply {
   double host_ms = 0;
   double cpu_ms = 0;  // timed calls: the process's CPU time over the call
 };
-
-// The calling process's CPU time, in ms.
-double ProcessCpuMs() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
@@ -132,6 +124,12 @@ bool ReceivePacket(int sock, std::string* text, int* fd, bool spin = false) {
 }
 
 }  // namespace
+
+double ClockMs(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
 
 // ---------------------------------------------------------------------------
 // The judge's side.
@@ -513,9 +511,9 @@ int ServeKernel(int argc, char** argv) {
           Sample sample;
           absl::Status st;
           if (armed.timed) {
-            const double cpu0 = ProcessCpuMs();
+            const double cpu0 = ClockMs(CLOCK_PROCESS_CPUTIME_ID);
             absl::StatusOr<Sample> t = (*device)->TimedCall([&] { return kernel->launch(&args); });
-            g.cpu_ms = ProcessCpuMs() - cpu0;
+            g.cpu_ms = ClockMs(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
             if (t.ok()) sample = *t;
             else st = t.status();
           } else {

@@ -33,6 +33,8 @@
 #ifndef KERNELSEEK_HARNESS_KERNEL_HOST_H_
 #define KERNELSEEK_HARNESS_KERNEL_HOST_H_
 
+#include <time.h>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -66,6 +68,10 @@ struct KernelHostOptions {
 // Whether `runner_path --kernel-host --probe` runs as `uid`/`gid`; `why`
 // says what failed otherwise.
 bool KernelHostRunsAs(const std::string& runner_path, uid_t uid, gid_t gid, std::string* why);
+
+// A clock's reading in ms (clock_gettime): the judge reads a kernel host's
+// CPU clock with it, and a host its own over a timed call.
+double ClockMs(clockid_t clock);
 
 // One tensor of a call: buffer `id` (shared with Map) at `offset`.
 struct HostTensor {

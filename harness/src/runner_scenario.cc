@@ -493,12 +493,7 @@ StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall
   }
   clockid_t cpu_clock;
   const bool have_cpu = clock != nullptr && clock_getcpuclockid(host->pid(), &cpu_clock) == 0;
-  auto cpu_now = [&] {
-    timespec ts{};
-    clock_gettime(cpu_clock, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-  };
-  const double cpu0 = have_cpu ? cpu_now() : 0;
+  const double cpu0 = have_cpu ? ClockMs(cpu_clock) : 0;
   const auto t0 = std::chrono::steady_clock::now();
   absl::StatusOr<HostCall> c = host->Go();
   if (c.ok() && clock != nullptr && device_->has_device_clock()) {
@@ -514,7 +509,7 @@ StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall
   if (c.ok() && have_cpu && !device_->has_device_clock()) {
     absl::Status st = host->Ping();
     if (!st.ok()) return Crash(absl::StrCat(st.message(), " during the scenario"));
-    clock->cpu_ms = cpu_now() - cpu0;
+    clock->cpu_ms = ClockMs(cpu_clock) - cpu0;
   }
   if (!c.ok()) {
     if (c.status().code() == absl::StatusCode::kInternal) {  // a device error in the host
