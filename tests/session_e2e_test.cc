@@ -345,7 +345,7 @@ TEST(SessionEndToEnd, CancelWithdrawsTheSessionsQueuedEvaluations) {
   testing::ProcessResult other =
       c.Kseek({"eval", "--task", Softmax(), "--target", "host", "--max-samples", "3",
                "--max-seconds", "0.1", "--json", Softmax() + "/fast_host.cc"});
-  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_EQ(other.exit_code, 0) << other.err << other.out;  // --json: a verdict on stdout
   for (const nlohmann::json& e : evals()) {
     if (e["evaluation_id"] != queued_id) continue;
     EXPECT_EQ(e["state"], "failed");
