@@ -125,5 +125,60 @@ TEST(FaBenchToolsTest, PickScenariosKeepsTaskOrderAndRefusesAnEmptyGlob) {
       << r.err;
 }
 
+// timeline.py --parse on a trace as --save-traces writes it: the samples
+// are cut at the pad's spin kernels, the next sample's flush (a fill
+// kernel) left out, and per backend the medians of the call's span, its
+// wait after the spin and each kernel's duration and gap printed; the
+// dependent kernel's overlap shows as a negative gap. A trace without the
+// backends' order is refused by name.
+TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
+  const std::string dir = testing::TempDir("timeline");
+  auto kernel = [](const std::string& name, double ts, double dur) {
+    return "{\"cat\": \"kernel\", \"name\": \"" + name + "\", \"ts\": " +
+           std::to_string(ts) + ", \"dur\": " + std::to_string(dur) + "}";
+  };
+  const std::string fill = "void at::native::vectorized_elementwise_kernel<4, "
+                           "at::native::FillFunctor<unsigned char>>(int)";
+  const std::string attn = "void (anonymous namespace)::AttentionForwardWgmma<__nv_bfloat16, "
+                           "256, 2>(Problem)";
+  const std::string comb = "void (anonymous namespace)::CombineSplits<__nv_bfloat16, 256, 1>"
+                           "(Problem)";
+  // Four samples, order def, p15, p15, def; each: flush, spin, the call.
+  // def: attention 60 us, combine 10 us 2 us after it; p15: attention 64,
+  // combine starting 1 us before the attention's end.
+  std::string events;
+  const char* order[] = {"def", "p15", "p15", "def"};
+  double t = 0;
+  for (const char* b : order) {
+    const bool dep = std::string(b) == "p15";
+    events += kernel(fill, t, 10) + ", " + kernel("void at::cuda::(anonymous namespace)::spin_kernel(long)", t + 10, 300) + ", ";
+    const double a0 = t + 313, a1 = a0 + (dep ? 64 : 60);
+    events += kernel(attn, a0, a1 - a0) + ", " + kernel(comb, dep ? a1 - 1 : a1 + 2, 10) + ", ";
+    events += "{\"cat\": \"cpu_op\", \"name\": \"aten::zero_\", \"ts\": " + std::to_string(t) + "}, ";
+    t += 1000;
+  }
+  events.resize(events.size() - 2);
+  const std::string trace = dir + "/prefill_q256.json";
+  testing::WriteFile(trace, "{\"traceEvents\": [" + events +
+                                "], \"kseek_order\": [\"def\", \"p15\", \"p15\", \"def\"], "
+                                "\"kseek_flops\": 72000000}");
+  const std::string tool = kBench + "/timeline.py";
+  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // 72 MFLOP in 72 us: 1.0 TFLOP/s.
+  EXPECT_NE(r.out.find("def      span     72.0 (   1.0 TFLOP/s) wait    3.0  [2]  "
+                       "AttentionForwardWgmma 60.0  CombineSplits 10.0 (gap +2.0)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("p15      span     73.0 (   1.0 TFLOP/s) wait    3.0  [2]  "
+                       "AttentionForwardWgmma 64.0  CombineSplits 10.0 (gap -1.0)"),
+            std::string::npos)
+      << r.out;
+  testing::WriteFile(trace, "{\"traceEvents\": [" + events + "]}");
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("has no kseek_order"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace kseek

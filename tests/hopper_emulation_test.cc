@@ -138,7 +138,9 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // length, and Q's descriptors derived in every key tile, and behind
 // version 1 the combine with four splits in flight (the s_ and pk_ shapes
 // split there; none 16 or more ways, so its block per row runs only
-// behind the decode kernel).
+// behind the decode kernel), and the WGMMA kernels' dependent launch once
+// the producer has found the queue empty (the emulation runs grids in
+// order, so this checks that path builds and still ends every block).
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
@@ -208,7 +210,11 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
 // splits by default), and O of items of 32 or more key tiles at D = 256
 // and D = 192 in 16-byte stores (the w_ shapes of 2,600 and 4,000 keys);
 // and what v3s replaced: K and V of a step both in before its turn at
-// head_dim 64 and 128 (KSEEK_FA_V_AFTER_S=0).
+// head_dim 64 and 128 (KSEEK_FA_V_AFTER_S=0); and what v3t and v3u
+// replaced: the K/V ring's stage and phase computed signed, the softmax's
+// test for a row without keys on every key tile, the producer's next
+// item asked for after its last V stage, and the split loop only for
+// items of 32 or more key tiles at head_dim 64 and on the D = 192 kernel.
 class ReplacedPaths : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(ReplacedPaths, PassOnTheirShapes) {

@@ -385,7 +385,7 @@
 //   0.987-0.995); head_dim 128 s16384 bf16 non-causal 773 TFLOP/s (FA3
 //   749; 98% of 790); no scenario under 0.93x the best of FA3 and cuDNN
 //   (lowest decode_b64_k2048_gqa8_hd96 at 0.930x cuDNN).
-//   Version 3t (this file; NOTES.md v3t; bench/results/hopper_v3t_h200.txt):
+//   Version 3t (NOTES.md v3t; bench/results/hopper_v3t_h200.txt):
 //   the K/V ring's stage and phase computed unsigned, and at head_dim 64
 //   the key tiles that need no mask skip the test for a row without keys
 //   (KSEEK_FA_RING_UNSIGNED=1, KSEEK_FA_UNMASKED_NO_INF_TEST=1). 1.031x FA3
@@ -394,6 +394,20 @@
 //   (s8192-s16384 1.006-1.023), causal 1.047x (s2048 0.979-0.980,
 //   s4096-s16384 1.010-1.017); no scenario under 0.91x the best of FA3 and
 //   cuDNN (lowest decode_b4_k16384_gqa8_hd128 at 0.911x cuDNN; 0.950x FA3).
+//   Version 3u (NOTES.md v3u; bench/results/hopper_v3u_h200.txt): the
+//   WGMMA producer asks the queue for its next item before it waits for
+//   its item's last V stage (KSEEK_FA_EARLY_NEXT=1). 1.031x FA3 and 1.128x
+//   cuDNN over the FA3 grid, 1.098x FA3 over all; head_dim 128 causal
+//   1.015x (v3t 1.010x).
+//   Version 3v (this file; NOTES.md v3v; bench/results/hopper_v3v_h200.txt):
+//   the split loop at head_dim 64 (causal) for items of 8 or more key
+//   tiles and on the D = 192 kernel for every item (it was 32 or more
+//   there; head_dim 256 keeps 32). 1.036x FA3 and 1.133x cuDNN over the FA3
+//   grid (576 TFLOP/s; FA3 556, cuDNN 508), 1.102x FA3 / 1.416x cuDNN over
+//   all; head_dim 64 causal 1.060x (s2048 1.019-1.022x, v3t 0.98x);
+//   head_dim 128 s16384 bf16 non-causal 780 TFLOP/s (FA3 753); lowest
+//   against the best of FA3 and cuDNN decode_b1_k32768_gqa8_hd128 at
+//   0.925x cuDNN, then prefill_q256_k16384_hd256 causal at 0.927x FA3.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -562,11 +576,19 @@
 //   KSEEK_FA_UNMASKED_NO_INF_TEST head dims (WgmmaDimBit) whose unmasked key
 //                               tiles skip the softmax's test for a row
 //                               without keys (default 1: head_dim 64)
-//   KSEEK_FA_EARLY_NEXT         1: the WGMMA producer asks the queue for its
-//                               next item before waiting for its item's
-//                               last V stage; 0 (default): after
+//   KSEEK_FA_EARLY_NEXT         1 (default): the WGMMA producer asks the
+//                               queue for its next item before waiting for
+//                               its item's last V stage; 0: after
 //   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
 //                               kernel's items (default 16)
+//   KSEEK_FA_SPLIT_MASK_MIN_TILES, KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES,
+//   KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES the fewest key tiles per item that
+//                               take the split loop at head_dim 256, 64
+//                               (causal) and on the D = 192 kernel
+//                               (defaults 32, 8, 0)
+//   KSEEK_FA_PDL_LATE           WGMMA kernels (bits as KSEEK_FA_PDL) whose
+//                               dependent launch waits until the producer
+//                               finds the queue empty (default 0)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -758,9 +780,18 @@
 #define KSEEK_FA_SPLIT_MASK_LOOP 7
 #endif
 // At head_dim 64 (causal) and 256 the split loop only for items of at
-// least this many key tiles (their kernels come with and without it).
+// least this many key tiles (their kernels come with and without it);
+// head_dim 64 and the D = 192 kernel (head_dim 136-192) have their own
+// counts since v3u: 8 and 0 (split_min_dims.sh, NOTES.md v3u: head_dim 64
+// causal s1024-s2048 +2-4%, the D = 192 kernel +1.8%; 256 loses below 32).
 #ifndef KSEEK_FA_SPLIT_MASK_MIN_TILES
 #define KSEEK_FA_SPLIT_MASK_MIN_TILES 32
+#endif
+#ifndef KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES
+#define KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES 8
+#endif
+#ifndef KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES
+#define KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES 0
 #endif
 #ifndef KSEEK_FA_PREDICATED_ARRIVE
 #define KSEEK_FA_PREDICATED_ARRIVE 1
@@ -805,12 +836,12 @@
 #ifndef KSEEK_FA_L2_WHOLE_MB
 #define KSEEK_FA_L2_WHOLE_MB 40
 #endif
-// 1: the WGMMA kernel's producer takes its next item from the queue before
-// the wait for its item's last V stage, not after (0, the default).
+// 1 (the default since v3u): the WGMMA kernel's producer takes its next item
+// from the queue before the wait for its item's last V stage; 0: after it.
 // Measured after v3t (early_next.sh): 1.002x over 208 scenarios, grid
 // head_dim 128 causal s512 +1.8%, long head_dim 64 +3.3%; all correct.
 #ifndef KSEEK_FA_EARLY_NEXT
-#define KSEEK_FA_EARLY_NEXT 0
+#define KSEEK_FA_EARLY_NEXT 1
 #endif
 // The WGMMA kernel's L2 sections: the (batch, head) pairs whose K/V fit in
 // this many MB (default 16, as the mma.sync kernel's kL2SectionBytes).
@@ -1167,6 +1198,12 @@
 // at 256 prefill_q256_k16384 4-5% slower, NOTES.md v3m).
 #ifndef KSEEK_FA_PDL
 #define KSEEK_FA_PDL 11
+#endif
+// The WGMMA kernels (bits as KSEEK_FA_PDL) that let the dependent launch
+// only once their block's producer has found the queue empty, not as the
+// block starts (default 0: none).
+#ifndef KSEEK_FA_PDL_LATE
+#define KSEEK_FA_PDL_LATE 0
 #endif
 // GQA decode at head_dim <= 128 takes the decode kernel with its long
 // splits where version 1 would split the keys at least this many ways
@@ -3408,7 +3445,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                           T* __restrict__ o, float* __restrict__ lse,
                           const __grid_constant__ CUtensorMap o_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  if constexpr ((KSEEK_FA_PDL & WgmmaDimBit(D)) != 0) LaunchDependents();  // the combine's launch
+  constexpr bool kPdlLate = (KSEEK_FA_PDL & KSEEK_FA_PDL_LATE & WgmmaDimBit(D)) != 0;
+  if constexpr ((KSEEK_FA_PDL & WgmmaDimBit(D)) != 0 && !kPdlLate)
+    LaunchDependents();  // the combine's launch
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
@@ -3641,20 +3680,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         if (!kKFirst || i > 0) load(i, false);
         if (i > 0) load(i - 1, true);
       }
-      // KSEEK_FA_EARLY_NEXT: the queue asked for the next item before the
-      // wait for the last V's stage, which hides the atomic's round trip.
-      int next = 0;
-      if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster && !kTail)
-        next = gridDim.x + atomicAdd(&g_next_item, 1);
-      if (tiles > 0) load(tiles - 1, true);
-      ring += tiles;
       // Items are taken in order from a queue, like blocks from the
       // hardware's scheduler: an even load under causal masking (heaviest
       // items first) and K/V shared in L2 by the blocks running together.
-      // (Asked for earlier, the answer would be held in a register through
-      // the loads, and the producer's 24 registers would spill.)
+      // KSEEK_FA_EARLY_NEXT: the next item is asked for before the wait for
+      // the last V's stage, which hides the atomic's round trip behind that
+      // wait. (Asked for before the loop, the answer would be held in a
+      // register through all the loads, and the producer's 24 registers
+      // would spill.)
       // (In a cluster: the next pair in the static order.)
       // (The tail's pieces: a static order too.)
+      auto from_queue = [] { return int(gridDim.x) + atomicAdd(&g_next_item, 1); };
+      int next = 0;
+      if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster && !kTail) next = from_queue();
+      if (tiles > 0) load(tiles - 1, true);
+      ring += tiles;
       if constexpr (kCluster)
         item += gridDim.x / 2;
       else if constexpr (kTail)
@@ -3662,7 +3702,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       else if constexpr (KSEEK_FA_EARLY_NEXT != 0)
         item = next;
       else
-        item = gridDim.x + atomicAdd(&g_next_item, 1);
+        item = from_queue();
     }
     if constexpr (kCluster) {
       // The block stays until both blocks' consumers have released every
@@ -3678,6 +3718,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         g_blocks_done = 0;
       }
     }
+    if constexpr (kPdlLate) LaunchDependents();  // the combine's launch
     // The tail's grid starts while the whole items' grid still runs (a
     // programmatic dependent of it); it ends only after that grid has, so
     // that what follows on the stream finds both done.
@@ -4626,12 +4667,18 @@ TailChoice TailPlan(int64_t items, int64_t slots, int key_tiles, int64_t piece_f
 
 // The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
 // 64 and 256, which have an instance without it (kWgmmaBoth), for items of
-// at least KSEEK_FA_SPLIT_MASK_MIN_TILES key tiles and at 64 for every
+// at least SplitMaskMinTiles(D) key tiles and at 64 for every
 // non-causal shape (measured: NOTES.md v3h).
 template <int D>
 constexpr bool kWgmmaSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
 template <int D, int BN>
 constexpr bool kWgmmaBoth = kWgmmaSplitHere<D> && D != 128 && BN == 0;
+// Where kWgmmaBoth: the fewest key tiles per item that take the split loop.
+constexpr int SplitMaskMinTiles(int d) {
+  return d == 64    ? KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES
+         : d == 192 ? KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES
+                    : KSEEK_FA_SPLIT_MASK_MIN_TILES;
+}
 
 // The WGMMA kernel's instance for a launch (with the split loop where
 // `split` and the instance has both), its shared memory size set once per
@@ -4666,7 +4713,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   p.splits = (key_tiles + p.tiles_per_split - 1) / p.tiles_per_split;
   // With the split loop or not (kWgmmaSplitHere).
   const bool split = kWgmmaSplitHere<D> &&
-                     (!kWgmmaBoth<D, BN> || p.tiles_per_split >= KSEEK_FA_SPLIT_MASK_MIN_TILES ||
+                     (!kWgmmaBoth<D, BN> || p.tiles_per_split >= SplitMaskMinTiles(D) ||
                       (D == 64 && !p.causal));
   const auto kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL, false>(split);
   if (kernel == nullptr) {

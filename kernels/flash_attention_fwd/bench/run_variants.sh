@@ -25,6 +25,9 @@
 # and a cost per 128 keys ($OUT/item_costs.txt). With FA_POWER=SCENARIOS
 # power.py runs the builds, FA3 and cuDNN back to back under nvidia-smi
 # (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With
+# FA_TIMELINE=SCENARIOS timeline.py shows each kernel of a call of the
+# builds, FA3 and cuDNN on the GPU's timeline, its duration and its gap
+# after the kernel before it ($OUT/timeline.txt). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch (or first launch of the
 # kernel whose name matches the regex KERNEL) on SCENARIO (full set,
@@ -160,6 +163,14 @@ fi
 if [[ -n "${FA_ITEM_COSTS:-}" ]]; then
   # shellcheck disable=SC2086  # FA_ITEM_COSTS_ARGS: several words
   with_fa3 item_costs.py "$FA_ITEM_COSTS" "${FA_ITEM_COSTS_TIMEOUT:-300}" ${FA_ITEM_COSTS_ARGS:-}
+fi
+
+# With FA_TIMELINE=SCENARIOS, timeline.py: each kernel of a call of the
+# builds, FA3 and cuDNN on the GPU's timeline (torch.profiler), its
+# duration and its gap after the kernel before it ($OUT/timeline.txt).
+if [[ -n "${FA_TIMELINE:-}" ]]; then
+  # shellcheck disable=SC2086  # FA_TIMELINE_ARGS: several words
+  with_fa3 timeline.py "$FA_TIMELINE" "${FA_TIMELINE_TIMEOUT:-240}" ${FA_TIMELINE_ARGS:-}
 fi
 
 # With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the builds
