@@ -48,7 +48,7 @@ def load_backends(args):
     return builds, load_fa3(args.fa3) if args.fa3 else None
 
 
-def each_scenario(args, builds, fa3, fa3_name="fa3", scenarios=None):
+def each_scenario(args, builds, fa3, fa3_name="fa3", scenarios=None, fa3_auto_name=None):
     """Per scenario of args.scenarios (task.json's names), or of scenarios
     ({"name", "params"} dicts) where given: (scenario, its FLOPs, the
     ready callables of ready_callables on fresh inputs), refusals printed;
@@ -60,21 +60,24 @@ def each_scenario(args, builds, fa3, fa3_name="fa3", scenarios=None):
         tensors = make_inputs(p, args.seed)
         fns = ready_callables(builds, fa3, p, tensors,
                               lambda n, e: print(f"{s['name']}: {n} refused: {e}"),
-                              fa3_name)
+                              fa3_name, fa3_auto_name)
         yield s, flops(p), fns
         del tensors, fns
         torch.cuda.empty_cache()
 
 
-def ready_callables(builds, fa3, p, tensors, refused, fa3_name="fa3"):
+def ready_callables(builds, fa3, p, tensors, refused, fa3_name="fa3", fa3_auto_name=None):
     """{backend: callable} of the builds [(name, Kernel)], FA3 (num_splits
-    1, as fa3_name; where loaded) and cuDNN on scenario params p, each
+    1, as fa3_name, and with fa3_auto_name also num_splits 0, its own
+    choice, as that; where loaded) and cuDNN on scenario params p, each
     called once; a backend whose first call raises is left out and named
     to refused(name, first line of the error)."""
     q, k, v = tensors[:3]
     fns = {n: b.bind(p, tensors) for n, b in builds}
     if fa3 is not None:
         fns[fa3_name] = fa3_callable(fa3, p, q, k, v, 1)
+        if fa3_auto_name:
+            fns[fa3_auto_name] = fa3_callable(fa3, p, q, k, v, 0)
     fns["cudnn"] = sdpa_callable(SDPBackend.CUDNN_ATTENTION, p, q, k, v)
     for name in list(fns):
         try:

@@ -52,11 +52,8 @@ def short_name(name):
 
 
 def kernels_of(trace):
-    """The GPU kernels [(start us, end us, name)], by start, of a Chrome
-    trace (its path or its loaded JSON)."""
-    if isinstance(trace, str):
-        with open(trace) as f:
-            trace = json.load(f)
+    """The GPU kernels [(start us, end us, name)], by start, of a loaded
+    Chrome trace."""
     events = trace.get("traceEvents", trace) if isinstance(trace, dict) else trace
     out = [(float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0.0)), e.get("name", "?"))
            for e in events if e.get("cat") == "kernel" and "ts" in e]
@@ -115,17 +112,16 @@ def profiled(timer, fns, samples, warmup, save=None, flop_count=0):
                     order_run.append(name)
             torch.cuda.synchronize()
         prof.export_chrome_trace(path)
-        kernels = kernels_of(path)
-        if save:
-            with open(path) as f:
-                trace = json.load(f)
-            if not isinstance(trace, dict):
-                trace = {"traceEvents": trace}
-            trace["kseek_order"] = order_run
-            trace["kseek_flops"] = flop_count
-            with open(save, "w") as f:
-                json.dump(trace, f)
-    return by_backend(kernels, order_run)
+        with open(path) as f:
+            trace = json.load(f)
+    if save:
+        if not isinstance(trace, dict):
+            trace = {"traceEvents": trace}
+        trace["kseek_order"] = order_run
+        trace["kseek_flops"] = flop_count
+        with open(save, "w") as f:
+            json.dump(trace, f)
+    return by_backend(kernels_of(trace), order_run)
 
 
 def summary(samples):
@@ -182,9 +178,8 @@ def main():
         ap.add_argument("--parse", required=True, help="a trace --save-traces wrote")
         return parse_saved(ap.parse_args().parse)
     import torch
-    from anchor import fa3_callable
-    from kseek_abi import Timer, flops, load_scenarios, make_inputs, select
-    from power import add_backend_arguments, load_backends, ready_callables
+    from kseek_abi import Timer
+    from power import add_backend_arguments, each_scenario, load_backends
     add_backend_arguments(ap)
     ap.add_argument("--samples", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
@@ -202,29 +197,11 @@ def main():
           f"samples after an L2 flush and a {args.pad_us:g} us spin): span from the first "
           "kernel's start to the last one's end, wait from the spin's end to the first "
           "start, then each kernel's duration and its gap after the one before (us)")
-    for s in select(load_scenarios(), args.scenarios, False):
-        p = s["params"]
-        fl = flops(p)
-        tensors = make_inputs(p, args.seed)
-
-        def refused(name, err, s=s):
-            print(f"{s['name']}: {name} refused: {err}")
-
-        fns = ready_callables(builds, fa3, p, tensors, refused, "fa3_s1")
-        if fa3 is not None:
-            # FA3 with its own choice of splits too (num_splits 0).
-            try:
-                fns["fa3_s0"] = fa3_callable(fa3, p, *tensors[:3], 0)
-                fns["fa3_s0"]()
-                torch.cuda.synchronize()
-            except Exception as e:  # a refusal is a result
-                fns.pop("fa3_s0", None)
-                refused("fa3_s0", str(e).splitlines()[0])
+    # FA3 at num_splits 1 and at its own choice (0).
+    for s, fl, fns in each_scenario(args, builds, fa3, "fa3_s1", fa3_auto_name="fa3_s0"):
         save = (os.path.join(args.save_traces, s["name"] + ".json")
                 if args.save_traces else None)
         print_rows(s["name"], fl, profiled(timer, fns, args.samples, args.warmup, save, fl))
-        del tensors, fns
-        torch.cuda.empty_cache()
     return 0
 
 
