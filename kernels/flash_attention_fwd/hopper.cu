@@ -4666,19 +4666,21 @@ TailChoice TailPlan(int64_t items, int64_t slots, int key_tiles, int64_t piece_f
 #endif
 
 // The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
-// 64 and 256, which have an instance without it (kWgmmaBoth), for items of
-// at least SplitMaskMinTiles(D) key tiles and at 64 for every
-// non-causal shape (measured: NOTES.md v3h).
-template <int D>
-constexpr bool kWgmmaSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
-template <int D, int BN>
-constexpr bool kWgmmaBoth = kWgmmaSplitHere<D> && D != 128 && BN == 0;
-// Where kWgmmaBoth: the fewest key tiles per item that take the split loop.
+// 64, 256 and on the D = 192 kernel for items of at least
+// SplitMaskMinTiles(D) key tiles, and at 64 for every non-causal shape
+// (measured: NOTES.md v3h, v3v). Where that count is above 0 the kernel
+// comes with and without the split loop (kWgmmaBoth); at 0 (the D = 192
+// kernel by default) only with it.
 constexpr int SplitMaskMinTiles(int d) {
   return d == 64    ? KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES
          : d == 192 ? KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES
                     : KSEEK_FA_SPLIT_MASK_MIN_TILES;
 }
+template <int D>
+constexpr bool kWgmmaSplitHere = (KSEEK_FA_SPLIT_MASK_LOOP & HeadDimBit(D)) != 0;
+template <int D, int BN>
+constexpr bool kWgmmaBoth =
+    kWgmmaSplitHere<D> && D != 128 && BN == 0 && SplitMaskMinTiles(D) > 0;
 
 // The WGMMA kernel's instance for a launch (with the split loop where
 // `split` and the instance has both), its shared memory size set once per
