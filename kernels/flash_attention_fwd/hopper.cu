@@ -399,7 +399,7 @@
 //   its item's last V stage (KSEEK_FA_EARLY_NEXT=1). 1.031x FA3 and 1.128x
 //   cuDNN over the FA3 grid, 1.098x FA3 over all; head_dim 128 causal
 //   1.015x (v3t 1.010x).
-//   Version 3v (this file; NOTES.md v3v; bench/results/hopper_v3v_h200.txt):
+//   Version 3v (NOTES.md v3v; bench/results/hopper_v3v_h200.txt):
 //   the split loop at head_dim 64 (causal) for items of 8 or more key
 //   tiles and on the D = 192 kernel for every item (it was 32 or more
 //   there; head_dim 256 keeps 32). 1.036x FA3 and 1.133x cuDNN over the FA3
@@ -408,6 +408,21 @@
 //   head_dim 128 s16384 bf16 non-causal 780 TFLOP/s (FA3 753); lowest
 //   against the best of FA3 and cuDNN decode_b1_k32768_gqa8_hd128 at
 //   0.925x cuDNN, then prefill_q256_k16384_hd256 causal at 0.927x FA3.
+//   Version 3w (NOTES.md v3w; bench/results/hopper_v3w_h200.txt): at head
+//   dim 128 and on the D = 192 kernel the combine may launch only once the
+//   blocks' producers have found the queue empty (KSEEK_FA_PDL_LATE=10).
+//   1.037x FA3 over the FA3 grid, 1.102x over all, prefill 1.052x.
+//   Version 3x (this file; NOTES.md v3x; bench/results/hopper_v3x_h200.txt):
+//   behind head_dim 256's split keys the combine is a programmatic
+//   dependent that the attention kernel never lets launch early
+//   (KSEEK_FA_PDL_END=4): it starts as the last attention block exits,
+//   0.2-0.5 us after it (a plain launch 1.7-2.5 us; an early launch left
+//   its first blocks crowded on the SMs the attention kernel left idle).
+//   1.035x FA3 and 1.133x cuDNN over the FA3 grid (572 TFLOP/s; FA3 552,
+//   cuDNN 505), 1.105x FA3 / 1.417x cuDNN over all, prefill 1.062x;
+//   prefill_q256_k16384_hd256 1.007-1.022x FA3 (v3v 0.924-0.960x); lowest
+//   against the best of FA3 and cuDNN decode_b64_k2048_gqa8_hd96 at
+//   0.925x cuDNN.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -588,7 +603,16 @@
 //                               (defaults 32, 8, 0)
 //   KSEEK_FA_PDL_LATE           WGMMA kernels (bits as KSEEK_FA_PDL) whose
 //                               dependent launch waits until the producer
-//                               finds the queue empty (default 0)
+//                               finds the queue empty (default 10)
+//   KSEEK_FA_PDL_END            WGMMA kernels whose combine (after split
+//                               keys) launches as the attention grid ends:
+//                               a dependent never let launch early
+//                               (default 4, head_dim 256)
+//   KSEEK_FA_MMA_PDL_END        the same for the mma.sync and decode kernels
+//                               (bits 1, 2, 4 by D; default 0)
+//   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
+//                               WGMMA kernels' combine keeps four splits'
+//                               loads in flight per warp (default 1000)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -1201,9 +1225,32 @@
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_PDL) that let the dependent launch
 // only once their block's producer has found the queue empty, not as the
-// block starts (default 0: none).
+// block starts (default 10: head_dim 128 and the D = 192 kernel; measured
+// 1.003x over 67 split-key shapes, head_dim 136-192 prefill +1.8-2.5%,
+// NOTES.md after v3v).
 #ifndef KSEEK_FA_PDL_LATE
-#define KSEEK_FA_PDL_LATE 0
+#define KSEEK_FA_PDL_LATE 10
+#endif
+// The WGMMA kernels (bits as KSEEK_FA_PDL, whether or not set there) whose
+// combine is a programmatic dependent that the attention kernel never
+// lets launch early: it launches as the attention grid's last block exits
+// (no SM of the combine's blocks waits idle beside attention blocks, and
+// the launch's latency is hidden). Default 4: head_dim 256 (measured +0.1 to
+// +4.8% on its split-key prefill, 1.004x over 67 split-key shapes; at 128
+// and 192 late is as fast or faster, NOTES.md v3x).
+// KSEEK_FA_PDL_END for the mma.sync and decode kernels (bits 1, 2, 4 for
+// their D = 64, 128, 256): their combine a programmatic dependent that they
+// never let launch early (default 0: none).
+#ifndef KSEEK_FA_MMA_PDL_END
+#define KSEEK_FA_MMA_PDL_END 0
+#endif
+// The fewest splits at which the combine behind a WGMMA kernel keeps four
+// splits' loads in flight per warp, not one (default 1000: never).
+#ifndef KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS
+#define KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS 1000
+#endif
+#ifndef KSEEK_FA_PDL_END
+#define KSEEK_FA_PDL_END 4
 #endif
 // GQA decode at head_dim <= 128 takes the decode kernel with its long
 // splits where version 1 would split the keys at least this many ways
@@ -2096,7 +2143,8 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     AttentionForward(Problem p, const T* __restrict__ q,
                      const T* __restrict__ k, const T* __restrict__ v,
                      T* __restrict__ o, float* __restrict__ lse) {
-  if constexpr ((KSEEK_FA_PDL & HeadDimBit(D)) != 0) LaunchDependents();  // the combine's launch
+  if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
+    LaunchDependents();  // the combine's launch
   using C = Config<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -2269,7 +2317,8 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
                     T* __restrict__ o, float* __restrict__ lse) {
-  if constexpr ((KSEEK_FA_PDL & HeadDimBit(D)) != 0) LaunchDependents();  // the combine's launch
+  if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
+    LaunchDependents();  // the combine's launch
   using C = DecodeConfig<D, R>;
   constexpr int kRows = C::kRows;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -3446,8 +3495,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                           const __grid_constant__ CUtensorMap o_map) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kPdlLate = (KSEEK_FA_PDL & KSEEK_FA_PDL_LATE & WgmmaDimBit(D)) != 0;
+  // KSEEK_FA_PDL_END: with split keys no trigger at all, so the combine
+  // (still a programmatic dependent) launches as the last block exits.
+  constexpr bool kPdlEnd = (KSEEK_FA_PDL_END & WgmmaDimBit(D)) != 0;
   if constexpr ((KSEEK_FA_PDL & WgmmaDimBit(D)) != 0 && !kPdlLate)
-    LaunchDependents();  // the combine's launch
+    if (!kPdlEnd || p.splits == 1) LaunchDependents();  // the combine's launch
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
@@ -3718,7 +3770,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         g_blocks_done = 0;
       }
     }
-    if constexpr (kPdlLate) LaunchDependents();  // the combine's launch
+    if constexpr (kPdlLate)
+      if (!kPdlEnd || p.splits == 1) LaunchDependents();  // the combine's launch
     // The tail's grid starts while the whole items' grid still runs (a
     // programmatic dependent of it); it ends only after that grid has, so
     // that what follows on the stream finds both done.
@@ -4164,7 +4217,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   if (!active && per_row == 1) return;
   // Launched as a dependent of the attention kernel (KSEEK_FA_PDL): its
   // partials are complete and visible only after this.
-  if constexpr (KSEEK_FA_PDL != 0) GridDependencyWait();
+  if constexpr ((KSEEK_FA_PDL | KSEEK_FA_PDL_END | KSEEK_FA_MMA_PDL_END) != 0) GridDependencyWait();
 
   float vals[kPerLane];
 #pragma unroll
@@ -4556,7 +4609,8 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   if (p.splits > 1) {
     const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
     const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
-    LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & HeadDimBit(D)) != 0,
+    LaunchCombine<T, D>(p, o, lse, stream,
+                        ((KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END) & HeadDimBit(D)) != 0,
                         per_row && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
                         in_flight);
   }
@@ -4847,7 +4901,9 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   }
 #endif
   if (p.splits > 1)
-    LaunchCombine<T, D>(p, o, lse, stream, (KSEEK_FA_PDL & WgmmaDimBit(D)) != 0);
+    LaunchCombine<T, D>(p, o, lse, stream,
+                        ((KSEEK_FA_PDL | KSEEK_FA_PDL_END) & WgmmaDimBit(D)) != 0, 1,
+                        p.splits >= KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
     return 1;

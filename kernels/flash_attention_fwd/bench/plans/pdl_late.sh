@@ -15,6 +15,6 @@
 #   bash kernels/flash_attention_fwd/bench/plans/pdl_late.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-p="$cu -DKSEEK_FA_PDL=15"
+p="$cu -DKSEEK_FA_PDL=15 -DKSEEK_FA_PDL_END=0"  # PDL_END=0: as before v3x
 run_plan "def=$cu;p15=$p;late4=$p -DKSEEK_FA_PDL_LATE=4;late15=$p -DKSEEK_FA_PDL_LATE=15;def2=$cu" \
   'prefill_*' 'grid_hd256_*' 'qlong_*hd256*' 'decode_q4_*'

@@ -16,6 +16,27 @@ run_plan() {
   exec bash kernels/flash_attention_fwd/bench/run_variants.sh
 }
 
+# timeline_of GLOB...: the scenarios pick_scenarios.py takes for the globs
+# as run_variants.sh's FA_TIMELINE (bench/timeline.py: each kernel of a
+# call on the GPU's timeline), 20 samples after a 1000 us pad unless the
+# caller set FA_TIMELINE_ARGS; then a plan's run_plan adds the timeline.
+timeline_of() {
+  cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
+  FA_TIMELINE=$(python3 kernels/flash_attention_fwd/bench/pick_scenarios.py "$@") || exit 1
+  export FA_TIMELINE
+  export FA_TIMELINE_ARGS="${FA_TIMELINE_ARGS:---samples 20 --pad-us 1000}"
+}
+
+# timeline_plan VARIANTS GLOB...: the builds of VARIANTS on the timeline of
+# those scenarios beside FA3 and cuDNN, without a timing table.
+timeline_plan() {
+  local variants=$1
+  shift
+  timeline_of "$@"
+  export FA_VARIANTS="$variants" FA_SCENARIOS=none
+  exec bash kernels/flash_attention_fwd/bench/run_variants.sh
+}
+
 # decode_plan VARIANTS: run_plan on the 48 decode scenarios, with 10
 # samples each (decode shapes move by up to 4% between runs) and a 300 s
 # timeout, unless the caller set them (decode_two_tiles_128.sh,
