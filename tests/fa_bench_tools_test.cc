@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/test_util.h"
 
 namespace kseek {
@@ -174,10 +175,36 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
                        "AttentionForwardWgmma 64.0  CombineSplits 10.0 (gap -1.0)"),
             std::string::npos)
       << r.out;
+  // The same rows for scripts: --json - prints only the JSON.
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r.out;
+  ASSERT_EQ(doc["rows"].size(), 2u) << r.out;
+  const nlohmann::json& def = doc["rows"][0];
+  EXPECT_EQ(def["scenario"], "prefill_q256");
+  EXPECT_EQ(def["backend"], "def");
+  EXPECT_DOUBLE_EQ(def["span_us"].get<double>(), 72.0);
+  EXPECT_DOUBLE_EQ(def["wait_us"].get<double>(), 3.0);
+  EXPECT_EQ(def["samples"], 2);
+  EXPECT_DOUBLE_EQ(def["tflops"].get<double>(), 1.0);
+  ASSERT_EQ(def["kernels"].size(), 2u);
+  EXPECT_EQ(def["kernels"][0]["name"], "AttentionForwardWgmma");
+  EXPECT_TRUE(def["kernels"][0]["gap_us"].is_null());
+  EXPECT_DOUBLE_EQ(def["kernels"][1]["dur_us"].get<double>(), 10.0);
+  EXPECT_DOUBLE_EQ(def["kernels"][1]["gap_us"].get<double>(), 2.0);
+  const nlohmann::json& p15 = doc["rows"][1];
+  EXPECT_EQ(p15["backend"], "p15");
+  EXPECT_DOUBLE_EQ(p15["kernels"][1]["gap_us"].get<double>(), -1.0);
+
   testing::WriteFile(trace, "{\"traceEvents\": [" + events + "]}");
   r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("has no kseek_order"), std::string::npos) << r.err;
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", dir + "/missing.json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read the trace " + dir + "/missing.json"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -27,7 +27,7 @@
 # (sustained TFLOP/s, SM clock, board power: $OUT/power.txt). With
 # FA_TIMELINE=SCENARIOS timeline.py shows each kernel of a call of the
 # builds, FA3 and cuDNN on the GPU's timeline, its duration and its gap
-# after the kernel before it ($OUT/timeline.txt). With
+# after the kernel before it ($OUT/timeline.txt, timeline.json). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch (or first launch of the
 # kernel whose name matches the regex KERNEL) on SCENARIO (full set,
@@ -167,10 +167,12 @@ fi
 
 # With FA_TIMELINE=SCENARIOS, timeline.py: each kernel of a call of the
 # builds, FA3 and cuDNN on the GPU's timeline (torch.profiler), its
-# duration and its gap after the kernel before it ($OUT/timeline.txt).
+# duration and its gap after the kernel before it ($OUT/timeline.txt, and
+# for scripts $OUT/timeline.json).
 if [[ -n "${FA_TIMELINE:-}" ]]; then
   # shellcheck disable=SC2086  # FA_TIMELINE_ARGS: several words
-  with_fa3 timeline.py "$FA_TIMELINE" "${FA_TIMELINE_TIMEOUT:-240}" ${FA_TIMELINE_ARGS:-}
+  with_fa3 timeline.py "$FA_TIMELINE" "${FA_TIMELINE_TIMEOUT:-240}" \
+    --json "$OUT/timeline.json" ${FA_TIMELINE_ARGS:-}
 fi
 
 # With FA_PLACEMENT="SCENARIOS PLACEMENTS", placement.py times the builds

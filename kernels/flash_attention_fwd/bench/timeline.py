@@ -23,7 +23,13 @@ backend the medians over the samples of:
   python3 timeline.py --lib def=/tmp/a.so [--lib x=/tmp/b.so] [--fa3 DIR] \\
       --scenarios prefill_q256_k16384_hd256_full_bf16,... [--samples 20] \\
       [--save-traces DIR]
-  python3 timeline.py --parse DIR/SCENARIO.json   (a saved trace, no GPU)
+  python3 timeline.py --parse DIR/SCENARIO.json [--json -]   (a saved
+      trace, no GPU)
+
+--json FILE also writes the rows for scripts: {"rows": [{"scenario",
+"backend", "span_us", "wait_us", "samples", "tflops", "kernels": [{"name",
+"dur_us", "gap_us"}]}]} (gap_us null for a call's first kernel; a row
+whose backend launched no kernel has "kernels": [] and no times).
 
 Run on the GPU (run_variants.sh's FA_TIMELINE); the kernel names come from
 CUPTI through torch.profiler, which needs no other tool. --save-traces
@@ -143,10 +149,13 @@ def summary(samples):
     return span, wait, per, len(use)
 
 
-def print_rows(scenario, fl, got):
-    """One line per backend of `got` (by_backend's result)."""
+def print_rows(scenario, fl, got, rows=None):
+    """One line per backend of `got` (by_backend's result); each also
+    appended to `rows` (a list, for --json) where given."""
     for name, samples in got.items():
         res = summary(samples)
+        if rows is not None:
+            rows.append(json_row(scenario, name, fl, res))
         if res is None:
             print(f"{scenario:40s} {name:8s} no kernels seen", flush=True)
             continue
@@ -159,16 +168,62 @@ def print_rows(scenario, fl, got):
               f"wait {wait:6.1f}  [{used}]  {parts}", flush=True)
 
 
-def parse_saved(path):
+def json_row(scenario, backend, fl, res):
+    """A backend's summary as --json writes it (times in us; a row without
+    kernels has "kernels": [] and no times)."""
+    row = {"scenario": scenario, "backend": backend, "kernels": []}
+    if res is None:
+        return row
+    span, wait, per, used = res
+    row.update(span_us=round(span, 3), wait_us=round(wait, 3), samples=used,
+               tflops=round(fl / (span * 1e-6) / 1e12, 2) if fl and span > 0 else None)
+    row["kernels"] = [{"name": k, "dur_us": round(d, 3),
+                       "gap_us": None if j == 0 else round(g, 3)}
+                      for j, (k, d, g) in enumerate(per)]
+    return row
+
+
+def write_json(path, rows, header):
+    """--json: every row so far, rewritten after each scenario so that a
+    run cut short keeps what it measured ("-": standard output, at the
+    end)."""
+    doc = dict(header, rows=rows)
+    if path == "-":
+        json.dump(doc, sys.stdout, indent=1)
+        print()
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(tmp, path)
+
+
+def parse_saved(path, json_path=None):
     """--parse: a trace that --save-traces wrote, summarised again."""
-    with open(path) as f:
-        trace = json.load(f)
+    try:
+        with open(path) as f:
+            trace = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"timeline.py: cannot read the trace {path}: {e}")
     order = trace.get("kseek_order") if isinstance(trace, dict) else None
     if not order:
         raise SystemExit(f"timeline.py: {path} has no kseek_order (not written "
                          "by --save-traces)")
     name = os.path.splitext(os.path.basename(path))[0]
-    print_rows(name, trace.get("kseek_flops", 0), by_backend(kernels_of(trace), order))
+    rows = []
+    if json_path == "-":
+        # The table would mix with the JSON: only the JSON on stdout.
+        with open(os.devnull, "w") as null:
+            saved, sys.stdout = sys.stdout, null
+            try:
+                print_rows(name, trace.get("kseek_flops", 0),
+                           by_backend(kernels_of(trace), order), rows)
+            finally:
+                sys.stdout = saved
+    else:
+        print_rows(name, trace.get("kseek_flops", 0), by_backend(kernels_of(trace), order), rows)
+    if json_path:
+        write_json(json_path, rows, {"trace": path})
     return 0
 
 
@@ -176,7 +231,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     if "--parse" in sys.argv:
         ap.add_argument("--parse", required=True, help="a trace --save-traces wrote")
-        return parse_saved(ap.parse_args().parse)
+        ap.add_argument("--json", metavar="FILE",
+                        help="also write the rows as JSON to FILE ('-': stdout, no table)")
+        a = ap.parse_args()
+        return parse_saved(a.parse, a.json)
     import torch
     from kseek_abi import Timer
     from power import add_backend_arguments, each_scenario, load_backends
@@ -186,7 +244,11 @@ def main():
     ap.add_argument("--pad-us", type=float, default=Timer.DEFAULT_PAD_US)
     ap.add_argument("--save-traces", metavar="DIR",
                     help="keep each scenario's trace as DIR/SCENARIO.json")
+    ap.add_argument("--json", metavar="FILE",
+                    help="also write every row as JSON to FILE, rewritten after each scenario")
     args = ap.parse_args()
+    if args.json == "-":
+        ap.error("--json needs a file here (the table goes to standard output)")
     if args.pad_us <= 0:
         ap.error("--pad-us must be positive: the pad's spin marks each sample")
     if args.save_traces:
@@ -197,11 +259,16 @@ def main():
           f"samples after an L2 flush and a {args.pad_us:g} us spin): span from the first "
           "kernel's start to the last one's end, wait from the spin's end to the first "
           "start, then each kernel's duration and its gap after the one before (us)")
+    rows = []
+    header = {"device": torch.cuda.get_device_name(0), "samples": args.samples,
+              "pad_us": args.pad_us}
     # FA3 at num_splits 1 and at its own choice (0).
     for s, fl, fns in each_scenario(args, builds, fa3, "fa3_s1", fa3_auto_name="fa3_s0"):
         save = (os.path.join(args.save_traces, s["name"] + ".json")
                 if args.save_traces else None)
-        print_rows(s["name"], fl, profiled(timer, fns, args.samples, args.warmup, save, fl))
+        print_rows(s["name"], fl, profiled(timer, fns, args.samples, args.warmup, save, fl), rows)
+        if args.json:
+            write_json(args.json, rows, header)
     return 0
 
 
