@@ -610,6 +610,9 @@
 //                               (default 4, head_dim 256)
 //   KSEEK_FA_MMA_PDL_END        the same for the mma.sync and decode kernels
 //                               (bits 1, 2, 4 by D; default 0)
+//   KSEEK_FA_COMBINE_IN_FLIGHT  splits' loads in flight per warp where the
+//                               combine keeps more than one (4, 8, 16;
+//                               default 4)
 //   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
 //                               WGMMA kernels' combine keeps four splits'
 //                               loads in flight per warp (default 1000)
@@ -1238,6 +1241,15 @@
 // the launch's latency is hidden). Default 4: head_dim 256 (measured +0.1 to
 // +4.8% on its split-key prefill, 1.004x over 67 split-key shapes; at 128
 // and 192 late is as fast or faster, NOTES.md v3x).
+// Splits' loads in flight per warp in the combine where it keeps more than
+// one in flight (behind the decode kernel, and the WGMMA kernels' from
+// KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS): 4 (default), 8 or 16.
+#ifndef KSEEK_FA_COMBINE_IN_FLIGHT
+#define KSEEK_FA_COMBINE_IN_FLIGHT 4
+#endif
+static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8 ||
+                  KSEEK_FA_COMBINE_IN_FLIGHT == 16,
+              "KSEEK_FA_COMBINE_IN_FLIGHT: 4, 8 or 16");
 // KSEEK_FA_PDL_END for the mma.sync and decode kernels (bits 1, 2, 4 for
 // their D = 64, 128, 256): their combine a programmatic dependent that they
 // never let launch early (default 0: none).
@@ -4392,7 +4404,8 @@ void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int rows_per_block = kCombineWarps / warps_per_row;
   const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
-  const auto kernel = four_in_flight ? CombineSplits<T, D, 4> : CombineSplits<T, D, 1>;
+  const auto kernel = four_in_flight ? CombineSplits<T, D, KSEEK_FA_COMBINE_IN_FLIGHT>
+                                     : CombineSplits<T, D, 1>;
   const dim3 grid(unsigned((rows_total + rows_per_block - 1) / rows_per_block));
   const dim3 block(32 * kCombineWarps);
   if (dependent) {
