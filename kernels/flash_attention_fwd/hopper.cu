@@ -1234,13 +1234,6 @@
 #ifndef KSEEK_FA_PDL_LATE
 #define KSEEK_FA_PDL_LATE 10
 #endif
-// The WGMMA kernels (bits as KSEEK_FA_PDL, whether or not set there) whose
-// combine is a programmatic dependent that the attention kernel never
-// lets launch early: it launches as the attention grid's last block exits
-// (no SM of the combine's blocks waits idle beside attention blocks, and
-// the launch's latency is hidden). Default 4: head_dim 256 (measured +0.1 to
-// +4.8% on its split-key prefill, 1.004x over 67 split-key shapes; at 128
-// and 192 late is as fast or faster, NOTES.md v3x).
 // Splits' loads in flight per warp in the combine where it keeps more than
 // one in flight (behind the decode kernel, and the WGMMA kernels' from
 // KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS): 4 (default), 8 or 16.
@@ -1256,14 +1249,27 @@ static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8
 #ifndef KSEEK_FA_MMA_PDL_END
 #define KSEEK_FA_MMA_PDL_END 0
 #endif
-// The fewest splits at which the combine behind a WGMMA kernel keeps four
-// splits' loads in flight per warp, not one (default 1000: never).
+// The fewest splits at which the combine behind a WGMMA kernel keeps
+// KSEEK_FA_COMBINE_IN_FLIGHT splits' loads in flight per warp, not one
+// (default 1000: never; measured with 4, NOTES.md after v3x).
 #ifndef KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS
 #define KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS 1000
 #endif
+// The WGMMA kernels (bits as KSEEK_FA_PDL, whether or not set there) whose
+// combine is a programmatic dependent that the attention kernel never
+// lets launch early: it launches as the attention grid's last block exits
+// (no SM of the combine's blocks waits idle beside attention blocks, and
+// the launch's latency is hidden). Default 4: head_dim 256 (measured +0.1 to
+// +4.8% on its split-key prefill, 1.004x over 67 split-key shapes; at 128
+// and 192 late is as fast or faster, NOTES.md v3x).
 #ifndef KSEEK_FA_PDL_END
 #define KSEEK_FA_PDL_END 4
 #endif
+// The head dims (bits as KSEEK_FA_PDL: WgmmaDimBit for the WGMMA kernels,
+// HeadDimBit for the mma.sync and decode kernels) whose combine is launched
+// as a programmatic dependent of the attention kernel, early or at its end.
+constexpr int kWgmmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_PDL_END;
+constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // GQA decode at head_dim <= 128 takes the decode kernel with its long
 // splits where version 1 would split the keys at least this many ways
 // (below it version 1, unless neither splits), by the rows of a row group
@@ -1293,8 +1299,8 @@ static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8
 #define KSEEK_FA_DECODE2_LONG_BLOCKS 1
 #endif
 // The combine behind version 1 (the mma.sync kernel; GQA decode, qlong):
-// bit 1 four splits' loads in flight per warp (as behind the decode
-// kernel) instead of one; bit 2 a block per row with 16 or more splits.
+// bit 1 KSEEK_FA_COMBINE_IN_FLIGHT (4) splits' loads in flight per warp (as
+// behind the decode kernel) instead of one; bit 2 a block per row with 16 or more splits.
 // Default 0 (one in flight, a warp per row).
 #ifndef KSEEK_FA_MMA_COMBINE
 #define KSEEK_FA_MMA_COMBINE 0
@@ -3510,8 +3516,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // KSEEK_FA_PDL_END: with split keys no trigger at all, so the combine
   // (still a programmatic dependent) launches as the last block exits.
   constexpr bool kPdlEnd = (KSEEK_FA_PDL_END & WgmmaDimBit(D)) != 0;
+  const bool may_launch_dependents = !kPdlEnd || p.splits == 1;
   if constexpr ((KSEEK_FA_PDL & WgmmaDimBit(D)) != 0 && !kPdlLate)
-    if (!kPdlEnd || p.splits == 1) LaunchDependents();  // the combine's launch
+    if (may_launch_dependents) LaunchDependents();  // the combine's launch
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
@@ -3783,7 +3790,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
     }
     if constexpr (kPdlLate)
-      if (!kPdlEnd || p.splits == 1) LaunchDependents();  // the combine's launch
+      if (may_launch_dependents) LaunchDependents();  // the combine's launch
     // The tail's grid starts while the whole items' grid still runs (a
     // programmatic dependent of it); it ends only after that grid has, so
     // that what follows on the stream finds both done.
@@ -4229,7 +4236,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   if (!active && per_row == 1) return;
   // Launched as a dependent of the attention kernel (KSEEK_FA_PDL): its
   // partials are complete and visible only after this.
-  if constexpr ((KSEEK_FA_PDL | KSEEK_FA_PDL_END | KSEEK_FA_MMA_PDL_END) != 0) GridDependencyWait();
+  if constexpr ((kWgmmaDependentCombine | kMmaDependentCombine) != 0) GridDependencyWait();
 
   float vals[kPerLane];
 #pragma unroll
@@ -4381,8 +4388,9 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 }
 
 // The combine kernel over the split partials of p: one warp per row, or
-// (warps_per_row kCombineWarps) a block per row; `four_in_flight`: four
-// splits' loads in flight per warp (behind the decode kernel), else one;
+// (warps_per_row kCombineWarps) a block per row; `many_in_flight`:
+// KSEEK_FA_COMBINE_IN_FLIGHT splits' loads in flight per warp (behind the
+// decode kernel), else one;
 // `dependent`: a programmatic dependent of the attention kernel just
 // launched (KSEEK_FA_PDL; correct either way, as the combine waits for
 // that kernel in both).
@@ -4399,12 +4407,12 @@ cudaLaunchAttribute DependentLaunch() {
 template <typename T, int D>
 void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
                    bool dependent, int warps_per_row = 1,
-                   bool four_in_flight = false) {
+                   bool many_in_flight = false) {
   p.combine_warps = warps_per_row;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int rows_per_block = kCombineWarps / warps_per_row;
   const int smem = warps_per_row > 1 ? kCombineWarps * D * int(sizeof(float)) : 0;
-  const auto kernel = four_in_flight ? CombineSplits<T, D, KSEEK_FA_COMBINE_IN_FLIGHT>
+  const auto kernel = many_in_flight ? CombineSplits<T, D, KSEEK_FA_COMBINE_IN_FLIGHT>
                                      : CombineSplits<T, D, 1>;
   const dim3 grid(unsigned((rows_total + rows_per_block - 1) / rows_per_block));
   const dim3 block(32 * kCombineWarps);
@@ -4623,7 +4631,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
     const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
     LaunchCombine<T, D>(p, o, lse, stream,
-                        ((KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END) & HeadDimBit(D)) != 0,
+                        (kMmaDependentCombine & HeadDimBit(D)) != 0,
                         per_row && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
                         in_flight);
   }
@@ -4915,7 +4923,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
 #endif
   if (p.splits > 1)
     LaunchCombine<T, D>(p, o, lse, stream,
-                        ((KSEEK_FA_PDL | KSEEK_FA_PDL_END) & WgmmaDimBit(D)) != 0, 1,
+                        (kWgmmaDependentCombine & WgmmaDimBit(D)) != 0, 1,
                         p.splits >= KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";

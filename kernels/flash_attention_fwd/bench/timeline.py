@@ -149,13 +149,16 @@ def summary(samples):
     return span, wait, per, len(use)
 
 
-def print_rows(scenario, fl, got, rows=None):
-    """One line per backend of `got` (by_backend's result); each also
-    appended to `rows` (a list, for --json) where given."""
+def print_rows(scenario, fl, got, rows=None, table=True):
+    """One line per backend of `got` (by_backend's result), unless not
+    `table`; each also appended to `rows` (a list, for --json) where
+    given."""
     for name, samples in got.items():
         res = summary(samples)
         if rows is not None:
             rows.append(json_row(scenario, name, fl, res))
+        if not table:
+            continue
         if res is None:
             print(f"{scenario:40s} {name:8s} no kernels seen", flush=True)
             continue
@@ -211,17 +214,9 @@ def parse_saved(path, json_path=None):
                          "by --save-traces)")
     name = os.path.splitext(os.path.basename(path))[0]
     rows = []
-    if json_path == "-":
-        # The table would mix with the JSON: only the JSON on stdout.
-        with open(os.devnull, "w") as null:
-            saved, sys.stdout = sys.stdout, null
-            try:
-                print_rows(name, trace.get("kseek_flops", 0),
-                           by_backend(kernels_of(trace), order), rows)
-            finally:
-                sys.stdout = saved
-    else:
-        print_rows(name, trace.get("kseek_flops", 0), by_backend(kernels_of(trace), order), rows)
+    # With --json - the table would mix with the JSON: only the JSON.
+    print_rows(name, trace.get("kseek_flops", 0), by_backend(kernels_of(trace), order), rows,
+               table=json_path != "-")
     if json_path:
         write_json(json_path, rows, {"trace": path})
     return 0
