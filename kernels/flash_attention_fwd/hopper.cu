@@ -412,7 +412,7 @@
 //   dim 128 and on the D = 192 kernel the combine may launch only once the
 //   blocks' producers have found the queue empty (KSEEK_FA_PDL_LATE=10).
 //   1.037x FA3 over the FA3 grid, 1.102x over all, prefill 1.052x.
-//   Version 3x (this file; NOTES.md v3x; bench/results/hopper_v3x_h200.txt):
+//   Version 3x (NOTES.md v3x; bench/results/hopper_v3x_h200.txt):
 //   behind head_dim 256's split keys the combine is a programmatic
 //   dependent that the attention kernel never lets launch early
 //   (KSEEK_FA_PDL_END=4): it starts as the last attention block exits,
@@ -423,6 +423,16 @@
 //   prefill_q256_k16384_hd256 1.007-1.022x FA3 (v3v 0.924-0.960x); lowest
 //   against the best of FA3 and cuDNN decode_b64_k2048_gqa8_hd96 at
 //   0.925x cuDNN.
+//   Version 3y (this file; NOTES.md v3y; bench/results/hopper_v3y_h200.txt):
+//   items without causal masking at the D = 128 kernel take L2 sections of
+//   8 MB of K/V (about one wave of items), not 16
+//   (KSEEK_FA_FULL_L2_SECTION_DIMS=2). 1.036x FA3 and 1.131x cuDNN over the
+//   FA3 grid (576 TFLOP/s; FA3 555, cuDNN 509), 1.104x FA3 / 1.418x cuDNN
+//   over all; head_dim 128 non-causal 1.013x (s512 1.015-1.020x, v3x
+//   0.998-1.006x); head_dim 128 s16384 bf16 non-causal 767 TFLOP/s (FA3
+//   744); lowest against the best of FA3 and cuDNN
+//   decode_b4_k16384_gqa8_hd128 at 0.897x cuDNN (0.92-0.97x in the four
+//   runs before, the same decode code).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -596,6 +606,10 @@
 //                               its item's last V stage; 0: after
 //   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
 //                               kernel's items (default 16)
+//   KSEEK_FA_FULL_L2_SECTION_DIMS, KSEEK_FA_FULL_L2_SECTION_MB the WGMMA
+//                               kernels (WgmmaDimBit bits; default 2) whose
+//                               items without causal masking take sections
+//                               of that many MB instead (default 8)
 //   KSEEK_FA_SPLIT_MASK_MIN_TILES, KSEEK_FA_HD64_SPLIT_MASK_MIN_TILES,
 //   KSEEK_FA_HD192_SPLIT_MASK_MIN_TILES the fewest key tiles per item that
 //                               take the split loop at head_dim 256, 64
@@ -616,6 +630,10 @@
 //   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
 //                               WGMMA kernels' combine keeps four splits'
 //                               loads in flight per warp (default 1000)
+//   KSEEK_FA_DECODE_LAST_COMBINES the decode kernel's splits combined by the
+//                               split block of each row group that counts
+//                               last, not by CombineSplits (bits 1, 2, 4 by
+//                               D; default 0)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -876,6 +894,20 @@
 // 0.998x, 8 0.997x (head_dim 256 causal 0.958x).
 #ifndef KSEEK_FA_WGMMA_L2_SECTION_MB
 #define KSEEK_FA_WGMMA_L2_SECTION_MB 16
+#endif
+// Without causal masking, at the WGMMA kernels of KSEEK_FA_FULL_L2_SECTION_DIMS
+// (WgmmaDimBit bits; default 2: the D = 128 kernel), sections of
+// KSEEK_FA_FULL_L2_SECTION_MB instead (default 8). 8 MB everywhere,
+// measured after v3t and again at D = 128 after v3x: head_dim 128
+// non-causal +0.4% (36 shapes; grid s512 and s1024 +0.6-1.2%, nothing
+// under 0.995), under causal masking -0.3% (ragged causal s3001 -5%:
+// fewer pairs per section for the search) and at head_dim 256 causal -3
+// to -9% (2 pairs a section).
+#ifndef KSEEK_FA_FULL_L2_SECTION_DIMS
+#define KSEEK_FA_FULL_L2_SECTION_DIMS 2
+#endif
+#ifndef KSEEK_FA_FULL_L2_SECTION_MB
+#define KSEEK_FA_FULL_L2_SECTION_MB 8
 #endif
 // The next item's first S issued with an item's last P V, in the WGMMA
 // kernels with two Q buffers and two consumers (sums of head-dim bits as
@@ -1236,7 +1268,8 @@
 #endif
 // Splits' loads in flight per warp in the combine where it keeps more than
 // one in flight (behind the decode kernel, and the WGMMA kernels' from
-// KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS): 4 (default), 8 or 16.
+// KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS): 4 (default), 8 or 16. 16
+// measured 0.973x over the 48 decode shapes (GQA decode -10 to -21%).
 #ifndef KSEEK_FA_COMBINE_IN_FLIGHT
 #define KSEEK_FA_COMBINE_IN_FLIGHT 4
 #endif
@@ -1245,7 +1278,8 @@ static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8
               "KSEEK_FA_COMBINE_IN_FLIGHT: 4, 8 or 16");
 // KSEEK_FA_PDL_END for the mma.sync and decode kernels (bits 1, 2, 4 for
 // their D = 64, 128, 256): their combine a programmatic dependent that they
-// never let launch early (default 0: none).
+// never let launch early (default 0: none; 7 measured 1.014x and then
+// 1.004x over the decode shapes, within what equal builds move there).
 #ifndef KSEEK_FA_MMA_PDL_END
 #define KSEEK_FA_MMA_PDL_END 0
 #endif
@@ -1305,6 +1339,18 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 #ifndef KSEEK_FA_MMA_COMBINE
 #define KSEEK_FA_MMA_COMBINE 0
 #endif
+// The decode kernel's split partials combined by the split block of each
+// row group that counts itself last (head-dim bits, 1 64, 2 128, 4 256;
+// default 0: none), not by CombineSplits launched after it: no second
+// kernel and no gap before it, the partials read from L2 right after they
+// were stored. Row groups past kDecodeCounters take CombineSplits.
+// Measured 0.928x over the 48 decode shapes (b1_k32768 GQA 0.49-0.84x: one
+// or two row groups, so one or two SMs read every split's partial; the
+// timeline: b1_k32768_gqa8_hd128 34.0 us against 18.9 with CombineSplits,
+// whose dependent launch overlaps the attention kernel's tail).
+#ifndef KSEEK_FA_DECODE_LAST_COMBINES
+#define KSEEK_FA_DECODE_LAST_COMBINES 0
+#endif
 
 namespace {
 
@@ -1363,6 +1409,13 @@ struct Config {
 // [split][row], row = (batch * heads_q + head) * seqlen_q + query.
 __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
+// KSEEK_FA_DECODE_LAST_COMBINES: the decode kernel's split blocks of row
+// group x count themselves at x; the last sets it back to 0 for the next
+// launch.
+constexpr int kDecodeCounters = 4096;
+#if KSEEK_FA_DECODE_LAST_COMBINES
+__device__ int g_decode_count[kDecodeCounters];
+#endif
 // KSEEK_FA_TAIL_SPLITS: the pieces of a tail item keep their partials in
 // the same scratch, [tail item][piece][block of the cluster][row][KO]
 // (nothing else uses it during that launch), and count themselves per
@@ -1414,6 +1467,7 @@ struct Problem {
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
   int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
+  int last_combines;    // the decode kernel's last split combines (1) or not
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 #if KSEEK_FA_FAST_LOCATE
@@ -1445,6 +1499,33 @@ __host__ __device__ __forceinline__ int RowElements(const Problem& p) {
 __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
+
+// Partials combined by the block or warp that counts last (tail pieces,
+// KSEEK_FA_TAIL_SPLITS; the decode kernel's splits,
+// KSEEK_FA_DECODE_LAST_COMBINES): a fence between the partials' stores and
+// the count (and between the last count and the reads of the others'
+// partials); the tail pieces' reads from L2, where the other SMs' stores
+// are, not from this SM's L1 (the decode kernel's: __ldcg).
+#if KSEEK_FA_TAIL_SPLITS || KSEEK_FA_DECODE_LAST_COMBINES
+__device__ __forceinline__ void FenceGpu() {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+#endif
+#if KSEEK_FA_TAIL_SPLITS
+__device__ __forceinline__ float LoadL2(const float* p) {
+  float x;
+  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
+  return x;
+}
+__device__ __forceinline__ float2 LoadL2x2(const float* p) {
+  float2 x;
+  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
+               : "=f"(x.x), "=f"(x.y)
+               : "l"(p)
+               : "memory");
+  return x;
+}
+#endif
 
 // bar.sync on named barrier `id` (1-15) for the kThreads threads of a warp
 // pair (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS; a template, so
@@ -2302,6 +2383,102 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
   }
 }
 
+// KSEEK_FA_DECODE_LAST_COMBINES: a split block of row group blockIdx.x,
+// its partials stored, counts itself; the one that counts last combines
+// the group's splits as CombineSplits does (weights exp(lse_s - max) over
+// their sum). First each valid row's weights into shared memory (a thread
+// per row and split range), then each thread takes 8 columns of a row at a
+// time, all the block's threads over the valid rows only, four splits'
+// loads in flight. Its reads go to L2 (__ldcg), where the other SMs'
+// partials are.
+#if KSEEK_FA_DECODE_LAST_COMBINES
+template <typename T, int D, int kRows>
+__device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockWork& w,
+                                                  T* __restrict__ o, float* __restrict__ lse,
+                                                  unsigned char* smem) {
+  FenceGpu();  // this thread's partial stores before the block's count
+  __syncthreads();
+  volatile int* const is_last = reinterpret_cast<volatile int*>(smem);
+  if (threadIdx.x == 0) {
+    const int before = atomicAdd(g_decode_count + blockIdx.x, 1);
+    *is_last = before == p.splits - 1;
+    if (before == p.splits - 1) g_decode_count[blockIdx.x] = 0;
+  }
+  __syncthreads();
+  if (*is_last == 0) return;
+  FenceGpu();  // the other blocks' partials after their counts
+  const int rows = min(kRows, p.seqlen_q * p.pack - w.q0);  // valid rows
+  const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+  auto row_index = [&](int r) {
+    const PackedRow at = RowAt(p, w.hq, w.q0 + r);
+    return (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
+  };
+  // Row r's weights at weights[s * kRows + r], its LSE at row_lse[r] (after
+  // the merge's bytes: 16 bytes in for the flag).
+  float* const weights = reinterpret_cast<float*>(smem + 16);
+  float* const row_lse = weights + kMaxCombineSplits * kRows;
+  if (threadIdx.x < rows) {
+    const int r = threadIdx.x;
+    const float* const part = g_split_lse + row_index(r);
+    float top = -INFINITY;
+    for (int s = 0; s < p.splits; ++s) top = fmaxf(top, __ldcg(part + s * all_rows));
+    float total = 0.f;
+    for (int s = 0; s < p.splits; ++s) {
+      const float e = top == -INFINITY ? 0.f : expf(__ldcg(part + s * all_rows) - top);
+      weights[s * kRows + r] = e;
+      total += e;
+    }
+    const float inv = total > 0.f ? 1.f / total : 0.f;
+    for (int s = 0; s < p.splits; ++s) weights[s * kRows + r] *= inv;
+    row_lse[r] = top == -INFINITY ? -INFINITY : top + logf(total);
+  }
+  __syncthreads();
+  const int hd = RowElements<D>(p);
+  constexpr int kChunks = D / 8;  // of 8 columns per row
+  constexpr int kInFlight = 4;
+  for (int item = threadIdx.x; item < rows * kChunks; item += kDecodeThreads) {
+    const int r = item / kChunks, col = 8 * (item % kChunks);
+    const int64_t at = row_index(r);
+    float x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = 0.f;
+    for (int s0 = 0; s0 < p.splits; s0 += kInFlight) {
+      float4 y[kInFlight][2];
+      float ws[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        const int s = s0 + u;
+        const bool real = s < p.splits;
+        ws[u] = real ? weights[s * kRows + r] : 0.f;
+        const float4* src = reinterpret_cast<const float4*>(
+            g_split_o + (int64_t(real ? s : 0) * all_rows + at) * D + col);
+        y[u][0] = __ldcg(src);
+        y[u][1] = __ldcg(src + 1);
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        x[0] += ws[u] * y[u][0].x;
+        x[1] += ws[u] * y[u][0].y;
+        x[2] += ws[u] * y[u][0].z;
+        x[3] += ws[u] * y[u][0].w;
+        x[4] += ws[u] * y[u][1].x;
+        x[5] += ws[u] * y[u][1].y;
+        x[6] += ws[u] * y[u][1].z;
+        x[7] += ws[u] * y[u][1].w;
+      }
+    }
+    if (col < hd) {  // not a padding column
+      const PackedRow pr = RowAt(p, w.hq, w.q0 + r);
+      T* out = o + ((int64_t(w.b) * p.seqlen_q + pr.query) * p.heads_q + pr.head) * hd + col;
+      *reinterpret_cast<uint4*>(out) =
+          make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()), Pack2(x[4], x[5], T()),
+                     Pack2(x[6], x[7], T()));
+    }
+    if (col == 0) lse[at] = row_lse[r];
+  }
+}
+#endif
+
 // The block's Q: rows w.q0 .. w.q0 + kRows - 1 of row group w.hq
 // (Problem::pack); rows past the group's and chunks past head_dim `hd`
 // zero-filled.
@@ -2482,64 +2659,71 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
   constexpr int kThreadsPerRow = kDecodeThreads / kRows;
   const int r = threadIdx.x / kThreadsPerRow;
   const int m = w.q0 + r;
-  if (m >= rows_total) return;
-  float mx = -INFINITY;
+  if (m < rows_total) {
+    float mx = -INFINITY;
 #pragma unroll
-  for (int u = 0; u < kGroups; ++u)
-    mx = fmaxf(mx, part_max[u * kRows + r]);
-  float factor[kGroups];
-  float sum = 0.f;
-#pragma unroll
-  for (int u = 0; u < kGroups; ++u) {
-    const float wm = part_max[u * kRows + r];
-    factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
-    sum += part_sum[u * kRows + r] * factor[u];
-  }
-  const float inv = RowInverse<D>(sum);
-  const PackedRow at = RowAt(p, w.hq, m);
-  const int64_t row_index =
-      (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
-  const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-#pragma unroll
-  for (int step = 0; step < D / (8 * kThreadsPerRow); ++step) {
-    const int col = 8 * (threadIdx.x % kThreadsPerRow + kThreadsPerRow * step);
-    float x[8];
-#pragma unroll
-    for (int c = 0; c < 8; ++c) x[c] = 0.f;
+    for (int u = 0; u < kGroups; ++u)
+      mx = fmaxf(mx, part_max[u * kRows + r]);
+    float factor[kGroups];
+    float sum = 0.f;
 #pragma unroll
     for (int u = 0; u < kGroups; ++u) {
-      const float* src = part_o + (u * kRows + r) * D + col;
+      const float wm = part_max[u * kRows + r];
+      factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
+      sum += part_sum[u * kRows + r] * factor[u];
+    }
+    const float inv = RowInverse<D>(sum);
+    const PackedRow at = RowAt(p, w.hq, m);
+    const int64_t row_index =
+        (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
+    const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
 #pragma unroll
-      for (int c = 0; c < 8; c += 2) {
-        const float2 y = *reinterpret_cast<const float2*>(src + c);
-        x[c] += factor[u] * y.x;
-        x[c + 1] += factor[u] * y.y;
+    for (int step = 0; step < D / (8 * kThreadsPerRow); ++step) {
+      const int col = 8 * (threadIdx.x % kThreadsPerRow + kThreadsPerRow * step);
+      float x[8];
+#pragma unroll
+      for (int c = 0; c < 8; ++c) x[c] = 0.f;
+#pragma unroll
+      for (int u = 0; u < kGroups; ++u) {
+        const float* src = part_o + (u * kRows + r) * D + col;
+#pragma unroll
+        for (int c = 0; c < 8; c += 2) {
+          const float2 y = *reinterpret_cast<const float2*>(src + c);
+          x[c] += factor[u] * y.x;
+          x[c + 1] += factor[u] * y.y;
+        }
+      }
+#pragma unroll
+      for (int c = 0; c < 8; ++c) x[c] *= inv;
+      if (p.splits == 1) {
+        if (col < hd) {  // not a padding column
+          T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q +
+                        at.head) * hd + col;
+          *reinterpret_cast<uint4*>(out) =
+              make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()),
+                         Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
+        }
+      } else {
+        float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
+#pragma unroll
+        for (int c = 0; c < 8; c += 2)
+          *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
       }
     }
-#pragma unroll
-    for (int c = 0; c < 8; ++c) x[c] *= inv;
-    if (p.splits == 1) {
-      if (col < hd) {  // not a padding column
-        T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q +
-                      at.head) * hd + col;
-        *reinterpret_cast<uint4*>(out) =
-            make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()),
-                       Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
-      }
-    } else {
-      float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
-#pragma unroll
-      for (int c = 0; c < 8; c += 2)
-        *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
+    if (threadIdx.x % kThreadsPerRow == 0) {
+      const float row_lse = RowLse<D>(mx, sum, p.scale_log2);
+      if (p.splits == 1)
+        lse[row_index] = row_lse;
+      else
+        g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
     }
   }
-  if (threadIdx.x % kThreadsPerRow == 0) {
-    const float row_lse = RowLse<D>(mx, sum, p.scale_log2);
-    if (p.splits == 1)
-      lse[row_index] = row_lse;
-    else
-      g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
-  }
+  static_assert(16 + (kMaxCombineSplits + 1) * kRows * 4 <= C::kSmemBytes,
+                "DecodeCombineLast's weights fit in the decode kernel's shared memory");
+#if KSEEK_FA_DECODE_LAST_COMBINES
+  if constexpr ((KSEEK_FA_DECODE_LAST_COMBINES & HeadDimBit(D)) != 0)
+    if (p.last_combines) DecodeCombineLast<T, D, kRows>(p, w, o, lse, smem);
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -3009,28 +3193,9 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
         : "memory");
   }
 }
-// Tail pieces (KSEEK_FA_TAIL_SPLITS): a fence between a warp's partials and
-// its count (and between the last count and the reads of the others'
-// partials); those reads from L2, where the other SMs' stores are, not
-// from this SM's L1; and a note of each piece stored (whether it was the
-// last of its query tile), which only the emulation counts.
+// Tail pieces (KSEEK_FA_TAIL_SPLITS): a note of each piece stored (whether
+// it was the last of its query tile), which only the emulation counts.
 #if KSEEK_FA_TAIL_SPLITS
-__device__ __forceinline__ void FenceGpu() {
-  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-}
-__device__ __forceinline__ float LoadL2(const float* p) {
-  float x;
-  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
-  return x;
-}
-__device__ __forceinline__ float2 LoadL2x2(const float* p) {
-  float2 x;
-  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
-               : "=f"(x.x), "=f"(x.y)
-               : "l"(p)
-               : "memory");
-  return x;
-}
 __device__ __forceinline__ void TailPieceStored(bool) {}
 #endif
 
@@ -4476,7 +4641,10 @@ int64_t QueueMakespan(const Problem& p, int64_t items, int sms) {
 // 16 K items simulated; beyond that the largest size), its answer kept.
 template <typename T, int D, int kN, int kM>
 int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
-  const int most = SectionPairs<T, D>(p, int64_t(KSEEK_FA_WGMMA_L2_SECTION_MB) << 20);
+  const int mb = !p.causal && (KSEEK_FA_FULL_L2_SECTION_DIMS & WgmmaDimBit(D)) != 0
+                     ? KSEEK_FA_FULL_L2_SECTION_MB
+                     : KSEEK_FA_WGMMA_L2_SECTION_MB;
+  const int most = SectionPairs<T, D>(p, int64_t(mb) << 20);
   const int candidates = most - (most + 1) / 2 + 2;
   if (!KSEEK_FA_SECTION_SEARCH || !p.causal || most <= 1 ||
       items * candidates > 16384)
@@ -4621,13 +4789,18 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
+  // KSEEK_FA_DECODE_LAST_COMBINES: the decode kernel's last split block of
+  // each row group combines (a counter per group).
+  p.last_combines = decode && (KSEEK_FA_DECODE_LAST_COMBINES & HeadDimBit(D)) != 0 &&
+                    p.splits > 1 && p.splits <= kMaxCombineSplits &&
+                    blocks <= kDecodeCounters;
   kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), threads, smem,
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
   // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
   // block per row, so that the combine is not a chain of ~50 loads.
-  if (p.splits > 1) {
+  if (p.splits > 1 && !p.last_combines) {
     const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
     const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
     LaunchCombine<T, D>(p, o, lse, stream,

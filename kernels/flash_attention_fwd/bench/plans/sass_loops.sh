@@ -4,15 +4,16 @@
 # (bench/sass_loops.py on cuobjdump -sass), for counting the softmax's
 # instructions per tile side by side: head_dim 64 (ours three consumers,
 # 128-key tiles; FA3 192 x 192 without causal masking, 192 x 128 with)
-# and head_dim 128 (ours 176-key tiles; FA3 128 x 176). Ours from
-# .sass_in/v3s.cubin (nvcc -cubin of hopper.cu with the harness's flags,
+# and head_dim 128 (ours 176-key tiles; FA3 128 x 176; under causal
+# masking both 128 x 128). Ours from $SASS_CUBIN (default
+# .sass_in/hopper.cubin: nvcc -cubin of hopper.cu with the harness's flags,
 # built on the development machine: the device has cuobjdump, it does
 # not), FA3 from .anchors/fa3's library. Summaries to stdout, every
 # matching function in full (JSON) under $OUT.
 # Before the call, here (about 3 minutes on two cores):
 #   mkdir -p .sass_in && nvcc -gencode=arch=compute_90a,code=sm_90a -cubin -O3 \
 #     -std=c++17 -lineinfo --expt-relaxed-constexpr -I harness/include \
-#     -o .sass_in/v3s.cubin kernels/flash_attention_fwd/hopper.cu
+#     -o .sass_in/hopper.cubin kernels/flash_attention_fwd/hopper.cu
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sass_loops.sh
 set -uo pipefail
@@ -21,10 +22,11 @@ out=${OUT:-/tmp/sass_loops}
 mkdir -p "$out"
 tool=kernels/flash_attention_fwd/bench/sass_loops.py
 dump=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
-ours='AttentionForwardWgmma<__nv_bfloat16, (64, 3|128, 2, 176)'
-fa3='(?=.*cutlass::bfloat16_t)FlashAttnFwdSm90.*cute::C<(192>, cute::C<192>, cute::C<64|192>, cute::C<128>, cute::C<64|128>, cute::C<176>, cute::C<128)>'
+cubin=${SASS_CUBIN:-.sass_in/hopper.cubin}
+ours='AttentionForwardWgmma<__nv_bfloat16, (64, 3|128, 2, 176|128, 2, 128, 2, 128)'
+fa3='(?=.*cutlass::bfloat16_t)FlashAttnFwdSm90.*cute::C<(192>, cute::C<192>, cute::C<64|192>, cute::C<128>, cute::C<64|128>, cute::C<176>, cute::C<128|128>, cute::C<128>, cute::C<128)>'
 echo "== ours: $ours"
-"$dump" -sass .sass_in/v3s.cubin > "$out/ours.sass" 2>&1
+"$dump" -sass "$cubin" > "$out/ours.sass" 2>&1
 python3 "$tool" --match "$ours" --top 4 < "$out/ours.sass"
 python3 "$tool" --match "$ours" --top 4 --json < "$out/ours.sass" > "$out/ours_loops.json"
 echo "== FA3: $fa3"
