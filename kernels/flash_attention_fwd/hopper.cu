@@ -630,6 +630,11 @@
 //   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
 //                               WGMMA kernels' combine keeps four splits'
 //                               loads in flight per warp (default 1000)
+//   KSEEK_FA_MASK_RELATIVE      bit 1 the WGMMA kernels', bit 2 the mma.sync
+//                               and decode kernels' mask tests each score's
+//                               constant column against the row's limit
+//                               less the lane's first key (default 0:
+//                               against the key's index, computed per score)
 //   KSEEK_FA_DECODE_LAST_COMBINES the decode kernel's splits combined by the
 //                               split block of each row group that counts
 //                               last, not by CombineSplits (bits 1, 2, 4 by
@@ -1348,6 +1353,14 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // or two row groups, so one or two SMs read every split's partial; the
 // timeline: b1_k32768_gqa8_hd128 34.0 us against 18.9 with CombineSplits,
 // whose dependent launch overlaps the attention kernel's tail).
+// MaskScores' test against the row's limit less the lane's first key
+// (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
+// 0, not yet timed: `bench/plans/mask_relative.sh`). ptxas: with 1 the
+// four head_dim 256 split-loop instances no longer spill (v3y: 4 bytes
+// each), with 2 the head_dim 64 mma.sync kernel spills 16 bytes.
+#ifndef KSEEK_FA_MASK_RELATIVE
+#define KSEEK_FA_MASK_RELATIVE 0
+#endif
 #ifndef KSEEK_FA_DECODE_LAST_COMBINES
 #define KSEEK_FA_DECODE_LAST_COMBINES 0
 #endif
@@ -1886,17 +1899,33 @@ struct MaskMode {
 };
 
 // Scores of keys at or past a row's limit become -inf (kN keys from k0).
-template <int kN>
+// kRelative (KSEEK_FA_MASK_RELATIVE): each row's limit taken relative to
+// the lane's first key once, so that every score's test compares a
+// constant column with it; else the key's index computed per score, one
+// add each (31 more instructions per 128-key tile at head_dim 128).
+template <int kN, bool kRelative = (KSEEK_FA_MASK_RELATIVE & 1) != 0>
 __device__ __forceinline__ void MaskScores(float (&s)[kN / 8][4], int k0,
                                            int lane, int limit0, int limit1) {
+  if constexpr (kRelative) {
+    const int first = k0 + 2 * (lane % 4);
+    const int rel0 = limit0 - first, rel1 = limit1 - first;
 #pragma unroll
-  for (int n = 0; n < kN / 8; ++n)
+    for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int key = k0 + 8 * n + 2 * (lane % 4) + e;
-      if (key >= limit0) s[n][e] = -INFINITY;
-      if (key >= limit1) s[n][2 + e] = -INFINITY;
-    }
+      for (int e = 0; e < 2; ++e) {
+        if (8 * n + e >= rel0) s[n][e] = -INFINITY;
+        if (8 * n + e >= rel1) s[n][2 + e] = -INFINITY;
+      }
+  } else {
+#pragma unroll
+    for (int n = 0; n < kN / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = k0 + 8 * n + 2 * (lane % 4) + e;
+        if (key >= limit0) s[n][e] = -INFINITY;
+        if (key >= limit1) s[n][2 + e] = -INFINITY;
+      }
+  }
 }
 
 // 2^x on the MUFU unit: one instruction with subnormal results flushed to
@@ -2312,7 +2341,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     float s[kBlockN / 8][4];
     ComputeScores<T, D>(q_frag, q_rows, k_tile, a_off, k_off, s);
     if (k0 + kBlockN > warp_mask_from)
-      MaskScores<kBlockN>(s, k0, lane, limit0, limit1);
+      MaskScores<kBlockN, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, k0, lane, limit0, limit1);
     UpdateSoftmax<D, kBlockN>(s, st, p.scale_log2);
     AccumulatePV<T, D>(s, k_tile + C::kTileBytes, a_off, st.acc);
   }
@@ -2614,7 +2643,8 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
       ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + tile_at(t) * kTileQBytes, k_tile,
                                        a_off, k_off, s);
       if (key0 + kDecodeKeys > mask_from)
-        MaskScores<kDecodeKeys>(s, key0, lane, limit0[t], limit1[t]);
+        MaskScores<kDecodeKeys, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, key0, lane,
+                                                                  limit0[t], limit1[t]);
       UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);
       AccumulatePV<T, D, kDecodeKeys>(s, k_tile + C::kChunkBytes, a_off, st[t].acc);
     }
