@@ -10,8 +10,6 @@
 
 #define __CUDA_ARCH_FEAT_SM100_ALL 1
 
-struct alignas(16) float4 { float x, y, z, w; };
-inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 
 namespace emu {
 // Tensor memory (PTX ISA 9.7.16, "Tensor Memory"): 128 lanes x 512
