@@ -10,7 +10,6 @@
 
 #define __CUDA_ARCH_FEAT_SM100_ALL 1
 
-
 namespace emu {
 // Tensor memory (PTX ISA 9.7.16, "Tensor Memory"): 128 lanes x 512
 // columns of 32 bits per CTA; an address is lane << 16 | column.
