@@ -1353,6 +1353,9 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // or two row groups, so one or two SMs read every split's partial; the
 // timeline: b1_k32768_gqa8_hd128 34.0 us against 18.9 with CombineSplits,
 // whose dependent launch overlaps the attention kernel's tail).
+#ifndef KSEEK_FA_DECODE_LAST_COMBINES
+#define KSEEK_FA_DECODE_LAST_COMBINES 0
+#endif
 // MaskScores' test against the row's limit less the lane's first key
 // (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
 // 0, not yet timed: `bench/plans/mask_relative.sh`). ptxas: with 1 the
@@ -1360,9 +1363,6 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // each), with 2 the head_dim 64 mma.sync kernel spills 16 bytes.
 #ifndef KSEEK_FA_MASK_RELATIVE
 #define KSEEK_FA_MASK_RELATIVE 0
-#endif
-#ifndef KSEEK_FA_DECODE_LAST_COMBINES
-#define KSEEK_FA_DECODE_LAST_COMBINES 0
 #endif
 
 namespace {
@@ -2421,6 +2421,11 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
 // loads in flight. Its reads go to L2 (__ldcg), where the other SMs'
 // partials are.
 #if KSEEK_FA_DECODE_LAST_COMBINES
+// Its shared memory: the flag in the first kDecodeLastFlagBytes, then the
+// rows' weights and LSEs (the decode kernel's static_assert: they fit).
+constexpr int kDecodeLastFlagBytes = 16;
+template <int kRows>
+constexpr int kDecodeLastSmemBytes = kDecodeLastFlagBytes + (kMaxCombineSplits + 1) * kRows * 4;
 template <typename T, int D, int kRows>
 __device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockWork& w,
                                                   T* __restrict__ o, float* __restrict__ lse,
@@ -2438,17 +2443,15 @@ __device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockW
   FenceGpu();  // the other blocks' partials after their counts
   const int rows = min(kRows, p.seqlen_q * p.pack - w.q0);  // valid rows
   const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  auto row_index = [&](int r) {
-    const PackedRow at = RowAt(p, w.hq, w.q0 + r);
+  auto row_index = [&](const PackedRow& at) {
     return (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
   };
-  // Row r's weights at weights[s * kRows + r], its LSE at row_lse[r] (after
-  // the merge's bytes: 16 bytes in for the flag).
-  float* const weights = reinterpret_cast<float*>(smem + 16);
+  // Row r's weights at weights[s * kRows + r], its LSE at row_lse[r].
+  float* const weights = reinterpret_cast<float*>(smem + kDecodeLastFlagBytes);
   float* const row_lse = weights + kMaxCombineSplits * kRows;
   if (threadIdx.x < rows) {
     const int r = threadIdx.x;
-    const float* const part = g_split_lse + row_index(r);
+    const float* const part = g_split_lse + row_index(RowAt(p, w.hq, w.q0 + r));
     float top = -INFINITY;
     for (int s = 0; s < p.splits; ++s) top = fmaxf(top, __ldcg(part + s * all_rows));
     float total = 0.f;
@@ -2467,7 +2470,8 @@ __device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockW
   constexpr int kInFlight = 4;
   for (int item = threadIdx.x; item < rows * kChunks; item += kDecodeThreads) {
     const int r = item / kChunks, col = 8 * (item % kChunks);
-    const int64_t at = row_index(r);
+    const PackedRow pr = RowAt(p, w.hq, w.q0 + r);
+    const int64_t at = row_index(pr);
     float x[8];
 #pragma unroll
     for (int c = 0; c < 8; ++c) x[c] = 0.f;
@@ -2497,7 +2501,6 @@ __device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockW
       }
     }
     if (col < hd) {  // not a padding column
-      const PackedRow pr = RowAt(p, w.hq, w.q0 + r);
       T* out = o + ((int64_t(w.b) * p.seqlen_q + pr.query) * p.heads_q + pr.head) * hd + col;
       *reinterpret_cast<uint4*>(out) =
           make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()), Pack2(x[4], x[5], T()),
@@ -2748,9 +2751,9 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
         g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
     }
   }
-  static_assert(16 + (kMaxCombineSplits + 1) * kRows * 4 <= C::kSmemBytes,
-                "DecodeCombineLast's weights fit in the decode kernel's shared memory");
 #if KSEEK_FA_DECODE_LAST_COMBINES
+  static_assert(kDecodeLastSmemBytes<kRows> <= C::kSmemBytes,
+                "DecodeCombineLast's weights fit in the decode kernel's shared memory");
   if constexpr ((KSEEK_FA_DECODE_LAST_COMBINES & HeadDimBit(D)) != 0)
     if (p.last_combines) DecodeCombineLast<T, D, kRows>(p, w, o, lse, smem);
 #endif
