@@ -168,7 +168,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // in pairs at head_dim 64 and 128 (KSEEK_FA_DECODE_PAIRS: a K/V ring per
 // pair, one row tile per warp; the g_ shapes of 3 and 4 queries x 8 heads,
 // where leaving out the second warp's V load failed all three; groups of
-// at most 16 rows take the long splits by default), and O staged in
+// at most 16 rows take the long splits by default), the long splits on K/V
+// rings of six stages (KSEEK_FA_DECODE_LONG_STAGES; the g_ shapes), the
+// combine behind the decode kernel a block per row from two splits
+// (KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS), and O staged in
 // the last key tile's V for items of any length at D = 256 and D = 192
 // (the default: 32 tiles or more) and on head_dim 128's 160-key tiles
 // (the k700 w_ and r_ shapes), each warp releasing that V only after the
@@ -191,6 +194,29 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
                          ::testing::Values(ShapeSet{"w_", 20}, ShapeSet{"dim_", 20},
                                            ShapeSet{"r_", 14}, ShapeSet{"g_", 20}),
                          ShapeSetName);
+
+// The decode kernel's long splits on an instance of their own with 8 warps
+// per block (hopper_emu_long: KSEEK_FA_DECODE_LONG_WARPS=8), also for the
+// 17-32-row groups' two-tile blocks at head_dim 128 and from two splits of
+// version 1: the g_ shapes and the pk_ ones of one query (16 and 12 heads
+// on one K/V head). With the last of those warps taking no keys
+// (hopper_emu_long_last_warp) the long-split shapes at head_dim 64 and
+// 128, of 16 and 32 rows, must fail, so the instance is the one that runs.
+class LongSplits : public ::testing::TestWithParam<ShapeSet> {};
+
+TEST_P(LongSplits, PassOnTheirShapes) {
+  ExpectAllPass("long", GetParam().filter, GetParam().min_runs);
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, LongSplits,
+                         ::testing::Values(ShapeSet{"g_", 20}, ShapeSet{"pk_", 16}),
+                         ShapeSetName);
+
+TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
+  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");
+  ExpectPlantFails("long_last_warp", "g_hd64_f16_q1_k10000_gqa8_sm20");
+  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q4_k9000_gqa8_causal");
+}
 
 // The paths that v3k's defaults replaced (hopper_emu_replaced), kept as
 // switches: O stored without TMA (the staged and the wide stores), IEEE

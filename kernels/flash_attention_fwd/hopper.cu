@@ -555,7 +555,10 @@
 //   side by side with 3f (bench/results/hopper_v3g_variants_h200.txt):
 //   batch-1 32k-key GQA decode 1.17-1.88x, batch-4 16k-key GQA 8 / 16
 //   1.04 / 1.27x; the other GQA shapes that split keys at head_dim <= 128
-//   (2-7 splits of version 1) stay on version 1.
+//   (2-7 splits of version 1) stay on version 1. Switches, off: the long
+//   splits on an instance of their own with deeper K/V rings
+//   (KSEEK_FA_DECODE_LONG_STAGES) or 8 warps per block
+//   (KSEEK_FA_DECODE_LONG_WARPS).
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -627,6 +630,9 @@
 //   KSEEK_FA_COMBINE_IN_FLIGHT  splits' loads in flight per warp where the
 //                               combine keeps more than one (4, 8, 16;
 //                               default 4)
+//   KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS the fewest splits at which the
+//                               combine behind the decode kernel takes a
+//                               block per row (default 16)
 //   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
 //                               WGMMA kernels' combine keeps four splits'
 //                               loads in flight per warp (default 1000)
@@ -635,10 +641,11 @@
 //                               constant column against the row's limit
 //                               less the lane's first key (default 0:
 //                               against the key's index, computed per score)
-//   KSEEK_FA_DECODE_LAST_COMBINES the decode kernel's splits combined by the
-//                               split block of each row group that counts
-//                               last, not by CombineSplits (bits 1, 2, 4 by
-//                               D; default 0)
+//   KSEEK_FA_DECODE_LONG_STAGES K/V stages per warp of the decode kernel on
+//                               its long splits (default 0: its own, 4 at
+//                               head_dim 64 and 3 at 128)
+//   KSEEK_FA_DECODE_LONG_WARPS  warps per block of the decode kernel on its
+//                               long splits (4, default, or 8)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -1278,6 +1285,16 @@
 #ifndef KSEEK_FA_COMBINE_IN_FLIGHT
 #define KSEEK_FA_COMBINE_IN_FLIGHT 4
 #endif
+// The fewest splits at which the combine behind the decode kernel takes a
+// block of kCombineWarps warps per row (warp w the splits w, w + 8, ...)
+// instead of a warp: default 16. Below it a warp walks every split,
+// KSEEK_FA_COMBINE_IN_FLIGHT at a time: 14 splits (decode_b4_k16384_gqa8)
+// are an LSE read and four rounds of loads from L2, where a block per row
+// has one (there CombineSplits ends 3.0 us after the decode kernel on the
+// timeline after v3x, which runs 25.5 us).
+#ifndef KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS
+#define KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS 16
+#endif
 static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8 ||
                   KSEEK_FA_COMBINE_IN_FLIGHT == 16,
               "KSEEK_FA_COMBINE_IN_FLIGHT: 4, 8 or 16");
@@ -1344,17 +1361,24 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 #ifndef KSEEK_FA_MMA_COMBINE
 #define KSEEK_FA_MMA_COMBINE 0
 #endif
-// The decode kernel's split partials combined by the split block of each
-// row group that counts itself last (head-dim bits, 1 64, 2 128, 4 256;
-// default 0: none), not by CombineSplits launched after it: no second
-// kernel and no gap before it, the partials read from L2 right after they
-// were stored. Row groups past kDecodeCounters take CombineSplits.
-// Measured 0.928x over the 48 decode shapes (b1_k32768 GQA 0.49-0.84x: one
-// or two row groups, so one or two SMs read every split's partial; the
-// timeline: b1_k32768_gqa8_hd128 34.0 us against 18.9 with CombineSplits,
-// whose dependent launch overlaps the attention kernel's tail).
-#ifndef KSEEK_FA_DECODE_LAST_COMBINES
-#define KSEEK_FA_DECODE_LAST_COMBINES 0
+// The decode kernel's long splits (GQA decode at head_dim <= 128 with long
+// keys) run one block per SM, so the shared memory and registers of the
+// other blocks are free. KSEEK_FA_DECODE_LONG_STAGES: K/V stages per warp
+// there, 0 (default) the kernel's own (4 at head_dim 64, 3 at 128: two
+// chunks of 16 keys in flight per warp at 128, 64 KB per SM), n > 0 n
+// stages (n - 1 chunks in flight; at most 6 at 128).
+// KSEEK_FA_DECODE_LONG_WARPS: warps per block there, 4 (default) or 8
+// (each with its own ring: twice the bytes in flight, and two warps per
+// scheduler to hide each other's mma.sync and softmax latency). Either
+// set, the long splits take an instance of their own (DecodeConfig's kLong).
+// In v3y's run b4_k16384's GQA 4 and 16 shapes (134 and 34 MB of K/V)
+// took 10 us plus 3.5 TB/s, and its GQA 1 shape (537 MB, 2 blocks per SM)
+// 4.5 TB/s beyond GQA 4.
+#ifndef KSEEK_FA_DECODE_LONG_STAGES
+#define KSEEK_FA_DECODE_LONG_STAGES 0
+#endif
+#ifndef KSEEK_FA_DECODE_LONG_WARPS
+#define KSEEK_FA_DECODE_LONG_WARPS 4
 #endif
 // MaskScores' test against the row's limit less the lane's first key
 // (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
@@ -1422,13 +1446,6 @@ struct Config {
 // [split][row], row = (batch * heads_q + head) * seqlen_q + query.
 __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
-// KSEEK_FA_DECODE_LAST_COMBINES: the decode kernel's split blocks of row
-// group x count themselves at x; the last sets it back to 0 for the next
-// launch.
-constexpr int kDecodeCounters = 4096;
-#if KSEEK_FA_DECODE_LAST_COMBINES
-__device__ int g_decode_count[kDecodeCounters];
-#endif
 // KSEEK_FA_TAIL_SPLITS: the pieces of a tail item keep their partials in
 // the same scratch, [tail item][piece][block of the cluster][row][KO]
 // (nothing else uses it during that launch), and count themselves per
@@ -1480,7 +1497,6 @@ struct Problem {
   int section_pairs;    // (batch, head) pairs per L2 section
   int splits;           // key-range splits per query tile (1: none)
   int combine_warps;    // CombineSplits: warps per row (1 or kCombineWarps)
-  int last_combines;    // the decode kernel's last split combines (1) or not
   int tiles_per_split;  // key tiles per split
   float scale_log2;     // log2(e) / sqrt(head_dim)
 #if KSEEK_FA_FAST_LOCATE
@@ -1513,18 +1529,15 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// Partials combined by the block or warp that counts last (tail pieces,
-// KSEEK_FA_TAIL_SPLITS; the decode kernel's splits,
-// KSEEK_FA_DECODE_LAST_COMBINES): a fence between the partials' stores and
-// the count (and between the last count and the reads of the others'
-// partials); the tail pieces' reads from L2, where the other SMs' stores
-// are, not from this SM's L1 (the decode kernel's: __ldcg).
-#if KSEEK_FA_TAIL_SPLITS || KSEEK_FA_DECODE_LAST_COMBINES
+// Partials combined by the warp that counts last (tail pieces,
+// KSEEK_FA_TAIL_SPLITS): a fence between the partials' stores and the
+// count (and between the last count and the reads of the others'
+// partials); those reads from L2, where the other SMs' stores are, not
+// from this SM's L1.
+#if KSEEK_FA_TAIL_SPLITS
 __device__ __forceinline__ void FenceGpu() {
   asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
 }
-#endif
-#if KSEEK_FA_TAIL_SPLITS
 __device__ __forceinline__ float LoadL2(const float* p) {
   float x;
   asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
@@ -2367,19 +2380,30 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
 // then per warp a ring of K/V chunks; after the key loop the same bytes
 // hold the warps' partial O, maxima and sums for the merge.
 // R = 3 (KSEEK_FA_DECODE_PAIRS): two row tiles, the warps in pairs, one
-// tile per warp and a ring per pair.
-template <int D, int R = 1>
+// tile per warp and a ring per pair. kLong: the long splits' instance
+// (KSEEK_FA_DECODE_LONG_STAGES, KSEEK_FA_DECODE_LONG_WARPS; one block per
+// SM).
+template <int D, int R = 1, bool kLong = false>
 struct DecodeConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
   static_assert(R == 1 || ((R == 2 || R == 3) && D <= 128), "two row tiles up to head_dim 128");
   static constexpr bool kPairs = R == 3;
   static constexpr int kRowTiles = kPairs ? 2 : R;  // of the block
   static constexpr int kWarpTiles = kPairs ? 1 : R;  // of each warp
-  static constexpr int kGroups = kPairs ? kDecodeWarps / 2 : kDecodeWarps;  // rings
+  static constexpr int kWarps = kLong ? KSEEK_FA_DECODE_LONG_WARPS : kDecodeWarps;
+  static constexpr int kBlockThreads = 32 * kWarps;
+  static constexpr int kGroups = kPairs ? kWarps / 2 : kWarps;  // rings
   static constexpr int kRows = kDecodeRows * kRowTiles;  // a block's rows
-  static constexpr int kStages = D == 64 ? 4 : 3;
+  static constexpr int kStages =
+      kLong && KSEEK_FA_DECODE_LONG_STAGES > 0 ? KSEEK_FA_DECODE_LONG_STAGES
+      : D == 64                                ? 4
+                                               : 3;
   static constexpr int kMinBlocksPerSm =
-      R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
+      kLong ? 1 : R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
+  // The merge's threads per row, each 8 columns at a time (every row
+  // covered: kBlockThreads / kThreadsPerRow >= kRows).
+  static constexpr int kThreadsPerRow =
+      kBlockThreads / kRows < D / 8 ? kBlockThreads / kRows : D / 8;
   static constexpr int kRowBytes = D * 2;
   static constexpr int kQBytes = kRows * kRowBytes;
   static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
@@ -2389,6 +2413,9 @@ struct DecodeConfig {
   static constexpr int kRingBytes = kGroups * kWarpBytes;
   static constexpr int kSmemBytes =
       kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
+  static_assert(kWarps == 4 || kWarps == 8, "4 or 8 warps");
+  static_assert(kStages >= 2 && kSmemBytes <= 227 * 1024,
+                "the long splits' rings fit in one block's shared memory");
 };
 
 // Copies a chunk of kDecodeKeys rows of a row-strided global tile into
@@ -2412,115 +2439,17 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
   }
 }
 
-// KSEEK_FA_DECODE_LAST_COMBINES: a split block of row group blockIdx.x,
-// its partials stored, counts itself; the one that counts last combines
-// the group's splits as CombineSplits does (weights exp(lse_s - max) over
-// their sum). First each valid row's weights into shared memory (a thread
-// per row and split range), then each thread takes 8 columns of a row at a
-// time, all the block's threads over the valid rows only, four splits'
-// loads in flight. Its reads go to L2 (__ldcg), where the other SMs'
-// partials are.
-#if KSEEK_FA_DECODE_LAST_COMBINES
-// Its shared memory: the flag in the first kDecodeLastFlagBytes, then the
-// rows' weights and LSEs (the decode kernel's static_assert: they fit).
-constexpr int kDecodeLastFlagBytes = 16;
-template <int kRows>
-constexpr int kDecodeLastSmemBytes = kDecodeLastFlagBytes + (kMaxCombineSplits + 1) * kRows * 4;
-template <typename T, int D, int kRows>
-__device__ __forceinline__ void DecodeCombineLast(const Problem& p, const BlockWork& w,
-                                                  T* __restrict__ o, float* __restrict__ lse,
-                                                  unsigned char* smem) {
-  FenceGpu();  // this thread's partial stores before the block's count
-  __syncthreads();
-  volatile int* const is_last = reinterpret_cast<volatile int*>(smem);
-  if (threadIdx.x == 0) {
-    const int before = atomicAdd(g_decode_count + blockIdx.x, 1);
-    *is_last = before == p.splits - 1;
-    if (before == p.splits - 1) g_decode_count[blockIdx.x] = 0;
-  }
-  __syncthreads();
-  if (*is_last == 0) return;
-  FenceGpu();  // the other blocks' partials after their counts
-  const int rows = min(kRows, p.seqlen_q * p.pack - w.q0);  // valid rows
-  const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
-  auto row_index = [&](const PackedRow& at) {
-    return (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
-  };
-  // Row r's weights at weights[s * kRows + r], its LSE at row_lse[r].
-  float* const weights = reinterpret_cast<float*>(smem + kDecodeLastFlagBytes);
-  float* const row_lse = weights + kMaxCombineSplits * kRows;
-  if (threadIdx.x < rows) {
-    const int r = threadIdx.x;
-    const float* const part = g_split_lse + row_index(RowAt(p, w.hq, w.q0 + r));
-    float top = -INFINITY;
-    for (int s = 0; s < p.splits; ++s) top = fmaxf(top, __ldcg(part + s * all_rows));
-    float total = 0.f;
-    for (int s = 0; s < p.splits; ++s) {
-      const float e = top == -INFINITY ? 0.f : expf(__ldcg(part + s * all_rows) - top);
-      weights[s * kRows + r] = e;
-      total += e;
-    }
-    const float inv = total > 0.f ? 1.f / total : 0.f;
-    for (int s = 0; s < p.splits; ++s) weights[s * kRows + r] *= inv;
-    row_lse[r] = top == -INFINITY ? -INFINITY : top + logf(total);
-  }
-  __syncthreads();
-  const int hd = RowElements<D>(p);
-  constexpr int kChunks = D / 8;  // of 8 columns per row
-  constexpr int kInFlight = 4;
-  for (int item = threadIdx.x; item < rows * kChunks; item += kDecodeThreads) {
-    const int r = item / kChunks, col = 8 * (item % kChunks);
-    const PackedRow pr = RowAt(p, w.hq, w.q0 + r);
-    const int64_t at = row_index(pr);
-    float x[8];
-#pragma unroll
-    for (int c = 0; c < 8; ++c) x[c] = 0.f;
-    for (int s0 = 0; s0 < p.splits; s0 += kInFlight) {
-      float4 y[kInFlight][2];
-      float ws[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        const int s = s0 + u;
-        const bool real = s < p.splits;
-        ws[u] = real ? weights[s * kRows + r] : 0.f;
-        const float4* src = reinterpret_cast<const float4*>(
-            g_split_o + (int64_t(real ? s : 0) * all_rows + at) * D + col);
-        y[u][0] = __ldcg(src);
-        y[u][1] = __ldcg(src + 1);
-      }
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        x[0] += ws[u] * y[u][0].x;
-        x[1] += ws[u] * y[u][0].y;
-        x[2] += ws[u] * y[u][0].z;
-        x[3] += ws[u] * y[u][0].w;
-        x[4] += ws[u] * y[u][1].x;
-        x[5] += ws[u] * y[u][1].y;
-        x[6] += ws[u] * y[u][1].z;
-        x[7] += ws[u] * y[u][1].w;
-      }
-    }
-    if (col < hd) {  // not a padding column
-      T* out = o + ((int64_t(w.b) * p.seqlen_q + pr.query) * p.heads_q + pr.head) * hd + col;
-      *reinterpret_cast<uint4*>(out) =
-          make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()), Pack2(x[4], x[5], T()),
-                     Pack2(x[6], x[7], T()));
-    }
-    if (col == 0) lse[at] = row_lse[r];
-  }
-}
-#endif
 
 // The block's Q: rows w.q0 .. w.q0 + kRows - 1 of row group w.hq
 // (Problem::pack); rows past the group's and chunks past head_dim `hd`
 // zero-filled.
-template <typename T, int D, int kRows = kDecodeRows>
+template <typename T, int D, int kRows = kDecodeRows, int kBlockThreads = kDecodeThreads>
 __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
                                             const Problem& p,
                                             const BlockWork& w, int hd) {
   constexpr int kChunks = Config<D>::kChunks;
   const int rows_total = p.seqlen_q * p.pack;
-  for (int i = threadIdx.x; i < kRows * kChunks; i += kDecodeThreads) {
+  for (int i = threadIdx.x; i < kRows * kChunks; i += kBlockThreads) {
     const int row = i / kChunks, chunk = i % kChunks;
     const int m = w.q0 + row;
     const bool valid = chunk < hd / 8 && m < rows_total;
@@ -2532,21 +2461,23 @@ __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
   }
 }
 
-// One block of kDecodeWarps warps per 16 rows of a row group (R = 2: per
+// One block of kDecodeWarps warps (DecodeConfig's kWarps: the long splits'
+// instance may have 8) per 16 rows of a row group (R = 2: per
 // 32 rows, two m16 row tiles per warp over the same K/V chunk, so that K/V
 // is read once for them) and key split; every warp holds all the block's
-// rows and takes every kDecodeWarps-th chunk of kDecodeKeys keys of the
+// rows and takes every kWarps-th chunk of kDecodeKeys keys of the
 // block's range, with its own cp.async ring and online softmax; at the end
 // the warps' partial results are merged through shared memory (and, with
 // split keys, written as the split's partial for CombineSplits).
-template <typename T, int D, int R = 1>
-__global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocksPerSm)
+template <typename T, int D, int R = 1, bool kLong = false>
+__global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
+                                  DecodeConfig<D, R, kLong>::kMinBlocksPerSm)
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
                     T* __restrict__ o, float* __restrict__ lse) {
   if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
     LaunchDependents();  // the combine's launch
-  using C = DecodeConfig<D, R>;
+  using C = DecodeConfig<D, R, kLong>;
   constexpr int kRows = C::kRows;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -2591,7 +2522,7 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
                           valid, hd / 8, lane);
   };
 
-  LoadDecodeQ<T, D, kRows>(q_smem, q, p, w, hd);
+  LoadDecodeQ<T, D, kRows, C::kBlockThreads>(q_smem, q, p, w, hd);
   CpAsyncCommit();
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
@@ -2687,12 +2618,13 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
     }
   __syncthreads();
   // ... then each thread combines 8 columns of one row per step: row
-  // threadIdx.x / kThreadsPerRow (8, or 4 with two row tiles), columns 8
-  // (threadIdx.x % kThreadsPerRow + kThreadsPerRow step).
-  constexpr int kThreadsPerRow = kDecodeThreads / kRows;
+  // threadIdx.x / kThreadsPerRow (8, or 4 with two row tiles; with 8 warps
+  // 16 or 8 where those fit in D), columns 8 (threadIdx.x % kThreadsPerRow
+  // + kThreadsPerRow step).
+  constexpr int kThreadsPerRow = C::kThreadsPerRow;
   const int r = threadIdx.x / kThreadsPerRow;
   const int m = w.q0 + r;
-  if (m < rows_total) {
+  if ((C::kBlockThreads == kRows * kThreadsPerRow || r < kRows) && m < rows_total) {
     float mx = -INFINITY;
 #pragma unroll
     for (int u = 0; u < kGroups; ++u)
@@ -2751,12 +2683,6 @@ __global__ void __launch_bounds__(kDecodeThreads, DecodeConfig<D, R>::kMinBlocks
         g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
     }
   }
-#if KSEEK_FA_DECODE_LAST_COMBINES
-  static_assert(kDecodeLastSmemBytes<kRows> <= C::kSmemBytes,
-                "DecodeCombineLast's weights fit in the decode kernel's shared memory");
-  if constexpr ((KSEEK_FA_DECODE_LAST_COMBINES & HeadDimBit(D)) != 0)
-    if (p.last_combines) DecodeCombineLast<T, D, kRows>(p, w, o, lse, smem);
-#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -4712,14 +4638,16 @@ int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
   return best;
 }
 
-// Blocks of the mma.sync kernel (kDecode: the decode kernel) per SM, with
-// its shared memory limit raised; 0 when it does not fit.
-template <typename T, int D, bool kDecode, int R = 1>
+// Blocks of the mma.sync kernel (kDecode: the decode kernel; kLong its long
+// splits' instance) per SM, with its shared memory limit raised; 0 when it
+// does not fit.
+template <typename T, int D, bool kDecode, int R = 1, bool kLong = false>
 int MmaBlocksPerSm() {
   static const int n = [] {
-    auto kernel = kDecode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
-    const int threads = kDecode ? kDecodeThreads : kThreads;
-    const int smem = kDecode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
+    using C = DecodeConfig<D, R, kLong>;
+    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong> : AttentionForward<T, D>;
+    const int threads = kDecode ? C::kBlockThreads : kThreads;
+    const int smem = kDecode ? C::kSmemBytes : Config<D>::kSmemBytes;
     int blocks = 0;
     if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              smem) != cudaSuccess ||
@@ -4793,11 +4721,13 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
                 MmaBlocksPerSm<T, D, true, R>() > 0;
   int64_t blocks = 0;
+  bool long_splits = false;
   if (decode && D <= 128 && p.pack > 1) {
     Problem v1 = p;
     PlanMma<T, D, false>(v1, sms);
     if (v1.splits >= DecodeMinSplitsGqa(int64_t(p.seqlen_q) * p.pack)) {
       blocks = PlanMma<T, D, true, R>(p, sms, true);
+      long_splits = true;
     } else {
       blocks = PlanMma<T, D, true, R>(p, sms);
       decode = p.splits == 1;
@@ -4816,29 +4746,37 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   }
 
   using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
-  const KernelFn kernel = decode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
-  const int threads = decode ? kDecodeThreads : kThreads;
-  const int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
+  KernelFn kernel = decode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
+  int threads = decode ? kDecodeThreads : kThreads;
+  int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
+  // The long splits on their own instance (KSEEK_FA_DECODE_LONG_STAGES,
+  // KSEEK_FA_DECODE_LONG_WARPS), where as many of its blocks fit on an SM
+  // as PlanMma planned for.
+  if constexpr ((KSEEK_FA_DECODE_LONG_STAGES > 0 || KSEEK_FA_DECODE_LONG_WARPS != kDecodeWarps) &&
+                D <= 128) {
+    const int planned = R >= 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 ? 2 : 1;
+    if (long_splits && MmaBlocksPerSm<T, D, true, R, true>() >= planned) {
+      kernel = AttentionDecode<T, D, R, true>;
+      threads = DecodeConfig<D, R, true>::kBlockThreads;
+      smem = DecodeConfig<D, R, true>::kSmemBytes;
+    }
+  }
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
-  // KSEEK_FA_DECODE_LAST_COMBINES: the decode kernel's last split block of
-  // each row group combines (a counter per group).
-  p.last_combines = decode && (KSEEK_FA_DECODE_LAST_COMBINES & HeadDimBit(D)) != 0 &&
-                    p.splits > 1 && p.splits <= kMaxCombineSplits &&
-                    blocks <= kDecodeCounters;
   kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), threads, smem,
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
   // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
   // block per row, so that the combine is not a chain of ~50 loads.
-  if (p.splits > 1 && !p.last_combines) {
+  if (p.splits > 1) {
     const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
     const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
+    const int row_min_splits = decode ? KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS : 2 * kCombineWarps;
     LaunchCombine<T, D>(p, o, lse, stream,
                         (kMmaDependentCombine & HeadDimBit(D)) != 0,
-                        per_row && p.splits >= 2 * kCombineWarps ? kCombineWarps : 1,
+                        per_row && p.splits >= row_min_splits ? kCombineWarps : 1,
                         in_flight);
   }
   if (cudaGetLastError() != cudaSuccess) {

@@ -54,6 +54,11 @@ PLANTS = {
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
                     "      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n"),
+    # The decode kernel's long splits on their own instance (kLong): its
+    # last warp takes none of its chunks of keys, so only shapes whose
+    # long splits run there go wrong.
+    "long_last_warp": ("  const int chunks =\n      first_chunk < chunk_end",
+                       "  const int chunks =\n      kLong && warp == C::kWarps - 1 ? 0 : first_chunk < chunk_end"),
     # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
     # their own block's empty barrier only, and that barrier counts only
     # the block's own warps, so a block's producer multicasts into a stage
