@@ -1529,30 +1529,6 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// Partials combined by the warp that counts last (tail pieces,
-// KSEEK_FA_TAIL_SPLITS): a fence between the partials' stores and the
-// count (and between the last count and the reads of the others'
-// partials); those reads from L2, where the other SMs' stores are, not
-// from this SM's L1.
-#if KSEEK_FA_TAIL_SPLITS
-__device__ __forceinline__ void FenceGpu() {
-  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-}
-__device__ __forceinline__ float LoadL2(const float* p) {
-  float x;
-  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
-  return x;
-}
-__device__ __forceinline__ float2 LoadL2x2(const float* p) {
-  float2 x;
-  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
-               : "=f"(x.x), "=f"(x.y)
-               : "l"(p)
-               : "memory");
-  return x;
-}
-#endif
-
 // bar.sync on named barrier `id` (1-15) for the kThreads threads of a warp
 // pair (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS; a template, so
 // that builds without pairs do not warn of an unused function).
@@ -2439,7 +2415,6 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
   }
 }
 
-
 // The block's Q: rows w.q0 .. w.q0 + kRows - 1 of row group w.hq
 // (Problem::pack); rows past the group's and chunks past head_dim `hd`
 // zero-filled.
@@ -2624,64 +2599,65 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   constexpr int kThreadsPerRow = C::kThreadsPerRow;
   const int r = threadIdx.x / kThreadsPerRow;
   const int m = w.q0 + r;
-  if ((C::kBlockThreads == kRows * kThreadsPerRow || r < kRows) && m < rows_total) {
-    float mx = -INFINITY;
+  // (Threads past the block's rows, where 8 warps have more than it needs,
+  // and rows past the group's have nothing to do.)
+  if ((C::kBlockThreads != kRows * kThreadsPerRow && r >= kRows) || m >= rows_total) return;
+  float mx = -INFINITY;
 #pragma unroll
-    for (int u = 0; u < kGroups; ++u)
-      mx = fmaxf(mx, part_max[u * kRows + r]);
-    float factor[kGroups];
-    float sum = 0.f;
+  for (int u = 0; u < kGroups; ++u)
+    mx = fmaxf(mx, part_max[u * kRows + r]);
+  float factor[kGroups];
+  float sum = 0.f;
+#pragma unroll
+  for (int u = 0; u < kGroups; ++u) {
+    const float wm = part_max[u * kRows + r];
+    factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
+    sum += part_sum[u * kRows + r] * factor[u];
+  }
+  const float inv = RowInverse<D>(sum);
+  const PackedRow at = RowAt(p, w.hq, m);
+  const int64_t row_index =
+      (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
+  const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+#pragma unroll
+  for (int step = 0; step < D / (8 * kThreadsPerRow); ++step) {
+    const int col = 8 * (threadIdx.x % kThreadsPerRow + kThreadsPerRow * step);
+    float x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = 0.f;
 #pragma unroll
     for (int u = 0; u < kGroups; ++u) {
-      const float wm = part_max[u * kRows + r];
-      factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
-      sum += part_sum[u * kRows + r] * factor[u];
-    }
-    const float inv = RowInverse<D>(sum);
-    const PackedRow at = RowAt(p, w.hq, m);
-    const int64_t row_index =
-        (int64_t(w.b) * p.heads_q + at.head) * p.seqlen_q + at.query;
-    const int64_t all_rows = int64_t(p.batch) * p.heads_q * p.seqlen_q;
+      const float* src = part_o + (u * kRows + r) * D + col;
 #pragma unroll
-    for (int step = 0; step < D / (8 * kThreadsPerRow); ++step) {
-      const int col = 8 * (threadIdx.x % kThreadsPerRow + kThreadsPerRow * step);
-      float x[8];
-#pragma unroll
-      for (int c = 0; c < 8; ++c) x[c] = 0.f;
-#pragma unroll
-      for (int u = 0; u < kGroups; ++u) {
-        const float* src = part_o + (u * kRows + r) * D + col;
-#pragma unroll
-        for (int c = 0; c < 8; c += 2) {
-          const float2 y = *reinterpret_cast<const float2*>(src + c);
-          x[c] += factor[u] * y.x;
-          x[c + 1] += factor[u] * y.y;
-        }
-      }
-#pragma unroll
-      for (int c = 0; c < 8; ++c) x[c] *= inv;
-      if (p.splits == 1) {
-        if (col < hd) {  // not a padding column
-          T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q +
-                        at.head) * hd + col;
-          *reinterpret_cast<uint4*>(out) =
-              make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()),
-                         Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
-        }
-      } else {
-        float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
-#pragma unroll
-        for (int c = 0; c < 8; c += 2)
-          *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
+      for (int c = 0; c < 8; c += 2) {
+        const float2 y = *reinterpret_cast<const float2*>(src + c);
+        x[c] += factor[u] * y.x;
+        x[c + 1] += factor[u] * y.y;
       }
     }
-    if (threadIdx.x % kThreadsPerRow == 0) {
-      const float row_lse = RowLse<D>(mx, sum, p.scale_log2);
-      if (p.splits == 1)
-        lse[row_index] = row_lse;
-      else
-        g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] *= inv;
+    if (p.splits == 1) {
+      if (col < hd) {  // not a padding column
+        T* out = o + ((int64_t(w.b) * p.seqlen_q + at.query) * p.heads_q +
+                      at.head) * hd + col;
+        *reinterpret_cast<uint4*>(out) =
+            make_uint4(Pack2(x[0], x[1], T()), Pack2(x[2], x[3], T()),
+                       Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
+      }
+    } else {
+      float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
+#pragma unroll
+      for (int c = 0; c < 8; c += 2)
+        *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
     }
+  }
+  if (threadIdx.x % kThreadsPerRow == 0) {
+    const float row_lse = RowLse<D>(mx, sum, p.scale_log2);
+    if (p.splits == 1)
+      lse[row_index] = row_lse;
+    else
+      g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
   }
 }
 
@@ -3152,9 +3128,28 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
         : "memory");
   }
 }
-// Tail pieces (KSEEK_FA_TAIL_SPLITS): a note of each piece stored (whether
-// it was the last of its query tile), which only the emulation counts.
+// Tail pieces (KSEEK_FA_TAIL_SPLITS): a fence between a warp's partials and
+// its count (and between the last count and the reads of the others'
+// partials); those reads from L2, where the other SMs' stores are, not
+// from this SM's L1; and a note of each piece stored (whether it was the
+// last of its query tile), which only the emulation counts.
 #if KSEEK_FA_TAIL_SPLITS
+__device__ __forceinline__ void FenceGpu() {
+  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
+}
+__device__ __forceinline__ float LoadL2(const float* p) {
+  float x;
+  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
+  return x;
+}
+__device__ __forceinline__ float2 LoadL2x2(const float* p) {
+  float2 x;
+  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
+               : "=f"(x.x), "=f"(x.y)
+               : "l"(p)
+               : "memory");
+  return x;
+}
 __device__ __forceinline__ void TailPieceStored(bool) {}
 #endif
 
@@ -4659,6 +4654,15 @@ int MmaBlocksPerSm() {
   return n;
 }
 
+// Blocks per SM that the decode kernel's long splits are planned for: two
+// with two-tile blocks where KSEEK_FA_DECODE2_LONG_BLOCKS asks for them and
+// they fit, else one.
+template <typename T, int D, int R>
+int LongSplitBlocksPerSm() {
+  const bool two = R >= 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 && MmaBlocksPerSm<T, D, true, R>() >= 2;
+  return two ? 2 : 1;
+}
+
 // Rows per block, key splits and blocks of the mma.sync kernel (kDecode:
 // the decode kernel) on p, which has p.pack set. With `long_splits` (the
 // decode kernel on GQA shapes that version 1 would split many ways) the
@@ -4679,8 +4683,7 @@ int64_t PlanMma(Problem& p, int sms, bool long_splits = false) {
                   : kDecode   ? kMaxCombineSplits
                   : KSEEK_FA_MMA_PACK_GQA ? kMaxMmaSplits : kMaxSplits;
   const int fit = MmaBlocksPerSm<T, D, kDecode, R>();
-  const int long_per_sm = R >= 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 && fit >= 2 ? 2 : 1;
-  const int64_t slots = int64_t(sms) * (long_splits ? long_per_sm : fit);
+  const int64_t slots = int64_t(sms) * (long_splits ? LongSplitBlocksPerSm<T, D, R>() : fit);
   const int wanted =
       ChooseSplits(blocks, slots, key_tiles, rows_total, D, cap,
                    long_splits ? kDecodeMinTilesGqa : kMinTilesPerSplit,
@@ -4754,8 +4757,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // as PlanMma planned for.
   if constexpr ((KSEEK_FA_DECODE_LONG_STAGES > 0 || KSEEK_FA_DECODE_LONG_WARPS != kDecodeWarps) &&
                 D <= 128) {
-    const int planned = R >= 2 && KSEEK_FA_DECODE2_LONG_BLOCKS == 2 ? 2 : 1;
-    if (long_splits && MmaBlocksPerSm<T, D, true, R, true>() >= planned) {
+    if (long_splits && MmaBlocksPerSm<T, D, true, R, true>() >= LongSplitBlocksPerSm<T, D, R>()) {
       kernel = AttentionDecode<T, D, R, true>;
       threads = DecodeConfig<D, R, true>::kBlockThreads;
       smem = DecodeConfig<D, R, true>::kSmemBytes;
