@@ -1,9 +1,13 @@
-// kernels/flash_attention_fwd/bench/compare_runs.py on the anchor results
+// The benchmark tools of kernels/flash_attention_fwd/bench, on the CPU.
+// compare_runs.py on the anchor results
 // kept in the repository: its per-run geomeans must agree with the ones
 // anchor.py printed under each table (computed there from unrounded
 // times), and input without an anchor table is refused by name.
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <regex>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -205,6 +209,47 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read the trace " + dir + "/missing.json"), std::string::npos)
       << r.err;
+}
+
+// The device plans (bench/plans/*.sh) name only switches that hopper.cu or
+// blackwell.cu define: a -D of a removed or misspelt switch would build the
+// defaults under the variant's name and spend device time on a false
+// comparison. run_variants.sh refuses such a variant by name before it
+// compiles anything.
+TEST(FaBenchToolsTest, PlansNameOnlySwitchesTheKernelsHave) {
+  const std::string kernels = testing::SourceDir() + "/kernels/flash_attention_fwd";
+  const std::string defined = testing::ReadFile(kernels + "/hopper.cu") +
+                              testing::ReadFile(kernels + "/blackwell.cu");
+  const std::regex name("KSEEK_FA_[A-Z0-9_]+");
+  int plans = 0;
+  std::set<std::string> checked;
+  for (const auto& entry : std::filesystem::directory_iterator(kBench + "/plans")) {
+    if (entry.path().extension() != ".sh") continue;
+    ++plans;
+    const std::string text = testing::ReadFile(entry.path().string());
+    for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it) {
+      const std::string sw = it->str();
+      checked.insert(sw);
+      EXPECT_NE(defined.find("#ifndef " + sw + "\n"), std::string::npos)
+          << entry.path().filename().string() << " names " << sw
+          << ", which neither kernel defines";
+    }
+  }
+  EXPECT_GT(plans, 10);
+  EXPECT_GT(checked.size(), 10u);
+
+  const std::string out = testing::TempDir("run_variants");
+  const ProcessResult r = testing::RunProcess(
+      {"/usr/bin/env", "OUT=" + out,
+       "FA_VARIANTS=def=kernels/flash_attention_fwd/hopper.cu;"
+       "gone=kernels/flash_attention_fwd/hopper.cu -DKSEEK_FA_NO_SUCH_SWITCH=1",
+       "bash", kBench + "/run_variants.sh"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("gone: kernels/flash_attention_fwd/hopper.cu has no switch "
+                       "KSEEK_FA_NO_SUCH_SWITCH"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("== built"), std::string::npos) << r.out;  // nothing compiled
 }
 
 }  // namespace

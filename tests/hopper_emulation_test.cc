@@ -41,7 +41,7 @@ ProcessResult ExpectAllPass(const std::string& config, const std::string& arg, i
 }
 
 // The number just before `words` in the driver's last line that has them
-// ("emu: N clustered launches", "emu: N tail piece warps, M combining");
+// ("emu: N clustered launches");
 // -1 without one.
 int EmuCount(const ProcessResult& r, const std::string& words) {
   const size_t at = r.out.rfind(words);
@@ -53,12 +53,6 @@ int EmuCount(const ProcessResult& r, const std::string& words) {
 
 // The launches with clusters of more than one block.
 int ClusteredLaunches(const ProcessResult& r) { return EmuCount(r, " clustered launches"); }
-
-// The warps' tail pieces stored and, of those, the ones that combined
-// their query tile's pieces.
-std::pair<int, int> TailPieces(const ProcessResult& r) {
-  return {EmuCount(r, " tail piece warps, "), EmuCount(r, " combining")};
-}
 
 // A planted bug's run `r`: every launch ran (the plant still applies),
 // some run failed and the emulator says so.
@@ -151,39 +145,30 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                          FilterName);
 
 // A second set of switches (hopper_emu_second), which the first cannot
-// hold together with its own: KSEEK_FA_CHAIN with the default Q buffers
-// (head_dim 64's two-consumer kernels and 128's short key tiles; the first
-// set has one Q buffer at head_dim 64, where the chain is off), and head
-// dims 136-192 on D = 256 with narrow S and P V (KSEEK_FA_D192=0; the
+// hold together with its own: head dims 136-192 on D = 256 with narrow S and P V (KSEEK_FA_D192=0; the
 // first set computes S over all of D there), and the epilogue's MUFU
 // reciprocal and log2 and the items located by multiplications at every
 // head dim (the defaults have them at 64 and 128 only), O stored by TMA
 // on the narrow instances (head_dim 80/96 on D = 128) and on head_dim 64's
-// 128-key ones, and the lazy rescale at head_dim 64 too and with its bound
-// in raw score units (the r_ shapes: row maxima that move after the first
-// tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
+// 128-key ones, and the lazy rescale at head_dim 64 too (the r_ shapes:
+// row maxima that move after the first tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
 // non-causal w_ and r_ shapes; the default's are 144 keys), and GQA
 // decode groups of 17-32 rows on the decode kernel's long splits wherever
-// version 1 would split their keys, in blocks of 32 rows whose warps work
-// in pairs at head_dim 64 and 128 (KSEEK_FA_DECODE_PAIRS: a K/V ring per
-// pair, one row tile per warp; the g_ shapes of 3 and 4 queries x 8 heads,
-// where leaving out the second warp's V load failed all three; groups of
-// at most 16 rows take the long splits by default), the long splits on K/V
+// version 1 would split their keys, in blocks of 32 rows, two row tiles
+// per warp at head_dim 64 and 128 (the g_ shapes of 3 and 4 queries x 8
+// heads; groups of at most 16 rows take the long splits by default), the
+// long splits on K/V
 // rings of six stages (KSEEK_FA_DECODE_LONG_STAGES; the g_ shapes), the
 // combine behind the decode kernel a block per row from two splits
 // (KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS), and O staged in
 // the last key tile's V for items of any length at D = 256 and D = 192
 // (the default: 32 tiles or more) and on head_dim 128's 160-key tiles
-// (the k700 w_ and r_ shapes), each warp releasing that V only after the
-// next item's first S (the w_, r_ and dim_ shapes there), and a step's V
+// (the k700 w_ and r_ shapes), and a step's V
 // waited for after its S is issued at D = 256 and D = 192 too
 // (KSEEK_FA_V_AFTER_S; the default has it at 64 and 128), and the K/V
 // ring's stages and phases divided unsigned (KSEEK_FA_RING_UNSIGNED) and
 // the tiles that need no mask without the softmax's test for a row that
-// has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST). A planted
-// change of the
-// chained items' scale failed 4 `w_` shapes and leaving out their mask 3
-// (NOTES.md v3j), so the chained path runs.
+// has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {
@@ -268,11 +253,10 @@ TEST(HopperEmulationTest, ClustersPassClustered) {
 }
 
 // The same with O staged in the last V tile for every item at D = 256 and
-// D = 192 and that V released only after the next item's first S
-// (hopper_emu_cluster_in_v): the last item's V is released at exit, which
-// the other block's producer waits for; and the key tiles walked from the
-// end (KSEEK_FA_KEYS_FROM_END), both producers in the same order.
-TEST(HopperEmulationTest, ClustersWithDeferredStagedVPassClustered) {
+// D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
+// producers once the stores have read it; and the key tiles walked from
+// the end (KSEEK_FA_KEYS_FROM_END), both producers in the same order.
+TEST(HopperEmulationTest, ClustersWithStagedVPassClustered) {
   for (const char* filter : {"c_hd2", "c_hd192", "c_hd160"}) {
     const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
@@ -293,29 +277,6 @@ TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
     EXPECT_TRUE(ClusteredLaunches(r) > 0 || (r.out + r.err).find(" cluster rank ") != std::string::npos)
         << filter << "\n" << EmulationTail(r.out) << r.err;
   }
-}
-
-// The tail's pieces (hopper_emu_tail: KSEEK_FA_TAIL_SPLITS at every head
-// dim, each launch's plan taken wherever it has one), the t_ shapes: whole
-// items without causal masking whose last round is partly empty, clustered
-// at head_dim 128, 256 and D = 192, unclustered at 64, 96, 128 (an odd
-// number of query tiles) and with GQA. The pieces run in a grid of their
-// own after the whole items'; each warp's piece stores its partial and
-// counts itself, and the last of a query tile's pieces combines them: so
-// pieces ran, some combined, and each combining warp had at least one
-// other piece to wait for.
-TEST(HopperEmulationTest, TailPiecesPassCombined) {
-  const ProcessResult r = ExpectAllPass("tail", "t_hd", 14);
-  const auto [pieces, combining] = TailPieces(r);
-  EXPECT_GT(combining, 0) << EmulationTail(r.out) << r.err;
-  EXPECT_GE(pieces, 2 * combining) << EmulationTail(r.out) << r.err;
-}
-
-// The first piece of a query tile to count combines (and the counter is
-// not set back): it reads partials not yet stored, so the reference check
-// must fail.
-TEST(HopperEmulationTest, PlantedTailFirstCombinesFails) {
-  ExpectPlantFails("tail_first_combines", "t_hd");
 }
 
 // TMA stores without the wait that frees a staging buffer: where stores

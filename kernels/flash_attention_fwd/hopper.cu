@@ -261,8 +261,8 @@
 //   lowest decode_b16_k4096_gqa16_hd128 at 0.86x cuDNN. Measured and not
 //   kept, so off: FA3's ping-pong and rescale choices (KSEEK_FA_PINGPONG,
 //   KSEEK_FA_FIRST_S_TURN, KSEEK_FA_RESCALE_UNDER_S=3), the next item's
-//   first S issued with an item's last P V (KSEEK_FA_CHAIN), other TMA L2
-//   promotions (KSEEK_FA_L2_PROMOTION).
+//   first S issued with an item's last P V (KSEEK_FA_CHAIN, since
+//   removed), other TMA L2 promotions (KSEEK_FA_L2_PROMOTION).
 //   Version 3k (NOTES.md v3k; bench/results/hopper_v3k_h200.txt,
 //   one call as 3i's): at head_dim 64 and 128 O by TMA stores, the
 //   epilogue's reciprocal and log2 on the MUFU unit and the item located
@@ -291,10 +291,10 @@
 //   peak); 2 scenarios under 0.9x the best of FA3 and cuDNN, lowest
 //   decode_b16_k4096_gqa16_hd128 at 0.87x cuDNN. Measured and not kept, so
 //   off: the lazy rescale at head_dim 64 (2.4% slower), Q's descriptors
-//   derived per tile (KSEEK_FA_Q_DESC_PER_TILE), a copy of the consumer
-//   code per consumer warpgroup (commit f274fe2: 5% slower at 128), two
-//   Q buffers on 128-key tiles beyond 4096 keys (non-causal) or 512
-//   (causal) with the lazy rescale too.
+//   derived per tile (KSEEK_FA_Q_DESC_PER_TILE, since removed), a copy
+//   of the consumer code per consumer warpgroup (commit f274fe2: 5%
+//   slower at 128), two Q buffers on 128-key tiles beyond 4096 keys
+//   (non-causal) or 512 (causal) with the lazy rescale too.
 //   Version 3m (NOTES.md v3m; bench/results/hopper_v3m_h200.txt,
 //   one call as 3i's): the combine after split keys launched as a
 //   programmatic dependent of the attention kernel (KSEEK_FA_PDL: decode
@@ -309,9 +309,10 @@
 //   prefill_q256_k16384_hd256 4-5% slower side by side (0.88x FA3 in the
 //   run); the default leaves it out there (KSEEK_FA_PDL=11: those kernels'
 //   cubins are byte for byte a -DKSEEK_FA_PDL=0 build's, the others' the
-//   measured build's). Measured and not kept, so off: the lazy rescale's
-//   bound in raw score units (KSEEK_FA_LAZY_RAW_BOUND), four splits in
-//   flight or a block per row behind version 1 (KSEEK_FA_MMA_COMBINE).
+//   measured build's). Measured and not kept, so off (both since
+//   removed): the lazy rescale's bound in raw score units
+//   (KSEEK_FA_LAZY_RAW_BOUND), four splits in flight or a block per row
+//   behind version 1 (KSEEK_FA_MMA_COMBINE).
 //   Version 3n (NOTES.md v3n; bench/results/hopper_v3n_h200.txt,
 //   one call as 3i's): the dependent combine behind every kernel but
 //   D = 256's (KSEEK_FA_PDL=11, now measured: prefill_q256_k16384_hd256
@@ -329,7 +330,8 @@
 //   0.9x the best of FA3 and cuDNN (lowest decode_b1_k32768_gqa1_hd128 at
 //   0.93x cuDNN). Measured and not kept, so off: the staged stores for
 //   every item (KSEEK_FA_TMA_IN_V_MIN_TILES=0: many-short 0.93x), their V
-//   released after the next item's first S (KSEEK_FA_TMA_IN_V_DEFER).
+//   released after the next item's first S (KSEEK_FA_TMA_IN_V_DEFER,
+//   since removed).
 //   Version 3o (NOTES.md v3o; bench/results/hopper_v3o_h200.txt,
 //   one call as 3i's, kseek eval in a second): clusters of two blocks with
 //   K/V TMA multicast without causal masking at head_dim 128 and on the
@@ -633,9 +635,6 @@
 //   KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS the fewest splits at which the
 //                               combine behind the decode kernel takes a
 //                               block per row (default 16)
-//   KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS the fewest splits at which the
-//                               WGMMA kernels' combine keeps four splits'
-//                               loads in flight per warp (default 1000)
 //   KSEEK_FA_MASK_RELATIVE      bit 1 the WGMMA kernels', bit 2 the mma.sync
 //                               and decode kernels' mask tests each score's
 //                               constant column against the row's limit
@@ -921,13 +920,6 @@
 #ifndef KSEEK_FA_FULL_L2_SECTION_MB
 #define KSEEK_FA_FULL_L2_SECTION_MB 8
 #endif
-// The next item's first S issued with an item's last P V, in the WGMMA
-// kernels with two Q buffers and two consumers (sums of head-dim bits as
-// below; default 0: none. Measured 0.994-1.001x alone, 0.89x at head_dim
-// 128 with two Q buffers: NOTES.md v3j).
-#ifndef KSEEK_FA_CHAIN
-#define KSEEK_FA_CHAIN 0
-#endif
 // Ping-pong turns of the WGMMA consumers (sums of head-dim bits: 1
 // head_dim 64, 2 128, 4 256 and 192): with the bit, a consumer issues a
 // tile's GEMMs only in its turn (default 7: every head dim); without, as
@@ -1030,25 +1022,6 @@
 #ifndef KSEEK_FA_TMA_IN_V_MIN_TILES_128
 #define KSEEK_FA_TMA_IN_V_MIN_TILES_128 0
 #endif
-// 1: a warp releases that V stage once the next item's first S is done
-// (its stores have long read it by then; the producer loads the next
-// item's second V tile into it), not right after its stores, whose reads
-// it would wait for. Default 0 (v3n's third call: 0.994x over head_dim
-// 160-256 with every item so, many-short 0.93x; from 32 tiles 0.997x the
-// release after the stores).
-#ifndef KSEEK_FA_TMA_IN_V_DEFER
-#define KSEEK_FA_TMA_IN_V_DEFER 0
-#endif
-// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose one-Q-buffer WGMMA
-// kernels load an item's first K tile before its Q, as soon as that K
-// stage is free (the previous item's second-to-last S), instead of after
-// the Q buffer is (its last S): the item's first S then waits for Q
-// alone. Two-Q-buffer kernels keep Q first: their next Q buffer is free
-// long before the K stage. Default 0 (measured 1.000x the default over 91
-// head_dim 128-256 scenarios: NOTES.md "After v3n").
-#ifndef KSEEK_FA_K_FIRST
-#define KSEEK_FA_K_FIRST 0
-#endif
 // L2 eviction hints on the WGMMA kernel's TMA loads: bit 1 Q evict first
 // (each query tile is read once), bit 2 K/V evict last (read by every
 // query tile of its head; FA3 loads them so). Default 0 (no hints; 2
@@ -1097,33 +1070,6 @@
 #ifndef KSEEK_FA_KEYS_FROM_END
 #define KSEEK_FA_KEYS_FROM_END 0
 #endif
-// WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose launches without
-// causal masking and without split keys may split the keys of their last
-// items (the tail): every item costs the same there, so with P items on C
-// blocks (or clusters) the last round runs P mod C of them while the other
-// slots idle (2048 query tiles of the FA3 grid on 66 clusters: 15.5
-// rounds taking 16). TailPlan keeps k rounds of whole items and cuts the
-// other P - k C items into pieces of a key range each when its estimate
-// (item time: key tiles + KSEEK_FA_TAIL_ITEM_COST / 4 tiles; a piece's
-// also its partial's store and combine) is at least
-// KSEEK_FA_TAIL_MIN_GAIN_PCT percent below the whole items'. The pieces
-// run in a grid of their own (the kernel's TG instances) launched as a
-// programmatic dependent of the whole items' grid, whose blocks' SMs it
-// takes as they leave. A piece stores its normalised fp32 partial O and
-// LSE per warp and counts itself on its warp's counter; the warp that
-// counts last combines all pieces' partials with its own registers and
-// stores O and LSE (no combine kernel). Default 0 (NOTES.md "After v3q":
-// 1.001x over 96 non-causal scenarios, hd128 s4096 -1%, s16384 +0.7-1.2%;
-// with the pieces in the whole items' grid every item was 4-10% slower).
-#ifndef KSEEK_FA_TAIL_SPLITS
-#define KSEEK_FA_TAIL_SPLITS 0
-#endif
-#ifndef KSEEK_FA_TAIL_ITEM_COST
-#define KSEEK_FA_TAIL_ITEM_COST 4
-#endif
-#ifndef KSEEK_FA_TAIL_MIN_GAIN_PCT
-#define KSEEK_FA_TAIL_MIN_GAIN_PCT 1
-#endif
 // The same, in the cluster instances (KSEEK_FA_CLUSTER) of these WGMMA
 // kernels only. Default 2 (head_dim 128): v3p's first call
 // (bench/plans/after_v3o.sh, fe14 beside the default) measured the
@@ -1146,26 +1092,6 @@
 #endif
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
-#endif
-// 1: the lazy rescale's test against the bound in raw score units (the old
-// reference plus 2^LOG2's share of the scale), so that from the tile's max
-// to its exponentials there is one compare and one select, as without the
-// lazy rescale; 0 (default, what v3l measured): the difference scaled,
-// then compared, then the -inf test: four operations more on that path
-// (a suspect for the 2.4% the lazy rescale lost at head_dim 64).
-#ifndef KSEEK_FA_LAZY_RAW_BOUND
-#define KSEEK_FA_LAZY_RAW_BOUND 0
-#endif
-// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers derive
-// Q's descriptors from Q's address in every key tile (an opaque copy of
-// the address per tile, so that the compiler does not hoist the eight
-// 64-bit descriptors out of the loop into vector registers, each moved to
-// a uniform register again before its wgmma: 16 R2UR per tile at head_dim
-// 128). Default 0: v3l's call 3 measured it 0.5-1% slower at 128, 256
-// and 192, with 64 3% (ptxas holds Q's address in a vector register, so
-// each descriptor became an add, a move and two R2UR in the tile).
-#ifndef KSEEK_FA_Q_DESC_PER_TILE
-#define KSEEK_FA_Q_DESC_PER_TILE 0
 #endif
 // 0 (default): the narrow instances (head_dim 80/96 on the D = 128
 // kernels) store O without TMA, as before v3k (v3k's call 1 measured the
@@ -1191,16 +1117,6 @@
 // +12% on decode_q4_k16000_hd64_gqa8_causal; +1% at 128, NOTES.md v3k).
 #ifndef KSEEK_FA_DECODE_TWO_TILES
 #define KSEEK_FA_DECODE_TWO_TILES 1
-#endif
-// Head dims (bits as KSEEK_FA_DECODE_TWO_TILES) whose 17-32-row decode
-// blocks (where KSEEK_FA_DECODE_TWO_TILES sends them to the decode kernel)
-// pair their warps instead (R = 3): each pair takes every other K/V chunk
-// into a ring of its own, one warp loading K and the other V, and each
-// warp of the pair computes one of the two row tiles over it, so K/V is
-// still read once per block but a warp holds one tile's registers, not
-// two (as version 1's row-holding warps). Default 0.
-#ifndef KSEEK_FA_DECODE_PAIRS
-#define KSEEK_FA_DECODE_PAIRS 0
 #endif
 // Key splits of the mma.sync kernels (ChooseSplits): the fewest splits
 // whose wave efficiency is within this percentage of the best; for the
@@ -1245,15 +1161,6 @@
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
-// Without causal masking, up to this many keys (before the two-Q-buffer
-// kernel's limit above) head_dim 128 (not the narrow 80/96 instances) runs
-// the one-Q-buffer kernel with 128-key tiles, in clusters where the shape
-// allows (KSEEK_FA_CLUSTER): with KSEEK_FA_HD128_STAGES=3 and O staged in
-// the last V tile (KSEEK_FA_TMA_IN_V bit 2) the third K/V stage in place of
-// the second Q buffer, more of each item's K/V in flight. Default 0: off.
-#ifndef KSEEK_FA_HD128_FULL_Q1_UPTO
-#define KSEEK_FA_HD128_FULL_Q1_UPTO 0
-#endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
 #endif
@@ -1278,9 +1185,8 @@
 #ifndef KSEEK_FA_PDL_LATE
 #define KSEEK_FA_PDL_LATE 10
 #endif
-// Splits' loads in flight per warp in the combine where it keeps more than
-// one in flight (behind the decode kernel, and the WGMMA kernels' from
-// KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS): 4 (default), 8 or 16. 16
+// Splits' loads in flight per warp in the combine behind the decode
+// kernel (the others keep one in flight): 4 (default), 8 or 16. 16
 // measured 0.973x over the 48 decode shapes (GQA decode -10 to -21%).
 #ifndef KSEEK_FA_COMBINE_IN_FLIGHT
 #define KSEEK_FA_COMBINE_IN_FLIGHT 4
@@ -1304,12 +1210,6 @@ static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8
 // 1.004x over the decode shapes, within what equal builds move there).
 #ifndef KSEEK_FA_MMA_PDL_END
 #define KSEEK_FA_MMA_PDL_END 0
-#endif
-// The fewest splits at which the combine behind a WGMMA kernel keeps
-// KSEEK_FA_COMBINE_IN_FLIGHT splits' loads in flight per warp, not one
-// (default 1000: never; measured with 4, NOTES.md after v3x).
-#ifndef KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS
-#define KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS 1000
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_PDL, whether or not set there) whose
 // combine is a programmatic dependent that the attention kernel never
@@ -1353,13 +1253,6 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // one two-tile block per SM, 70.9 on two (NOTES.md v3q).
 #ifndef KSEEK_FA_DECODE2_LONG_BLOCKS
 #define KSEEK_FA_DECODE2_LONG_BLOCKS 1
-#endif
-// The combine behind version 1 (the mma.sync kernel; GQA decode, qlong):
-// bit 1 KSEEK_FA_COMBINE_IN_FLIGHT (4) splits' loads in flight per warp (as
-// behind the decode kernel) instead of one; bit 2 a block per row with 16 or more splits.
-// Default 0 (one in flight, a warp per row).
-#ifndef KSEEK_FA_MMA_COMBINE
-#define KSEEK_FA_MMA_COMBINE 0
 #endif
 // The decode kernel's long splits (GQA decode at head_dim <= 128 with long
 // keys) run one block per SM, so the shared memory and registers of the
@@ -1420,10 +1313,6 @@ constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
 constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB
 constexpr int64_t kScratchLseFloats = kScratchOFloats / kMinHeadDim;
-#if KSEEK_FA_TAIL_SPLITS
-constexpr int kTailCounters = 8192;  // KSEEK_FA_TAIL_SPLITS: warps of tail items
-constexpr int kMaxTailSplits = 16;
-#endif
 constexpr int kCombineWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -1446,14 +1335,6 @@ struct Config {
 // [split][row], row = (batch * heads_q + head) * seqlen_q + query.
 __device__ float g_split_o[kScratchOFloats];
 __device__ float g_split_lse[kScratchLseFloats];
-// KSEEK_FA_TAIL_SPLITS: the pieces of a tail item keep their partials in
-// the same scratch, [tail item][piece][block of the cluster][row][KO]
-// (nothing else uses it during that launch), and count themselves per
-// consumer warp here; the warp that counts last sets its counter back to
-// 0 for the next launch.
-#if KSEEK_FA_TAIL_SPLITS
-__device__ int g_tail_count[kTailCounters];
-#endif
 // The WGMMA kernel's work queue: the next item past the first wave, and the
 // blocks that found the queue empty; the last of those resets both, so
 // each launch starts at 0 (launches on one stream run one after another).
@@ -1506,12 +1387,6 @@ struct Problem {
   FastDiv group_div;  // query heads per K/V head (the producer's K/V head)
   int last_section;
 #endif
-  // KSEEK_FA_TAIL_SPLITS: the WGMMA kernel's items before tail_from are
-  // whole query tiles; the tail's grid takes item tail_from + j, piece
-  // j % tail_splits (key tiles from (j % tail_splits) * tail_tiles, at most
-  // tail_tiles of them) of query tile tail_from + j / tail_splits.
-  // tail_from is the query tiles' count where there is no tail.
-  int tail_from, tail_splits, tail_tiles;
 };
 
 // Elements per row of q, k, v and o in memory for a kernel compiled for D
@@ -1527,14 +1402,6 @@ __host__ __device__ __forceinline__ int RowElements(const Problem& p) {
 
 __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// bar.sync on named barrier `id` (1-15) for the kThreads threads of a warp
-// pair (the decode kernel's pairs, KSEEK_FA_DECODE_PAIRS; a template, so
-// that builds without pairs do not warn of an unused function).
-template <int kThreads = 64>
-__device__ __forceinline__ void PairBarrier(int id) {
-  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "n"(kThreads) : "memory");
 }
 
 // Programmatic dependent launch (KSEEK_FA_PDL): LaunchDependents lets the
@@ -1688,7 +1555,6 @@ struct BlockWork {
   int b, hq, q0;               // batch, query head (mma.sync kernel: row
                                // group), first query row (row)
   int tile_begin, tile_end;    // key tiles [begin, end) of this block
-  int piece = -1;              // KSEEK_FA_TAIL_SPLITS: the tail piece, or -1
 };
 
 // w's key tiles for split `split`, its last query row (of the sequence)
@@ -1759,27 +1625,12 @@ __device__ __forceinline__ BlockWork LocateFast(const Problem& p, int item, int&
 // The WGMMA kernel's queue item `item`: its block, and its key split in
 // `split`; kFast: LocateFast (KSEEK_FA_FAST_LOCATE), else LocateBlock.
 template <int kN, int kM, bool kFast>
-__device__ __forceinline__ BlockWork LocateWhole(const Problem& p, int item, int& split) {
+__device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int& split) {
 #if KSEEK_FA_FAST_LOCATE
   if constexpr (kFast) return LocateFast<kN, kM>(p, item, split);
 #endif
   split = item % p.splits;
   return LocateBlock<kN, kM>(p, item / p.splits, split);
-}
-// kTail (the tail's grid, KSEEK_FA_TAIL_SPLITS): item tail_from + j is
-// tail piece j (Problem::tail_from; p.splits is 1 there).
-template <int kN, int kM, bool kFast, bool kTail>
-__device__ __forceinline__ BlockWork LocateItem(const Problem& p, int item, int& split) {
-  if constexpr (kTail) {
-    const int j = item - p.tail_from;
-    const int tile = j / p.tail_splits;
-    BlockWork w = LocateWhole<kN, kM, kFast>(p, p.tail_from + tile, split);
-    w.tile_begin = (j - tile * p.tail_splits) * p.tail_tiles;
-    w.tile_end = max(w.tile_begin, min(w.tile_end, w.tile_begin + p.tail_tiles));
-    w.piece = j;
-    return w;
-  }
-  return LocateWhole<kN, kM, kFast>(p, item, split);
 }
 
 // Keys a query row sees: [0, limit).
@@ -1958,34 +1809,18 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
       mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    float base;
-    if constexpr (kLazy && KSEEK_FA_LAZY_RAW_BOUND) {
-      // The bound in raw score units and the old reference's base come
-      // from the old reference alone, off the path from the tile's max to
-      // its exponentials (a compare and a select, as the -inf test below
-      // is without kLazy). From -inf the bound is -inf, so any finite max
-      // moves the row; a max of -inf does not (base 0 then, as below).
-      const float old = st.row_max[i];
-      const float old_base = old == -INFINITY ? 0.f : old * scale_log2;
-      const bool up = mx > old + float(KSEEK_FA_LAZY_RESCALE_LOG2) / scale_log2;
-      base = up ? mx * scale_log2 : old_base;
-      alpha[i] = up ? Exp2(old * scale_log2 - base) : 1.f;
-      st.row_max[i] = up ? mx : old;
+    if constexpr (kLazy) {
+      // From -inf any finite max moves it (+inf > the bound); -inf to
+      // -inf compares NaN, so the row stays at -inf.
+      const bool up = (mx - st.row_max[i]) * scale_log2 > float(KSEEK_FA_LAZY_RESCALE_LOG2);
+      mx = up ? mx : st.row_max[i];
       moved = moved || up;
-    } else {
-      if constexpr (kLazy) {
-        // From -inf any finite max moves it (+inf > the bound); -inf to
-        // -inf compares NaN, so the row stays at -inf.
-        const bool up = (mx - st.row_max[i]) * scale_log2 > float(KSEEK_FA_LAZY_RESCALE_LOG2);
-        mx = up ? mx : st.row_max[i];
-        moved = moved || up;
-      }
-      // While a row has seen no key its max is -inf: subtract 0 instead,
-      // so exp2(-inf - base) is 0 rather than NaN.
-      base = kMaybeEmpty && mx == -INFINITY ? 0.f : mx * scale_log2;
-      alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
-      st.row_max[i] = mx;
     }
+    // While a row has seen no key its max is -inf: subtract 0 instead,
+    // so exp2(-inf - base) is 0 rather than NaN.
+    const float base = kMaybeEmpty && mx == -INFINITY ? 0.f : mx * scale_log2;
+    alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
+    st.row_max[i] = mx;
     float sum = 0.f;
 #pragma unroll
     for (int n = 0; n < kN / 8; ++n)
@@ -2354,22 +2189,17 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
 
 // Its shared memory: Q (16 rows, or 32 with two row tiles per warp: R),
 // then per warp a ring of K/V chunks; after the key loop the same bytes
-// hold the warps' partial O, maxima and sums for the merge.
-// R = 3 (KSEEK_FA_DECODE_PAIRS): two row tiles, the warps in pairs, one
-// tile per warp and a ring per pair. kLong: the long splits' instance
+// hold the warps' partial O, maxima and sums for the merge. kLong: the
+// long splits' instance
 // (KSEEK_FA_DECODE_LONG_STAGES, KSEEK_FA_DECODE_LONG_WARPS; one block per
 // SM).
 template <int D, int R = 1, bool kLong = false>
 struct DecodeConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
-  static_assert(R == 1 || ((R == 2 || R == 3) && D <= 128), "two row tiles up to head_dim 128");
-  static constexpr bool kPairs = R == 3;
-  static constexpr int kRowTiles = kPairs ? 2 : R;  // of the block
-  static constexpr int kWarpTiles = kPairs ? 1 : R;  // of each warp
+  static_assert(R == 1 || (R == 2 && D <= 128), "two row tiles up to head_dim 128");
   static constexpr int kWarps = kLong ? KSEEK_FA_DECODE_LONG_WARPS : kDecodeWarps;
   static constexpr int kBlockThreads = 32 * kWarps;
-  static constexpr int kGroups = kPairs ? kWarps / 2 : kWarps;  // rings
-  static constexpr int kRows = kDecodeRows * kRowTiles;  // a block's rows
+  static constexpr int kRows = kDecodeRows * R;  // a block's rows
   static constexpr int kStages =
       kLong && KSEEK_FA_DECODE_LONG_STAGES > 0 ? KSEEK_FA_DECODE_LONG_STAGES
       : D == 64                                ? 4
@@ -2385,8 +2215,8 @@ struct DecodeConfig {
   static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
   static constexpr int kStageBytes = 2 * kChunkBytes;
   static constexpr int kWarpBytes = kStages * kStageBytes;
-  static constexpr int kMergeBytes = kGroups * kRows * (D + 2) * 4;
-  static constexpr int kRingBytes = kGroups * kWarpBytes;
+  static constexpr int kMergeBytes = kWarps * kRows * (D + 2) * 4;
+  static constexpr int kRingBytes = kWarps * kWarpBytes;
   static constexpr int kSmemBytes =
       kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
   static_assert(kWarps == 4 || kWarps == 8, "4 or 8 warps");
@@ -2465,15 +2295,12 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   const int chunk_end =
       min(w.tile_end * (kBlockN / kDecodeKeys),
           (key_end + kDecodeKeys - 1) / kDecodeKeys);
-  // This warp's chunks: chunk_begin + group + kGroups * i, i < chunks
-  // (group: the warp, or with pairs its pair; `own`: its row tile there).
-  constexpr int kGroups = C::kGroups;
-  const int group = C::kPairs ? warp / 2 : warp;
-  const int own = C::kPairs ? warp % 2 : 0;
-  const int first_chunk = chunk_begin + group;
+  // This warp's chunks: chunk_begin + warp + kBlockWarps * i, i < chunks.
+  constexpr int kBlockWarps = C::kWarps;
+  const int first_chunk = chunk_begin + warp;
   const int chunks =
       first_chunk < chunk_end
-          ? (chunk_end - first_chunk + kGroups - 1) / kGroups
+          ? (chunk_end - first_chunk + kBlockWarps - 1) / kBlockWarps
           : 0;
 
   const int hd = RowElements<D>(p);  // in memory; columns hd .. D are zero
@@ -2483,18 +2310,15 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   const T* v_head = v + (int64_t(w.b) * p.seqlen_k * p.heads_kv + hkv) * hd;
 
   const uint32_t q_smem = SharedAddress(smem);
-  const uint32_t ring = q_smem + C::kQBytes + group * C::kWarpBytes;
+  const uint32_t ring = q_smem + C::kQBytes + warp * C::kWarpBytes;
   auto load_chunk = [&](int i) {
     const uint32_t stage = ring + (i % C::kStages) * C::kStageBytes;
-    const int key0 = (first_chunk + kGroups * i) * kDecodeKeys;
+    const int key0 = (first_chunk + kBlockWarps * i) * kDecodeKeys;
     const int64_t first = int64_t(key0) * kv_stride;
     const int valid = p.seqlen_k - key0;
-    // (Pairs: the pair's first warp K, the other V.)
-    if (!C::kPairs || own == 0)
-      LoadChunkRows<T, D>(stage, k_head + first, kv_stride, valid, hd / 8, lane);
-    if (!C::kPairs || own == 1)
-      LoadChunkRows<T, D>(stage + C::kChunkBytes, v_head + first, kv_stride,
-                          valid, hd / 8, lane);
+    LoadChunkRows<T, D>(stage, k_head + first, kv_stride, valid, hd / 8, lane);
+    LoadChunkRows<T, D>(stage + C::kChunkBytes, v_head + first, kv_stride,
+                        valid, hd / 8, lane);
   };
 
   LoadDecodeQ<T, D, kRows, C::kBlockThreads>(q_smem, q, p, w, hd);
@@ -2510,46 +2334,39 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
   // Row tile t: the block's rows 16 t .. 16 t + 15 (Q at q_smem + t *
-  // kTileQBytes). The warp's tile t is the block's tile_at(t): t, or with
-  // pairs its own.
-  constexpr int kWarpTiles = C::kWarpTiles;
-  auto tile_at = [&](int t) { return C::kPairs ? own : t; };
+  // kTileQBytes).
   constexpr int kTileQBytes = kDecodeRows * C::kRowBytes;
-  uint32_t q_frag[kWarpTiles][Config<D>::kQInRegisters ? D / 16 : 1][4];
+  uint32_t q_frag[R][Config<D>::kQInRegisters ? D / 16 : 1][4];
 #pragma unroll
-  for (int t = 0; t < kWarpTiles; ++t)
-    LoadQFragments<D>(q_frag[t], q_smem + tile_at(t) * kTileQBytes, a_off);
+  for (int t = 0; t < R; ++t)
+    LoadQFragments<D>(q_frag[t], q_smem + t * kTileQBytes, a_off);
 
-  WarpState<D> st[kWarpTiles];
+  WarpState<D> st[R];
 #pragma unroll
-  for (int t = 0; t < kWarpTiles; ++t) st[t].Clear();
+  for (int t = 0; t < R; ++t) st[t].Clear();
 
   // Keys of the block's first row: [0, mask_from); chunks reaching past it
   // are masked per row.
   const int mask_from = KeyLimit(p, w.q0 / p.pack);
-  int limit0[kWarpTiles], limit1[kWarpTiles];
+  int limit0[R], limit1[R];
 #pragma unroll
-  for (int t = 0; t < kWarpTiles; ++t) {
-    limit0[t] = KeyLimit(p, (w.q0 + kDecodeRows * tile_at(t) + lane / 4) / p.pack);
-    limit1[t] = KeyLimit(p, (w.q0 + kDecodeRows * tile_at(t) + lane / 4 + 8) / p.pack);
+  for (int t = 0; t < R; ++t) {
+    limit0[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4) / p.pack);
+    limit1[t] = KeyLimit(p, (w.q0 + kDecodeRows * t + lane / 4 + 8) / p.pack);
   }
 
   for (int i = 0; i < chunks; ++i) {
     CpAsyncWait<C::kStages - 2>();  // chunk i has landed
-    // ... for the warp (with pairs: for both warps of the pair, each having
-    // loaded half); chunk i - 1 is read (by both).
-    if constexpr (C::kPairs)
-      PairBarrier(1 + group);
-    else
-      __syncwarp();
+    // ... for the whole warp; chunk i - 1 is read.
+    __syncwarp();
     if (i + C::kStages - 1 < chunks) load_chunk(i + C::kStages - 1);
     CpAsyncCommit();
-    const int key0 = (first_chunk + kGroups * i) * kDecodeKeys;
+    const int key0 = (first_chunk + kBlockWarps * i) * kDecodeKeys;
     const uint32_t k_tile = ring + (i % C::kStages) * C::kStageBytes;
 #pragma unroll
-    for (int t = 0; t < kWarpTiles; ++t) {
+    for (int t = 0; t < R; ++t) {
       float s[kDecodeKeys / 8][4];
-      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + tile_at(t) * kTileQBytes, k_tile,
+      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
                                        a_off, k_off, s);
       if (key0 + kDecodeKeys > mask_from)
         MaskScores<kDecodeKeys, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, key0, lane,
@@ -2561,9 +2378,9 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
 
   // Merge: each warp's unnormalised O, maxima and sums into shared memory
   // (over its ring, once every warp is done with it) ...
-  float total[kWarpTiles][2];
+  float total[R][2];
 #pragma unroll
-  for (int t = 0; t < kWarpTiles; ++t)
+  for (int t = 0; t < R; ++t)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
       total[t][i] = st[t].row_sum[i];
@@ -2572,16 +2389,15 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
     }
   CpAsyncWait<0>();
   __syncthreads();
-  // (Entry group x kRows + row: with pairs each written by the warp that
-  // holds the row's tile.)
+  // (Entry warp x kRows + row.)
   float* const part_o = reinterpret_cast<float*>(smem + C::kQBytes);
-  float* const part_max = part_o + kGroups * kRows * D;
-  float* const part_sum = part_max + kGroups * kRows;
+  float* const part_max = part_o + kBlockWarps * kRows * D;
+  float* const part_sum = part_max + kBlockWarps * kRows;
 #pragma unroll
-  for (int t = 0; t < kWarpTiles; ++t)
+  for (int t = 0; t < R; ++t)
 #pragma unroll
     for (int i = 0; i < 2; ++i) {
-      const int r = group * kRows + kDecodeRows * tile_at(t) + lane / 4 + 8 * i;
+      const int r = warp * kRows + kDecodeRows * t + lane / 4 + 8 * i;
 #pragma unroll
       for (int n = 0; n < D / 8; ++n)
         *reinterpret_cast<float2*>(part_o + r * D + 8 * n + 2 * (lane % 4)) =
@@ -2604,12 +2420,12 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   if ((C::kBlockThreads != kRows * kThreadsPerRow && r >= kRows) || m >= rows_total) return;
   float mx = -INFINITY;
 #pragma unroll
-  for (int u = 0; u < kGroups; ++u)
+  for (int u = 0; u < kBlockWarps; ++u)
     mx = fmaxf(mx, part_max[u * kRows + r]);
-  float factor[kGroups];
+  float factor[kBlockWarps];
   float sum = 0.f;
 #pragma unroll
-  for (int u = 0; u < kGroups; ++u) {
+  for (int u = 0; u < kBlockWarps; ++u) {
     const float wm = part_max[u * kRows + r];
     factor[u] = wm == -INFINITY ? 0.f : Exp2((wm - mx) * p.scale_log2);
     sum += part_sum[u * kRows + r] * factor[u];
@@ -2626,7 +2442,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
 #pragma unroll
     for (int c = 0; c < 8; ++c) x[c] = 0.f;
 #pragma unroll
-    for (int u = 0; u < kGroups; ++u) {
+    for (int u = 0; u < kBlockWarps; ++u) {
       const float* src = part_o + (u * kRows + r) * D + col;
 #pragma unroll
       for (int c = 0; c < 8; c += 2) {
@@ -2690,13 +2506,6 @@ template <int kPending>
 __device__ __forceinline__ void WgmmaWait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending)
                : "memory");
-}
-
-// x, where the compiler no longer sees that it is x: what is derived from
-// it is computed after this point, not hoisted above it (out of a loop).
-__device__ __forceinline__ uint32_t Opaque(uint32_t x) {
-  asm volatile("" : "+r"(x));
-  return x;
 }
 
 // Keeps registers an asynchronous wgmma reads or writes in place until
@@ -3128,30 +2937,6 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
         : "memory");
   }
 }
-// Tail pieces (KSEEK_FA_TAIL_SPLITS): a fence between a warp's partials and
-// its count (and between the last count and the reads of the others'
-// partials); those reads from L2, where the other SMs' stores are, not
-// from this SM's L1; and a note of each piece stored (whether it was the
-// last of its query tile), which only the emulation counts.
-#if KSEEK_FA_TAIL_SPLITS
-__device__ __forceinline__ void FenceGpu() {
-  asm volatile("fence.acq_rel.gpu;\n" ::: "memory");
-}
-__device__ __forceinline__ float LoadL2(const float* p) {
-  float x;
-  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(x) : "l"(p) : "memory");
-  return x;
-}
-__device__ __forceinline__ float2 LoadL2x2(const float* p) {
-  float2 x;
-  asm volatile("ld.global.cg.v2.f32 {%0, %1}, [%2];\n"
-               : "=f"(x.x), "=f"(x.y)
-               : "l"(p)
-               : "memory");
-  return x;
-}
-__device__ __forceinline__ void TailPieceStored(bool) {}
-#endif
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
@@ -3531,99 +3316,9 @@ __device__ __forceinline__ void StoreOutputTma(
 }
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && KSEEK_FA_TAIL_SPLITS
-// The end of a tail piece (KSEEK_FA_TAIL_SPLITS) for the warp's 16 rows:
-// its normalised partial O (fp32, KO columns) and LSE into the scratch at
-// [tail item][piece][row of the item] (item_rows rows per item: both
-// blocks' in a cluster, this block's from block_row), then a count on the
-// warp's counter. The warp that counts last (the item's other pieces have
-// stored theirs) reads them, combines them with its own (weights
-// exp(lse_s - max) over their sum), sets the counter back to 0 and stores
-// O and LSE as a whole item's warp would.
-template <typename T, int D, int KO>
-__device__ void StoreTailPiece(const Problem& p, const BlockWork& w, WarpState<KO>& st,
-                               float total0, float total1, int warp, int lane,
-                               int item_rows, int block_row, T* o, float* lse) {
-  const int splits = p.tail_splits;
-  const int tile = w.piece / splits, own = w.piece - tile * splits;
-  const int first = block_row + kRowsPerWarp * warp + lane / 4;  // the lane's row i: + 8 i
-  auto at = [&](int s, int i) {
-    return (int64_t(tile) * splits + s) * item_rows + first + 8 * i;
-  };
-  const float totals[2] = {total0, total1};
-  float own_lse[2];
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    const float inv = RowInverse<D>(totals[i]);
-    own_lse[i] = RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
-    float* const out = g_split_o + at(own, i) * KO + 2 * (lane % 4);
-#pragma unroll
-    for (int n = 0; n < KO / 8; ++n) {
-      st.acc[n][2 * i] *= inv;
-      st.acc[n][2 * i + 1] *= inv;
-      *reinterpret_cast<float2*>(out + 8 * n) =
-          make_float2(st.acc[n][2 * i], st.acc[n][2 * i + 1]);
-    }
-    if (lane % 4 == 0) g_split_lse[at(own, i)] = own_lse[i];
-  }
-  FenceGpu();
-  __syncwarp();
-  int* const count = g_tail_count + tile * (item_rows / kRowsPerWarp) +
-                     block_row / kRowsPerWarp + warp;
-  int before = 0;
-  if (lane == 0) before = atomicAdd(count, 1);
-  before = __shfl_sync(0xffffffffu, before, 0);
-  const bool last = before == splits - 1;
-  TailPieceStored(last);
-  if (!last) return;
-  if (lane == 0) *count = 0;
-  FenceGpu();
-#pragma unroll
-  for (int i = 0; i < 2; ++i) {
-    float top = own_lse[i];
-    for (int s = 0; s < splits; ++s)
-      if (s != own) top = fmaxf(top, LoadL2(g_split_lse + at(s, i)));
-    // (-inf everywhere: the row saw no key; O 0 and LSE -inf.)
-    const float w_own = top == -INFINITY ? 0.f : expf(own_lse[i] - top);
-    float sum = w_own;
-#pragma unroll
-    for (int n = 0; n < KO / 8; ++n) {
-      st.acc[n][2 * i] *= w_own;
-      st.acc[n][2 * i + 1] *= w_own;
-    }
-    for (int s = 0; s < splits; ++s) {
-      if (s == own) continue;
-      const float ws = top == -INFINITY ? 0.f : expf(LoadL2(g_split_lse + at(s, i)) - top);
-      sum += ws;
-      const float* const src = g_split_o + at(s, i) * KO + 2 * (lane % 4);
-#pragma unroll
-      for (int n = 0; n < KO / 8; ++n) {
-        const float2 x = LoadL2x2(src + 8 * n);
-        st.acc[n][2 * i] += ws * x.x;
-        st.acc[n][2 * i + 1] += ws * x.y;
-      }
-    }
-    const float inv = sum > 0.f ? 1.f / sum : 0.f;
-#pragma unroll
-    for (int n = 0; n < KO / 8; ++n) {
-      st.acc[n][2 * i] *= inv;
-      st.acc[n][2 * i + 1] *= inv;
-    }
-    // O is normalised now: stored with a sum of 1, whose LSE is the max
-    // term (raw score units) that gives top + ln(sum).
-    st.row_max[i] = sum > 0.f ? (top + logf(sum)) / (p.scale_log2 * kLn2) : -INFINITY;
-  }
-  StoreOutputWide<T, KO>(p, w, st, 1.f, 1.f, warp, lane, o, lse);
-}
-#endif  // __CUDA_ARCH_FEAT_SM90_ALL
-
 // kSplitMask: the tiles that need no mask in a loop of their own (see
 // KSEEK_FA_SPLIT_MASK_LOOP).
-// TG: the tail's grid (KSEEK_FA_TAIL_SPLITS): its items are the pieces
-// from p.tail_from on, in a static order; the launch without TG takes the
-// items before p.tail_from.
-template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1,
-          bool TG = false>
+template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -3642,8 +3337,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int kN = C::kBlockN;
   constexpr bool kFastLocate =
       (KSEEK_FA_FAST_LOCATE & WgmmaDimBit(D)) != 0;
-  constexpr bool kQDescPerTile =
-      (KSEEK_FA_Q_DESC_PER_TILE & WgmmaDimBit(D)) != 0;
   constexpr int kColBlockBytesQ = kWgRows * kColBlockRowBytes;
   constexpr int kColBlockBytesKV = kN * kColBlockRowBytes;
   constexpr uint32_t kAtomBytes = 1024;  // 8 rows x 128 bytes
@@ -3659,8 +3352,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
   constexpr bool kPublish = C::kPublishWork;
-  // The item's first K before its Q (KSEEK_FA_K_FIRST; one Q buffer).
-  constexpr bool kKFirst = kQB == 1 && (KSEEK_FA_K_FIRST & WgmmaDimBit(D)) != 0;
   // The loads' L2 eviction hints (KSEEK_FA_TMA_CACHE_HINT; TmaLoad4d).
   constexpr int kQHint = (KSEEK_FA_TMA_CACHE_HINT & 1) != 0 ? 1 : 0;
   constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split
@@ -3681,14 +3372,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // Items: query tiles x key splits (p.splits is 1 unless split keys); in
   // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
   // taking the pair's tile r (p.q_tiles counts the pairs).
-  // Without TG the query tiles (x splits) before p.tail_from (all of them
-  // unless KSEEK_FA_TAIL_SPLITS cut a tail), with TG those after it as
-  // p.tail_splits pieces each (Problem::tail_from).
-  constexpr bool kTail = TG;
-  const int tiles_all = p.batch * p.heads_q * p.q_tiles * p.splits;
-  const int items = kTail ? p.tail_from + (tiles_all - p.tail_from) * p.tail_splits
-                    : (KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0 ? p.tail_from
-                                                                   : tiles_all;
+  const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
   constexpr bool kCluster = CL == 2;
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
@@ -3709,11 +3393,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   };
   auto locate = [&](int item, int& split) {
     if constexpr (kCluster) {
-      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate, kTail>(p, item, split);
+      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(p, item, split);
       w.q0 += int(ClusterRank()) * C::kBlockM;
       return w;
     } else {
-      return LocateItem<kN, C::kBlockM, kFastLocate, kTail>(p, item, split);
+      return LocateItem<kN, C::kBlockM, kFastLocate>(p, item, split);
     }
   };
 
@@ -3754,7 +3438,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     if (threadIdx.x != 0) return;
     // A cluster's first pair is its index (blocks 2c and 2c + 1 form
     // cluster c).
-    int ring = 0, item = (kTail ? p.tail_from : 0) + (kCluster ? blockIdx.x / 2 : blockIdx.x);
+    int ring = 0, item = kCluster ? blockIdx.x / 2 : blockIdx.x;
     for (int n = 0;; ++n) {
       // Round n: Q of the item into buffer n % kQB once the consumers'
       // last S of round n - kQB is done, the item published on that
@@ -3776,7 +3460,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           }
           break;
         }
-      } else if constexpr (kQParts == 1 && !kKFirst) {
+      } else if constexpr (kQParts == 1) {
         Wait(q_empty(qb, 0), ((n / kQB) & 1) ^ 1);
         item_slots[qb] = item;
         if (item >= items) {
@@ -3805,7 +3489,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           at[4] = w.tile_begin;
           at[5] = w.tile_end;
           at[6] = item_split;
-          if constexpr (kTail) at[7] = w.piece;
         }
       }
 #if KSEEK_FA_FAST_LOCATE
@@ -3836,9 +3519,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                                full, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
         }
       };
-      // kKFirst: the first K tile before Q (its stage frees before the Q
-      // buffer does; the consumers' first S needs both).
-      if (kKFirst && w.tile_end > w.tile_begin) load(0, false);
       // Part by part (one part: all at once), Q rows of the part's
       // consumers once they are done with the buffer's previous item.
       for (int part = 0; part < kQParts; ++part) {
@@ -3846,7 +3526,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         const int h1 = (part + 1) * C::kConsumers / kQParts;
         if constexpr (kPublish) {
           Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
-        } else if constexpr (kQParts > 1 || kKFirst) {
+        } else if constexpr (kQParts > 1) {
           Wait(q_empty(qb, part), ((n / kQB) & 1) ^ 1);
           item_slots[qb * kQParts + part] = item;
         }
@@ -3867,7 +3547,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // together with P V of tile i - 1.
       const int tiles = w.tile_end - w.tile_begin;
       for (int i = 0; i < tiles; ++i) {
-        if (!kKFirst || i > 0) load(i, false);
+        load(i, false);
         if (i > 0) load(i - 1, true);
       }
       // Items are taken in order from a queue, like blocks from the
@@ -3879,16 +3559,13 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // register through all the loads, and the producer's 24 registers
       // would spill.)
       // (In a cluster: the next pair in the static order.)
-      // (The tail's pieces: a static order too.)
       auto from_queue = [] { return int(gridDim.x) + atomicAdd(&g_next_item, 1); };
       int next = 0;
-      if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster && !kTail) next = from_queue();
+      if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster) next = from_queue();
       if (tiles > 0) load(tiles - 1, true);
       ring += tiles;
       if constexpr (kCluster)
         item += gridDim.x / 2;
-      else if constexpr (kTail)
-        item += gridDim.x;
       else if constexpr (KSEEK_FA_EARLY_NEXT != 0)
         item = next;
       else
@@ -3902,7 +3579,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         Wait(empty_k(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
         Wait(empty_v(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
       }
-    } else if constexpr (!kTail) {
+    } else {
       if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
         g_next_item = 0;
         g_blocks_done = 0;
@@ -3910,10 +3587,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     }
     if constexpr (kPdlLate)
       if (may_launch_dependents) LaunchDependents();  // the combine's launch
-    // The tail's grid starts while the whole items' grid still runs (a
-    // programmatic dependent of it); it ends only after that grid has, so
-    // that what follows on the stream finds both done.
-    if constexpr (kTail) GridDependencyWait();
     return;
   }
 
@@ -3952,19 +3625,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
-  constexpr bool kDeferV = kTmaInV && KSEEK_FA_TMA_IN_V_DEFER != 0;
-  // The stage whose V holds O's stores (kTmaInV), or -1: released by lane
-  // 0 once those stores have read it, right after them or (kDeferV) once
-  // the next item's first S is done.
-  int held_prev = -1;
-  auto release_prev = [&]() {
-    if (held_prev >= 0 && lane == 0) {
-      BulkWaitRead<0>();
-      Arrive(empty_v(held_prev));
-      to_peer(empty_v(held_prev), true);
-    }
-    held_prev = -1;
-  };
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -4000,34 +3660,16 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       w.tile_begin = __shfl_sync(0xffffffffu, slot[4], 0);
       w.tile_end = __shfl_sync(0xffffffffu, slot[5], 0);
       split = __shfl_sync(0xffffffffu, slot[6], 0);
-      if constexpr (kTail) w.piece = __shfl_sync(0xffffffffu, slot[7], 0);
     } else {
       w = locate(item, split);
     }
     return true;
   };
-  // KSEEK_FA_CHAIN (two Q buffers only: the next item's Q is loaded while
-  // this item runs): the next item's first S is issued with this item's
-  // last P V, and its softmax runs under that P V. `chained`: round n's
-  // item was begun so; its block, row statistics, P and alpha are here.
-  // Not with three consumers: at 160 registers they spilled (68-132 bytes).
-  constexpr bool kChain =
-      (KSEEK_FA_CHAIN & HeadDimBit(D)) != 0 && kQB == 2 && C::kConsumers == 2 && !kCluster;
-  bool chained = false;
-  BlockWork chained_w;
-  int chained_split = 0;
-  float chained_max[2], chained_sum[2], chained_alpha[2];
-  uint32_t chained_pk[kChain ? kN / 16 : 1][4];
   for (int n = 0;; ++n) {
     const int qb = n % kQB;
     BlockWork w;
     int split;
-    if (kChain && chained) {
-      w = chained_w;
-      split = chained_split;
-    } else if (!take(n, w, split)) {
-      break;
-    }
+    if (!take(n, w, split)) break;
     const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
@@ -4042,53 +3684,35 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     int held_v = -1;
 
     const int tiles = w.tile_end - w.tile_begin;
-    if (kDeferV && tiles == 0) release_prev();
     if (tiles > 0) {
       float alpha[2];
       bool rescale = true;
-      if constexpr (kChain) {
-        if (chained) {
-#pragma unroll
-          for (int i = 0; i < 2; ++i) {
-            st.row_max[i] = chained_max[i];
-            st.row_sum[i] = chained_sum[i];
-            alpha[i] = chained_alpha[i];
-          }
-#pragma unroll
-          for (int kk = 0; kk < kN / 16; ++kk)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) pk[kk][e] = chained_pk[kk][e];
-        }
+      const int s0 = RingStage<C::kStages>(ring);
+      Wait(full_k(s0), RingPhase<C::kStages>(ring));
+      if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
+      float sc[kN / 8][4];
+      HoldRegisters(sc);
+      WgmmaFence();
+      IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
+      WgmmaCommit();
+      HoldRegisters(sc);
+      if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
+      WgmmaWait<0>();
+      HoldRegisters(sc);
+      if (lane == 0) {
+        Arrive(empty_k(s0));
+        to_peer(empty_k(s0), true);
+        if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
       }
-      if (!kChain || !chained) {
-        const int s0 = RingStage<C::kStages>(ring);
-        Wait(full_k(s0), RingPhase<C::kStages>(ring));
-        if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
-        float sc[kN / 8][4];
-        HoldRegisters(sc);
-        WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
-        WgmmaCommit();
-        HoldRegisters(sc);
-        if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
-        WgmmaWait<0>();
-        HoldRegisters(sc);
-        if (lane == 0) {
-          Arrive(empty_k(s0));
-          to_peer(empty_k(s0), true);
-          if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
-        }
-        if constexpr (kDeferV) release_prev();
-        const int k0 = tile_of(w, 0) * kN;
-        if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
-        rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
-        PackScores<T, kN>(sc, pk);
-      }
+      const int k0 = tile_of(w, 0) * kN;
+      if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+      rescale = SoftmaxScores<KO, kN, kLazy>(sc, st, p.scale_log2, alpha);  // O is still 0
+      PackScores<T, kN>(sc, pk);
       int pending = RingStage<C::kStages>(ring);  // the stage whose P V is not issued
       // Ring tile r's K (stage s, at `stage`) and the pending tile's V
       // once landed (kVAfterS: V once S is issued), then in this
       // consumer's turn S = Q K^T (Q at q) into sc and O += P V of the
-      // pending tile: a step's GEMMs (and the chained step's).
+      // pending tile: a step's GEMMs.
       auto issue_s_and_pv = [&](float (&sc)[kN / 8][4], const uint32_t q,
                                 const int r, const int s, const uint32_t stage) {
         if constexpr (kVAfterS) {
@@ -4113,7 +3737,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(st.acc);
         HoldRegisters(pk);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, kQDescPerTile ? Opaque(q) : q, stage);
+        IssueScoresWgmma<T, D, kN, KD>(sc, q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
@@ -4196,69 +3820,24 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
         for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
       }
-      chained = false;
-      if constexpr (kChain) {
-        // The next item's first S with this item's last P V, as a step:
-        // its K is the ring's next tile, its Q in the other buffer. Its
-        // softmax starts from fresh row statistics (nx; O is not touched
-        // until the next item's own tiles), its mask is applied without
-        // a test (no branch between the two waits). This item's O is
-        // stored below as without the chain.
-        BlockWork w2;
-        int split2 = 0;
-        if (take(n + 1, w2, split2) && w2.tile_end > w2.tile_begin) {
-          const int qb2 = (n + 1) % kQB;
-          const int r = ring + tiles, s2 = RingStage<C::kStages>(r);
-          float sc[kN / 8][4];
-          issue_s_and_pv(sc, q_smem + qb2 * C::kQBytes + cwg * C::kQHalfBytes, r, s2,
-                         kv_smem + s2 * C::kStageBytes);
-          WgmmaWait<1>();  // the next item's S
-          HoldRegisters(sc);
-          ArriveIf(empty_k(s2), lane == 0);
-          ArriveIf(q_empty(qb2, qpart), lane == 0 && w2.tile_end - w2.tile_begin == 1);
-          const int row2 = w2.q0 + kRowsPerWarp * warp + lane / 4;
-          MaskScores<kN>(sc, tile_of(w2, 0) * kN, lane, KeyLimit(p, row2),
-                         KeyLimit(p, row2 + 8));
-          WarpState<KO> nx;  // its row statistics only
-          nx.row_max[0] = nx.row_max[1] = -INFINITY;
-          nx.row_sum[0] = nx.row_sum[1] = 0.f;
-          SoftmaxScores<KO, kN, kLazy>(sc, nx, p.scale_log2, chained_alpha);
-          WgmmaWait<0>();  // this item's last P V
-          HoldRegisters(pk);
-          HoldRegisters(st.acc);
-          ArriveIf(empty_v(pending), lane == 0);
-          PackScores<T, kN>(sc, chained_pk);
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            chained_max[e] = nx.row_max[e];
-            chained_sum[e] = nx.row_sum[e];
-          }
-          chained_w = w2;
-          chained_split = split2;
-          chained = true;
-        }
+      Wait(full_v(pending), RingPhase<C::kStages>(ring + tiles - 1));
+      if constexpr (kRescaleUnderS) {
+        if (rescale) RescaleRows<KO>(st, alpha);
       }
-      if (!kChain || !chained) {
-        Wait(full_v(pending), RingPhase<C::kStages>(ring + tiles - 1));
-        if constexpr (kRescaleUnderS) {
-          if (rescale) RescaleRows<KO>(st, alpha);
-        }
-        HoldRegisters(st.acc);
-        HoldRegisters(pk);
-        WgmmaFence();
-        AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk,
-                                    kv_smem + pending * C::kStageBytes);
-        WgmmaCommit();
-        WgmmaWait<0>();
-        HoldRegisters(pk);
-        HoldRegisters(st.acc);
-        if (kTmaInV && !kTail && p.splits == 1 &&
-            tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
-          held_v = pending;  // released once O's stores have read it
-        else if (lane == 0) {
-          Arrive(empty_v(pending));
-          to_peer(empty_v(pending), true);
-        }
+      HoldRegisters(st.acc);
+      HoldRegisters(pk);
+      WgmmaFence();
+      AccumulatePVWgmma<T, D, kN, KO>(st.acc, pk, kv_smem + pending * C::kStageBytes);
+      WgmmaCommit();
+      WgmmaWait<0>();
+      HoldRegisters(pk);
+      HoldRegisters(st.acc);
+      if (kTmaInV && p.splits == 1 &&
+          tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
+        held_v = pending;  // released once O's stores have read it
+      else if (lane == 0) {
+        Arrive(empty_v(pending));
+        to_peer(empty_v(pending), true);
       }
     } else if (lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
@@ -4275,13 +3854,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-#if KSEEK_FA_TAIL_SPLITS
-    if constexpr (kTail) {
-      StoreTailPiece<T, D, KO>(p, w, st, total[0], total[1], warp, lane,
-                               CL * C::kBlockM, int(kCluster ? ClusterRank() : 0u) * C::kBlockM,
-                               o, lse);
-    } else
-#endif
     if (p.splits == 1 && kTma) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
@@ -4296,8 +3868,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           p, w, st, total[0], total[1], warp, lane,
           kv_smem + held_v * C::kStageBytes + C::kTileBytes + kBuffers * 2048 * warp,
           &o_map, lse);
-      held_prev = held_v;
-      if (!kDeferV) release_prev();
+      if (lane == 0) {  // the V stage released once the stores have read it
+        BulkWaitRead<0>();
+        Arrive(empty_v(held_v));
+        to_peer(empty_v(held_v), true);
+      }
     } else if (p.splits == 1 && C::kStagedStores)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
@@ -4310,9 +3885,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
-  // In a cluster every stage is released before exit (the other block's
-  // producer waits for it).
-  if constexpr (kCluster) release_prev();
   // The last TMA stores done before the block's shared memory goes.
   if constexpr (kTma || kTmaInV)
     if (lane == 0) BulkWait<0>();
@@ -4718,7 +4290,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     const int64_t rows = int64_t(p.seqlen_q) * p.pack;
     if (KSEEK_FA_DECODE_KERNEL > 0 && rows > kDecodeRows && rows <= 2 * kDecodeRows &&
         rows <= KSEEK_FA_DECODE_MAX_ROWS)
-      return LaunchMma<T, D, (KSEEK_FA_DECODE_PAIRS & HeadDimBit(D)) != 0 ? 3 : 2>(p, args, sms);
+      return LaunchMma<T, D, 2>(p, args, sms);
   }
   bool decode = KSEEK_FA_DECODE_KERNEL > 0 &&
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
@@ -4773,13 +4345,10 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
   // block per row, so that the combine is not a chain of ~50 loads.
   if (p.splits > 1) {
-    const bool in_flight = decode || (KSEEK_FA_MMA_COMBINE & 1) != 0;
-    const bool per_row = decode || (KSEEK_FA_MMA_COMBINE & 2) != 0;
-    const int row_min_splits = decode ? KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS : 2 * kCombineWarps;
+    const bool per_row = decode && p.splits >= KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS;
     LaunchCombine<T, D>(p, o, lse, stream,
                         (kMmaDependentCombine & HeadDimBit(D)) != 0,
-                        per_row && p.splits >= row_min_splits ? kCombineWarps : 1,
-                        in_flight);
+                        per_row ? kCombineWarps : 1, decode);
   }
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "attention kernel launch failed";
@@ -4840,52 +4409,6 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-// KSEEK_FA_TAIL_SPLITS: `items` items of `key_tiles` key tiles each (no
-// causal masking) on `slots` blocks or clusters in rounds; a piece holds
-// piece_rows rows of partials (piece_floats floats) and item_counters
-// warps' counters. Of keeping k = items / slots (or one fewer) rounds of
-// whole items and cutting the other items into 2 to kMaxTailSplits pieces
-// of t key tiles, queued after them, the plan that the estimate (in key
-// tiles: k (key_tiles + a) + rounds of pieces x (t + 2 a), a =
-// KSEEK_FA_TAIL_ITEM_COST / 4: an item's own cost, and a piece's store and
-// combine) puts lowest, where that is KSEEK_FA_TAIL_MIN_GAIN_PCT percent
-// below the whole items' rounds x (key_tiles + a); else none (from =
-// items).
-#if KSEEK_FA_TAIL_SPLITS
-struct TailChoice {
-  int from, splits, tiles;
-};
-TailChoice TailPlan(int64_t items, int64_t slots, int key_tiles, int64_t piece_floats,
-                    int64_t piece_rows, int64_t item_counters) {
-  const TailChoice none = {int(items), 1, key_tiles};
-  if (slots < 1 || items <= slots || key_tiles < 2) return none;
-  const double a = KSEEK_FA_TAIL_ITEM_COST / 4.0;
-  const double whole = double((items + slots - 1) / slots) * (key_tiles + a);
-  double best = -1.0;
-  TailChoice pick = none;
-  for (int64_t k = items / slots; k >= 1 && k + 1 >= items / slots; --k) {
-    const int64_t rest = items - k * slots;
-    if (rest == 0 || rest * item_counters > kTailCounters) continue;
-    for (int want = 2; want <= kMaxTailSplits; ++want) {
-      const int t = (key_tiles + want - 1) / want;
-      const int splits = (key_tiles + t - 1) / t;
-      if (splits != want) continue;  // the plan of fewer pieces
-      if (rest * splits * piece_floats > kScratchOFloats ||
-          rest * splits * piece_rows > kScratchLseFloats)
-        break;
-      const double cost = double(k) * (key_tiles + a) +
-                          double((rest * splits + slots - 1) / slots) * (t + 2 * a);
-      if (best < 0.0 || cost < best) {
-        best = cost;
-        pick = {int(k * slots), splits, t};
-      }
-    }
-  }
-  if (best < 0.0 || best * 100.0 > whole * (100 - KSEEK_FA_TAIL_MIN_GAIN_PCT)) return none;
-  return pick;
-}
-#endif
-
 // The split loop (KSEEK_FA_SPLIT_MASK_LOOP) at head_dim 128 always; at
 // 64, 256 and on the D = 192 kernel for items of at least
 // SplitMaskMinTiles(D) key tiles, and at 64 for every non-causal shape
@@ -4905,13 +4428,13 @@ constexpr bool kWgmmaBoth =
 
 // The WGMMA kernel's instance for a launch (with the split loop where
 // `split` and the instance has both), its shared memory size set once per
-// instance; nullptr where that is refused. TG: the tail's grid.
-template <typename T, int D, int NC, int BN, int QB, int KD, int CL, bool TG>
+// instance; nullptr where that is refused.
+template <typename T, int D, int NC, int BN, int QB, int KD, int CL>
 auto WgmmaKernel(bool split) {
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr bool kOnly = kWgmmaSplitHere<D> && !kWgmmaBoth<D, BN>;
-  const auto plain = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kOnly, CL, TG>;
-  const auto with_split = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL, TG>;
+  const auto plain = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kOnly, CL>;
+  const auto with_split = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>;
   static const cudaError_t plain_set = cudaFuncSetAttribute(
       plain, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   static const cudaError_t split_set =
@@ -4938,7 +4461,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   const bool split = kWgmmaSplitHere<D> &&
                      (!kWgmmaBoth<D, BN> || p.tiles_per_split >= SplitMaskMinTiles(D) ||
                       (D == 64 && !p.causal));
-  const auto kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL, false>(split);
+  const auto kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL>(split);
   if (kernel == nullptr) {
     g_error = "the WGMMA attention kernel's shared memory does not fit";
     return 1;
@@ -5009,68 +4532,26 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const int64_t most = CL == 2 ? fit : sms;
     return n < most ? n : most;
   };
-  // The tail (KSEEK_FA_TAIL_SPLITS): the items from p.tail_from on as
-  // pieces, in a grid of their own launched as a programmatic dependent of
-  // the whole items' grid (which lets it launch at its start), so that its
-  // blocks take the SMs as the whole items' blocks leave them. The whole
-  // items' kernel is the same code with or without a tail.
-  p.tail_from = int(items);
-  p.tail_splits = 1;
-  p.tail_tiles = key_tiles;
-#if KSEEK_FA_TAIL_SPLITS
-  if constexpr ((KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0) {
-    if (!p.causal && p.splits == 1) {
-      constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
-      constexpr int64_t kRows = int64_t(CL) * C::kBlockM;
-      const TailChoice tail =
-          TailPlan(items, slots_for(items), key_tiles, kRows * KO, kRows, kRows / kRowsPerWarp);
-      p.tail_from = tail.from;
-      p.tail_splits = tail.splits;
-      p.tail_tiles = tail.tiles;
-    }
-  }
-#endif
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
-  const int64_t whole = p.tail_from;
   if constexpr (CL == 2) {
     // Persistent clusters; each takes pairs in a static order.
-    const int clusters = int(slots_for(whole));
+    const int clusters = int(slots_for(items));
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
     cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map);
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
-    const int grid = int(slots_for(whole));
+    const int grid = int(slots_for(items));
     kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
         p, q_map, k_map, v_map, o, lse, o_map);
   }
-#if KSEEK_FA_TAIL_SPLITS
-  if constexpr ((KSEEK_FA_TAIL_SPLITS & WgmmaDimBit(D)) != 0) {
-    if (whole < items) {
-      const auto tail_kernel = WgmmaKernel<T, D, NC, BN, QB, KD, CL, true>(split);
-      if (tail_kernel == nullptr) {
-        g_error = "the WGMMA attention kernel's shared memory does not fit";
-        return 1;
-      }
-      const int64_t slots = slots_for((items - whole) * p.tail_splits);
-      cudaLaunchAttribute tail_attr[2] = {DependentLaunch()};
-      if constexpr (CL == 2) tail_attr[1] = attr[0];  // the cluster dimension
-      // grid, block, dynamic shared memory, stream, attributes.
-      const cudaLaunchConfig_t config = {dim3(unsigned(CL * slots)), dim3(C::kThreads),
-                                         size_t(C::kSmemBytes), stream, tail_attr,
-                                         unsigned(CL == 2 ? 2 : 1)};
-      cudaLaunchKernelEx(&config, tail_kernel, p, q_map, k_map, v_map, o, lse, o_map);
-    }
-  }
-#endif
   if (p.splits > 1)
     LaunchCombine<T, D>(p, o, lse, stream,
-                        (kWgmmaDependentCombine & WgmmaDimBit(D)) != 0, 1,
-                        p.splits >= KSEEK_FA_WGMMA_COMBINE_FOUR_MIN_SPLITS);
+                        (kWgmmaDependentCombine & WgmmaDimBit(D)) != 0);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";
     return 1;
@@ -5205,13 +4686,6 @@ int Launch(Problem p, const kseek_launch_args* args) {
         // Keys that fit one short tile: one 64- or 80-key tile per item.
         if (p.seqlen_k <= 64) return LaunchWgmma<T, D, 2, 64>(p, args, sms);
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
-      }
-      if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q1_UPTO > 0) {
-        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q1_UPTO) {
-          if constexpr (kClusterHere)
-            if (cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
-          return LaunchWgmma<T, D, 2>(p, args, sms);
-        }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
         if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO) {

@@ -21,8 +21,6 @@ int g_sms = 148;
 bool g_lazy_copies = false;
 int g_launches = 0;
 int g_clustered_launches = 0;  // blackwell.cu launches no clusters (emu_host.h prints it)
-int g_tail_pieces = 0;         // nor tail pieces
-int g_tail_combined = 0;
 std::vector<std::pair<const char*, size_t>> g_readable;
 bool g_failed = false;
 Block* g_block = nullptr;

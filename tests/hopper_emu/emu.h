@@ -133,8 +133,6 @@ extern std::mt19937 g_async_rng;
 extern bool g_lazy_copies;
 extern int g_launches;
 extern int g_clustered_launches;  // launches with clusters of more than one block
-extern int g_tail_pieces;    // warps' tail pieces stored (KSEEK_FA_TAIL_SPLITS)
-extern int g_tail_combined;  // of those, the ones that combined their item's
 extern std::vector<std::pair<const char*, size_t>> g_readable;  // cp.async sources
 extern bool g_failed;
 extern uint64_t g_progress;

@@ -200,9 +200,7 @@ inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
       fails += !RunScenario(s, lazy, 1235 + 2 * i + lazy);
     }
   }
-  // So that a test can tell the tail pieces' and the cluster path ran
-  // (only hopper.cu has them; the clustered line last).
-  printf("emu: %d tail piece warps, %d combining\n", emu::g_tail_pieces, emu::g_tail_combined);
+  // So that a test can tell the cluster path ran (only hopper.cu has it).
   printf("emu: %d clustered launches\n", emu::g_clustered_launches);
   printf("%d/%d passed\n", runs - fails, runs);
   return fails != 0;

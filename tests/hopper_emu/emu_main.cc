@@ -8,8 +8,6 @@ int g_sms = 132;
 bool g_lazy_copies = false;
 int g_launches = 0;
 int g_clustered_launches = 0;
-int g_tail_pieces = 0;
-int g_tail_combined = 0;
 std::vector<std::pair<const char*, size_t>> g_readable;
 bool g_failed = false;
 Block* g_block = nullptr;
@@ -738,12 +736,11 @@ int main(int argc, char** argv) {
       {"c_hd256_bf16_full_q256_k2600_h3_sm4", 1, 256, 2600, 3, 3, 256, 0, true, 4},
       {"c_hd192_f16_full_q512_k600_h2_sm4", 1, 512, 600, 2, 2, 192, 0, false, 4},
       {"c_hd160_bf16_full_q256_k1000_h3_sm4", 1, 256, 1000, 3, 3, 160, 0, true, 4},
-      // Tail pieces (KSEEK_FA_TAIL_SPLITS): whole items without causal
-      // masking that leave a last round partly empty (items not a multiple
-      // of the blocks or clusters), so a build that splits them cuts the
-      // last items' keys into pieces: clustered at head_dim 128 (pairs),
-      // 256 and 192, unclustered (an odd number of query tiles, head_dim
-      // 64, the narrow 96 instance, GQA), partial last query and key tiles.
+      // Whole items without causal masking that leave a last round partly
+      // empty (items not a multiple of the blocks or clusters): clustered
+      // at head_dim 128 (pairs), 256 and 192, unclustered (an odd number of
+      // query tiles, head_dim 64, the narrow 96 instance, GQA), partial
+      // last query and key tiles.
       {"t_hd128_bf16_full_q768_k2100_h3_sm4", 1, 768, 2100, 3, 3, 128, 0, true, 4},
       {"t_hd128_f16_full_q384_k1500_sm2", 1, 384, 1500, 1, 1, 128, 0, false, 2},
       {"t_hd64_bf16_full_q640_k2000_sm2", 1, 640, 2000, 1, 1, 64, 0, true, 2},

@@ -70,13 +70,6 @@ PLANTS = {
          "      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);\n"),
         ("    if constexpr (kCluster) ArriveClusterIf(PeerAddress(bar, peer), pred);\n", ""),
     ],
-    # Tail pieces (KSEEK_FA_TAIL_SPLITS): the first piece of a query tile
-    # to count combines, reading the other pieces' partials before they are
-    # stored (and the counter is not set back, so no later piece does).
-    "tail_first_combines": [
-        ("  const bool last = before == splits - 1;\n", "  const bool last = before == 0;\n"),
-        ("  if (lane == 0) *count = 0;\n", ""),
-    ],
 }
 
 

@@ -55,12 +55,27 @@ read -r -a harness_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | t
 (( ${#harness_flags[@]} > 0 )) || { echo "run_variants.sh: no flags in harness/src/cuda_flags.inc" >&2; exit 2; }
 
 IFS=';' read -r -a specs <<< "${FA_VARIANTS:?set FA_VARIANTS=NAME=FILE [flags];...}"
+# Every variant checked before any compiles: its file, and no switch the
+# file does not have (removed, or misspelt), which would build the defaults
+# under the variant's name.
+for spec in "${specs[@]}"; do
+  name=${spec%%=*}; rest=${spec#*=}
+  read -r -a words <<< "$rest"
+  file=${words[0]}
+  [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
+  for flag in "${words[@]:1}"; do
+    if [[ $flag =~ ^-D(KSEEK_FA_[A-Z0-9_]+)(=|$) ]] &&
+       ! grep -q "defined ${BASH_REMATCH[1]}\\|ifndef ${BASH_REMATCH[1]}\\b" "$file"; then
+      echo "run_variants.sh: $name: $file has no switch ${BASH_REMATCH[1]} (removed? see NOTES.md)" >&2
+      exit 2
+    fi
+  done
+done
 names=()
 for spec in "${specs[@]}"; do
   name=${spec%%=*}; rest=${spec#*=}
   read -r -a words <<< "$rest"
   file=${words[0]}; flags=("${words[@]:1}")
-  [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
   names+=("$name")
   ( nvcc -gencode=arch=compute_90a,code=sm_90a "${harness_flags[@]}" \
       -I harness/include "${flags[@]}" -o "$work/$name.so" "$file" \

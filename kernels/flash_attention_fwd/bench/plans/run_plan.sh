@@ -39,8 +39,7 @@ timeline_plan() {
 
 # decode_plan VARIANTS: run_plan on the 48 decode scenarios, with 10
 # samples each (decode shapes move by up to 4% between runs) and a 300 s
-# timeout, unless the caller set them (decode_two_tiles_128.sh,
-# decode_pairs.sh).
+# timeout, unless the caller set them (decode_two_tiles_128.sh).
 decode_plan() {
   export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.12}"
   export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-300}"
