@@ -124,17 +124,14 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShard
 // kernel, S over all of D's columns at head_dims 80-96, 80-key tiles on
 // the D = 192 WGMMA kernel (whole items, causal, split keys), no
 // ping-pong turns at head_dims above 128 and the first S outside the turns
-// at 128, the next item's first S with an item's last P V where two Q
-// buffers are (head_dim 128, D = 192 with 80-key tiles), and the WGMMA
-// consumers' loop as before v3h at head_dim 128 (one loop with the mask's
-// test, arrivals in a branch, K and V waited for one after the other,
-// descriptors built per operand) but split at 64 and 256 for items of any
-// length, and Q's descriptors derived in every key tile, and behind
-// version 1 the combine with four splits in flight (the s_ and pk_ shapes
-// split there; none 16 or more ways, so its block per row runs only
-// behind the decode kernel), and the WGMMA kernels' dependent launch once
+// at 128, and the WGMMA consumers' loop as before v3h at head_dim 128 (one
+// loop with the mask's test, arrivals in a branch, K and V waited for one
+// after the other, descriptors built per operand) but split at 64 and 256
+// for items of any length, and the WGMMA kernels' dependent launch once
 // the producer has found the queue empty (the emulation runs grids in
-// order, so this checks that path builds and still ends every block).
+// order, so this checks that path builds and still ends every block), and
+// the decode kernel's narrow instances for head_dim at most 3/4 of D
+// (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96).
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
@@ -168,7 +165,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // (KSEEK_FA_V_AFTER_S; the default has it at 64 and 128), and the K/V
 // ring's stages and phases divided unsigned (KSEEK_FA_RING_UNSIGNED) and
 // the tiles that need no mask without the softmax's test for a row that
-// has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST).
+// has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST), and
+// the decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW; the g_
+// shapes of head_dim 80, 96 and 192, the first two on the long splits'
+// instance).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {
@@ -196,6 +196,16 @@ TEST_P(LongSplits, PassOnTheirShapes) {
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, LongSplits,
                          ::testing::Values(ShapeSet{"g_", 20}, ShapeSet{"pk_", 16}),
                          ShapeSetName);
+
+// The decode kernel's narrow instances with S's last 16 columns left out
+// (hopper_emu_narrow_short, with the long splits' instance of six stages):
+// head_dim 96 on D = 128's long splits and its short ones, and 192 on
+// D = 256, must fail, so those instances are the ones that run.
+TEST(HopperEmulation, DecodeNarrowWithoutLastColumnsFails) {
+  ExpectPlantFails("narrow_short", "g_hd96_bf16_q1_k8000_gqa4");
+  ExpectPlantFails("narrow_short", "dim_hd96_bf16_split_q1_k1000_b2_h2");
+  ExpectPlantFails("narrow_short", "g_hd192_f16_q1_k12000_gqa8");
+}
 
 TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
   ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");

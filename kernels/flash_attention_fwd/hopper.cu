@@ -645,6 +645,9 @@
 //                               head_dim 64 and 3 at 128)
 //   KSEEK_FA_DECODE_LONG_WARPS  warps per block of the decode kernel on its
 //                               long splits (4, default, or 8)
+//   KSEEK_FA_DECODE_NARROW      head dims (2 D = 128, 4 D = 256) whose decode
+//                               kernel computes over 3/4 of D where head_dim
+//                               is at most that (default 0)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -1273,6 +1276,17 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 #ifndef KSEEK_FA_DECODE_LONG_WARPS
 #define KSEEK_FA_DECODE_LONG_WARPS 4
 #endif
+// Head dims (bits as KSEEK_FA_TMA_STORES: 2 D = 128, 4 D = 256) whose
+// decode kernel runs a narrow instance for head_dim of at most 3/4 of D
+// (80 and 96 on D = 128, 136-192 on D = 256): S, P V and O's rescale over
+// those columns only (the mma.sync steps and ldmatrix loads of the zero
+// columns skipped: a quarter of each). Default 0, not yet timed
+// (`bench/plans/decode_narrow.sh`). In v3y's run
+// decode_b64_k2048_gqa8_hd96 took 94% of the time of its head_dim 128 twin
+// for 75% of the bytes (FA3, which rounds 96 up to 128, 89%): 0.922x FA3.
+#ifndef KSEEK_FA_DECODE_NARROW
+#define KSEEK_FA_DECODE_NARROW 0
+#endif
 // MaskScores' test against the row's limit less the lane's first key
 // (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
 // 0, not yet timed: `bench/plans/mask_relative.sh`). ptxas: with 1 the
@@ -1690,23 +1704,25 @@ struct WarpState {
   }
 };
 
-// The warp's Q fragments (16 rows at q_rows, D columns) in registers, where
-// Config<D> keeps Q there; nothing otherwise.
-template <int D>
+// The warp's Q fragments (16 rows at q_rows, the first KD of D columns) in
+// registers, where Config<D> keeps Q there; nothing otherwise.
+template <int D, int KD = D>
 __device__ __forceinline__ void LoadQFragments(
-    uint32_t (&q_frag)[Config<D>::kQInRegisters ? D / 16 : 1][4], uint32_t q_rows,
+    uint32_t (&q_frag)[Config<D>::kQInRegisters ? KD / 16 : 1][4], uint32_t q_rows,
     const LaneOffsets<D>& a_off) {
   if constexpr (Config<D>::kQInRegisters) {
 #pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk)
+    for (int kk = 0; kk < KD / 16; ++kk)
       LdMatrixX4(q_frag[kk], q_rows + a_off.At(0, kk));
   }
 }
 
-// S = Q K^T for the warp's 16 rows and the tile's kN keys.
-template <typename T, int D, int kN = kBlockN>
+// S = Q K^T for the warp's 16 rows and the tile's kN keys, over the first
+// KD of D columns (the decode kernel's narrow instances: the others hold
+// zeros).
+template <typename T, int D, int kN = kBlockN, int KD = D>
 __device__ __forceinline__ void ComputeScores(
-    const uint32_t (&q_frag)[Config<D>::kQInRegisters ? D / 16 : 1][4],
+    const uint32_t (&q_frag)[Config<D>::kQInRegisters ? KD / 16 : 1][4],
     uint32_t q_rows, uint32_t k_tile, const LaneOffsets<D>& a_off,
     const LaneOffsets<D>& k_off, float (&s)[kN / 8][4]) {
 #pragma unroll
@@ -1714,7 +1730,7 @@ __device__ __forceinline__ void ComputeScores(
 #pragma unroll
     for (int e = 0; e < 4; ++e) s[n][e] = 0.f;
 #pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
+  for (int kk = 0; kk < KD / 16; ++kk) {
     uint32_t a[4];
     if constexpr (Config<D>::kQInRegisters) {
 #pragma unroll
@@ -1836,30 +1852,34 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
   return true;
 }
 
-template <int D>
+// O's first KD columns (the others, where the caller keeps them 0, need
+// none) by the rows' alpha.
+template <int D, int KD = D>
 __device__ __forceinline__ void RescaleRows(WarpState<D>& st,
                                             const float (&alpha)[2]) {
 #pragma unroll
   for (int i = 0; i < 2; ++i)
 #pragma unroll
-    for (int d = 0; d < D / 8; ++d) {
+    for (int d = 0; d < KD / 8; ++d) {
       st.acc[d][2 * i] *= alpha[i];
       st.acc[d][2 * i + 1] *= alpha[i];
     }
 }
 
-// Online softmax: new row maxima, rescale of O and the sums, S -> P.
-template <int D, int kN>
+// Online softmax: new row maxima, rescale of O (its first KD columns) and
+// the sums, S -> P.
+template <int D, int kN, int KD = D>
 __device__ __forceinline__ void UpdateSoftmax(float (&s)[kN / 8][4],
                                               WarpState<D>& st,
                                               float scale_log2) {
   float alpha[2];
   SoftmaxScores<D, kN>(s, st, scale_log2, alpha);
-  RescaleRows<D>(st, alpha);
+  RescaleRows<D, KD>(st, alpha);
 }
 
-// O += P V, P taken from the score registers (kN keys).
-template <typename T, int D, int kN = kBlockN>
+// O += P V, P taken from the score registers (kN keys), over O's first KD
+// columns.
+template <typename T, int D, int kN = kBlockN, int KD = D>
 __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
                                              uint32_t v_tile,
                                              const LaneOffsets<D>& v_off,
@@ -1871,7 +1891,7 @@ __device__ __forceinline__ void AccumulatePV(const float (&s)[kN / 8][4],
                            Pack2(s[2 * kk + 1][0], s[2 * kk + 1][1], T()),
                            Pack2(s[2 * kk + 1][2], s[2 * kk + 1][3], T())};
 #pragma unroll
-    for (int dp = 0; dp < D / 16; ++dp) {
+    for (int dp = 0; dp < KD / 16; ++dp) {
       uint32_t b[4];
       LdMatrixX4Trans(b, v_tile + v_off.At(16 * kk, dp));
       Mma(acc[2 * dp], a, b[0], b[1], T());
@@ -2273,8 +2293,11 @@ __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
 // rows and takes every kWarps-th chunk of kDecodeKeys keys of the
 // block's range, with its own cp.async ring and online softmax; at the end
 // the warps' partial results are merged through shared memory (and, with
-// split keys, written as the split's partial for CombineSplits).
-template <typename T, int D, int R = 1, bool kLong = false>
+// split keys, written as the split's partial for CombineSplits). KD < D
+// (KSEEK_FA_DECODE_NARROW): S, P V and O's rescale over the first KD
+// columns only, where head_dim is at most KD (the others are zeros in Q,
+// K and V, and O's stay 0).
+template <typename T, int D, int R = 1, bool kLong = false, int KD = D>
 __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
                                   DecodeConfig<D, R, kLong>::kMinBlocksPerSm)
     AttentionDecode(Problem p, const T* __restrict__ q,
@@ -2336,10 +2359,11 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
   // Row tile t: the block's rows 16 t .. 16 t + 15 (Q at q_smem + t *
   // kTileQBytes).
   constexpr int kTileQBytes = kDecodeRows * C::kRowBytes;
-  uint32_t q_frag[R][Config<D>::kQInRegisters ? D / 16 : 1][4];
+  static_assert(KD == D || (KD == D / 4 * 3 && D >= 128), "narrow: 3/4 of D = 128 or 256");
+  uint32_t q_frag[R][Config<D>::kQInRegisters ? KD / 16 : 1][4];
 #pragma unroll
   for (int t = 0; t < R; ++t)
-    LoadQFragments<D>(q_frag[t], q_smem + t * kTileQBytes, a_off);
+    LoadQFragments<D, KD>(q_frag[t], q_smem + t * kTileQBytes, a_off);
 
   WarpState<D> st[R];
 #pragma unroll
@@ -2366,13 +2390,13 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
 #pragma unroll
     for (int t = 0; t < R; ++t) {
       float s[kDecodeKeys / 8][4];
-      ComputeScores<T, D, kDecodeKeys>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
-                                       a_off, k_off, s);
+      ComputeScores<T, D, kDecodeKeys, KD>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
+                                           a_off, k_off, s);
       if (key0 + kDecodeKeys > mask_from)
         MaskScores<kDecodeKeys, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, key0, lane,
                                                                   limit0[t], limit1[t]);
-      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);
-      AccumulatePV<T, D, kDecodeKeys>(s, k_tile + C::kChunkBytes, a_off, st[t].acc);
+      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);
+      AccumulatePV<T, D, kDecodeKeys, KD>(s, k_tile + C::kChunkBytes, a_off, st[t].acc);
     }
   }
 
@@ -4206,13 +4230,13 @@ int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
 }
 
 // Blocks of the mma.sync kernel (kDecode: the decode kernel; kLong its long
-// splits' instance) per SM, with its shared memory limit raised; 0 when it
-// does not fit.
-template <typename T, int D, bool kDecode, int R = 1, bool kLong = false>
+// splits' instance, KD < D its narrow one) per SM, with its shared memory
+// limit raised; 0 when it does not fit.
+template <typename T, int D, bool kDecode, int R = 1, bool kLong = false, int KD = D>
 int MmaBlocksPerSm() {
   static const int n = [] {
     using C = DecodeConfig<D, R, kLong>;
-    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong> : AttentionForward<T, D>;
+    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong, KD> : AttentionForward<T, D>;
     const int threads = kDecode ? C::kBlockThreads : kThreads;
     const int smem = kDecode ? C::kSmemBytes : Config<D>::kSmemBytes;
     int blocks = 0;
@@ -4327,12 +4351,30 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
   // The long splits on their own instance (KSEEK_FA_DECODE_LONG_STAGES,
   // KSEEK_FA_DECODE_LONG_WARPS), where as many of its blocks fit on an SM
   // as PlanMma planned for.
-  if constexpr ((KSEEK_FA_DECODE_LONG_STAGES > 0 || KSEEK_FA_DECODE_LONG_WARPS != kDecodeWarps) &&
-                D <= 128) {
+  constexpr bool kLongHere =
+      (KSEEK_FA_DECODE_LONG_STAGES > 0 || KSEEK_FA_DECODE_LONG_WARPS != kDecodeWarps) && D <= 128;
+  bool on_long = false;
+  if constexpr (kLongHere) {
     if (long_splits && MmaBlocksPerSm<T, D, true, R, true>() >= LongSplitBlocksPerSm<T, D, R>()) {
       kernel = AttentionDecode<T, D, R, true>;
       threads = DecodeConfig<D, R, true>::kBlockThreads;
       smem = DecodeConfig<D, R, true>::kSmemBytes;
+      on_long = true;
+    }
+  }
+  // Head dims of at most 3/4 of D (80/96 on D = 128, 136-192 on D = 256):
+  // the same instance's narrow twin (KSEEK_FA_DECODE_NARROW), where as many
+  // of its blocks fit on an SM.
+  if constexpr (D >= 128 && (KSEEK_FA_DECODE_NARROW & HeadDimBit(D)) != 0) {
+    constexpr int KD = D / 4 * 3;
+    if (decode && p.head_dim <= KD) {
+      if (on_long) {
+        if constexpr (kLongHere)
+          if (MmaBlocksPerSm<T, D, true, R, true, KD>() >= MmaBlocksPerSm<T, D, true, R, true>())
+            kernel = AttentionDecode<T, D, R, true, KD>;
+      } else if (MmaBlocksPerSm<T, D, true, R, false, KD>() >= MmaBlocksPerSm<T, D, true, R>()) {
+        kernel = AttentionDecode<T, D, R, false, KD>;
+      }
     }
   }
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);

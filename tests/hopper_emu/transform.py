@@ -51,14 +51,18 @@ PLANTS = {
                           "          if (!kLazy) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n"),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
-    "second_tile": ("      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n",
+    "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
-                    "      UpdateSoftmax<D, kDecodeKeys>(s, st[t], p.scale_log2);\n"),
+                    "      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n"),
     # The decode kernel's long splits on their own instance (kLong): its
     # last warp takes none of its chunks of keys, so only shapes whose
     # long splits run there go wrong.
     "long_last_warp": ("  const int chunks =\n      first_chunk < chunk_end",
                        "  const int chunks =\n      kLong && warp == C::kWarps - 1 ? 0 : first_chunk < chunk_end"),
+    # The decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW) leave out
+    # S's last 16 columns.
+    "narrow_short": ("  for (int kk = 0; kk < KD / 16; ++kk) {\n    uint32_t a[4];\n",
+                     "  for (int kk = 0; kk < KD / 16 - (KD < D); ++kk) {\n    uint32_t a[4];\n"),
     # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
     # their own block's empty barrier only, and that barrier counts only
     # the block's own warps, so a block's producer multicasts into a stage
