@@ -3378,7 +3378,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kPublish = C::kPublishWork;
   // The loads' L2 eviction hints (KSEEK_FA_TMA_CACHE_HINT; TmaLoad4d).
   constexpr int kQHint = (KSEEK_FA_TMA_CACHE_HINT & 1) != 0 ? 1 : 0;
-  constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split
+  constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split (7 used)
   // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
   constexpr int kQParts = C::kQParts;
   const uint32_t barriers = base + C::kBarriersAt;
