@@ -477,7 +477,8 @@ def main():
                          "pad_us": args.pad_us,
                          "auto_pad": not args.no_auto_pad,
                          "interleaved": True,
-                         "l2_flush_bytes": timer.flush_buf.numel()}}
+                         "l2_flush_bytes": timer.flush_buf.numel(),
+                         "l2_flush": timer.flush}}
     t0 = time.time()
     if args.pad_sweep:
         pads = [float(x) for x in args.pad_sweep.split(",")]

@@ -164,7 +164,14 @@ class Timer:
     outlasts the flush has the GPU's idle wait for its launch counted in
     its time, and a kernel launched through ctypes (little host work)
     looks faster than a Python library's. host_us() measures a call's host
-    work, so a script can check that the pad covers it."""
+    work, so a script can check that the pad covers it.
+
+    The flush writes (flush "write", the default): L2 is then full of dirty
+    lines, and a call's misses write them back to DRAM while it runs, as
+    after a kernel that wrote its output. With flush "read" it reads the
+    buffer instead, so L2 holds clean lines and a call's misses cost only
+    its own reads (for comparing how much of a memory-bound call's time
+    and spread the write-backs make)."""
 
     DEFAULT_PAD_US = 300.0
 
@@ -180,16 +187,28 @@ class Timer:
                         help="GPU spin after each L2 flush so that the "
                         "events time execution, not the host's launch work "
                         "(default %(default)g; 0 counts the host's work)")
+        ap.add_argument("--flush", choices=Timer.FLUSH_MODES, default="write",
+                        help="the L2 flush writes twice the L2 size (write, "
+                        "default: L2 left dirty) or reads it (read: L2 left "
+                        "clean)")
+
+    FLUSH_MODES = ("write", "read")
 
     @classmethod
     def from_args(cls, args):
-        return cls(args.samples, args.warmup, args.budget_s, args.pad_us)
+        return cls(args.samples, args.warmup, args.budget_s, args.pad_us,
+                   getattr(args, "flush", "write"))
 
     def __init__(self, samples=30, warmup=3, budget_s=2.0,
-                 pad_us=DEFAULT_PAD_US):
+                 pad_us=DEFAULT_PAD_US, flush="write"):
+        if flush not in self.FLUSH_MODES:
+            raise ValueError(f"flush must be one of {self.FLUSH_MODES}, "
+                             f"got {flush!r}")
+        self.flush = flush
         props = torch.cuda.get_device_properties(0)
         l2 = getattr(props, "L2_cache_size", 0) or (64 << 20)
-        self.flush_buf = torch.empty(2 * l2, dtype=torch.uint8, device="cuda")
+        self.flush_buf = torch.zeros(2 * l2, dtype=torch.uint8, device="cuda")
+        self.flush_words = self.flush_buf.view(torch.int32)
         self.samples, self.warmup, self.budget_s = samples, warmup, budget_s
         # Spin cycles per microsecond, measured.
         start = torch.cuda.Event(enable_timing=True)
@@ -220,7 +239,10 @@ class Timer:
         return statistics.median(times)
 
     def _flush(self):
-        self.flush_buf.zero_()
+        if self.flush == "read":
+            self.flush_words.max()  # every word read; a scalar written
+        else:
+            self.flush_buf.zero_()
         if self.pad_cycles:
             torch.cuda._sleep(self.pad_cycles)
 

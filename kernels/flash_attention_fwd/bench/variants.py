@@ -75,7 +75,9 @@ def main():
           f"{torch.backends.cudnn.version()}; builds "
           + ", ".join(n for n, _ in builds)
           + (f"; GPU spin {args.pad_us:g} us before each sample"
-             if args.pad_us > 0 else ""))
+             if args.pad_us > 0 else "")
+          + ("; L2 flushed by reads (left clean)" if timer.flush == "read"
+             else ""))
     head = f"{'scenario':44s} {'cuDNN':>7s}"
     for n, _ in builds:
         head += f" {n[:9]:>9s} {'/cuDNN':>6s}"
