@@ -252,5 +252,37 @@ TEST(FaBenchToolsTest, PlansNameOnlySwitchesTheKernelsHave) {
   EXPECT_EQ(r.out.find("== built"), std::string::npos) << r.out;  // nothing compiled
 }
 
+// ptx_same.sh, which the notes' "PTX identical" claims come from: the same
+// file twice is identical (exit 0), a copy with one switch's default
+// changed differs (exit 1, the diff named), a missing file is refused by
+// name (exit 2).
+TEST(FaBenchToolsTest, PtxSameTellsAChangedKernelFromTheSame) {
+  if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: nvcc not found";
+  const std::string kernel = testing::SourceDir() + "/kernels/flash_attention_fwd/hopper.cu";
+  const std::string dir = testing::TempDir("ptx_same");
+  const std::string tool = kBench + "/ptx_same.sh";
+  ProcessResult r = testing::RunProcess(
+      {"/usr/bin/env", "PTX_SAME_DIR=" + dir + "/same", "bash", tool, kernel, kernel});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("PTX identical ("), std::string::npos) << r.out << r.err;
+
+  std::string text = testing::ReadFile(kernel);
+  const std::string from = "#define KSEEK_FA_WAIT_HINT_NS 1000000\n";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << "update the switch this test changes";
+  text.replace(at, from.size(), "#define KSEEK_FA_WAIT_HINT_NS 500000\n");
+  const std::string changed = dir + "/hopper.cu";
+  testing::WriteFile(changed, text);
+  r = testing::RunProcess(
+      {"/usr/bin/env", "PTX_SAME_DIR=" + dir + "/changed", "bash", tool, kernel, changed});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("PTX differs: "), std::string::npos) << r.err;
+  EXPECT_NE(testing::ReadFile(dir + "/changed/ptx.diff").find("500000"), std::string::npos);
+
+  r = testing::RunProcess({"bash", tool, kernel, dir + "/missing.cu"});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("no file " + dir + "/missing.cu"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace kseek
