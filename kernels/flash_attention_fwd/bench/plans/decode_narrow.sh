@@ -19,8 +19,8 @@
 #    head_dim 128 takes version 1 there: 128-row blocks, one per SM, of
 #    which the 2 warps that hold the group's 32 rows compute; the two-tile
 #    long splits with 4 warps measured 0.93x of that (v3m). K/V in flight
-#    per SM: version 1 96 KB (three 64-key stages), the 4-warp two-tile
-#    blocks 64 KB, lw8t 128 KB. Prediction: 0.95-1.15x at head_dim 128;
+#    per SM: version 1 64 KB (two of three 64-key stages), the 4-warp
+#    two-tile blocks 64 KB, lw8t 128 KB. Prediction: 0.95-1.15x at 128;
 #    head_dim 256 has no two-tile instance (the same code); 64 moves from
 #    4 warps to 8.
 #   def, def2   the default, twice
