@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3s: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3y: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -363,7 +363,7 @@
 //   non-causal 756 TFLOP/s (FA3 741; 96% of 790); no scenario under 0.93x
 //   the best of FA3 and cuDNN (lowest decode_b64_k2048_gqa8_hd96 and
 //   decode_b1_k32768_gqa1_hd128 at 0.935x cuDNN).
-//   Version 3r (this file; NOTES.md v3r; bench/results/hopper_v3r_h200.txt):
+//   Version 3r (NOTES.md v3r; bench/results/hopper_v3r_h200.txt):
 //   head_dim 128's two-Q-buffer kernel on 160-key tiles where they pad at
 //   most 5% more than 128-key ones (KSEEK_FA_HD128_Q2_BLOCK_N=160: the
 //   grid's s2048 and s4096, GQA s2048). 1.024x FA3 and 1.118x cuDNN over
