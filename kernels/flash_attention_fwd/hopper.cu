@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3y: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 3z: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -425,7 +425,7 @@
 //   prefill_q256_k16384_hd256 1.007-1.022x FA3 (v3v 0.924-0.960x); lowest
 //   against the best of FA3 and cuDNN decode_b64_k2048_gqa8_hd96 at
 //   0.925x cuDNN.
-//   Version 3y (this file; NOTES.md v3y; bench/results/hopper_v3y_h200.txt):
+//   Version 3y (NOTES.md v3y; bench/results/hopper_v3y_h200.txt):
 //   items without causal masking at the D = 128 kernel take L2 sections of
 //   8 MB of K/V (about one wave of items), not 16
 //   (KSEEK_FA_FULL_L2_SECTION_DIMS=2). 1.036x FA3 and 1.131x cuDNN over the
@@ -435,6 +435,17 @@
 //   744); lowest against the best of FA3 and cuDNN
 //   decode_b4_k16384_gqa8_hd128 at 0.897x cuDNN (0.92-0.97x in the four
 //   runs before, the same decode code).
+//   Version 3z (this file; NOTES.md v3z; bench/results/hopper_v3z_h200.txt):
+//   the combine behind the decode kernel a block per row from 5 splits,
+//   not 16 (KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS=5; the kernels' PTX is
+//   3y's): decode_b4_k16384_gqa8_hd128's call 26.4 us on the GPU's
+//   timeline against 27.7-28.2 (cuDNN 28.2). 1.033x FA3 and 1.131x cuDNN
+//   over the FA3 grid (566 TFLOP/s; FA3 548, cuDNN 500), 1.102x FA3 /
+//   1.412x cuDNN over all, every class at or above 1.0x FA3; no scenario
+//   under 0.9x the best of FA3 and cuDNN (lowest
+//   decode_b16_k4096_gqa16_hd128 at 0.914x cuDNN,
+//   decode_b4_k16384_gqa8_hd128 0.943x); head_dim 128 s16384 bf16
+//   non-causal 753 TFLOP/s (FA3 734).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -501,7 +512,7 @@
 //   count picked for the best wave
 //   efficiency). Each split writes its normalised partial O (fp32) and its
 //   LSE to a static device scratch buffer; a second kernel, one warp per
-//   row (a block per row after 16 or more splits of the decode kernel),
+//   row (a block per row after 5 or more splits of the decode kernel),
 //   combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
 //   O_s. The split count is lowered until the partials fit the scratch
 //   buffer (32 MB of O). The scratch buffer is shared by all calls of the
@@ -551,7 +562,7 @@
 //   would split at least 12 ways (batch 1-4 with 16-32k keys) take the
 //   decode kernel with splits planned for one block per SM (at most 64, of
 //   at least 8 key tiles each: fewer, longer splits than for its 2-3 blocks
-//   per SM), and with 16 or more splits CombineSplits runs a block per row
+//   per SM), and with 5 or more splits CombineSplits runs a block per row
 //   (warp w of 8 takes splits w, w + 8, ..., four loads in flight; a
 //   shared-memory sum) instead of a warp walking every split. Measured
 //   side by side with 3f (bench/results/hopper_v3g_variants_h200.txt):
@@ -634,7 +645,7 @@
 //                               default 4)
 //   KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS the fewest splits at which the
 //                               combine behind the decode kernel takes a
-//                               block per row (default 16)
+//                               block per row (default 5)
 //   KSEEK_FA_MASK_RELATIVE      bit 1 the WGMMA kernels', bit 2 the mma.sync
 //                               and decode kernels' mask tests each score's
 //                               constant column against the row's limit
@@ -1196,13 +1207,15 @@
 #endif
 // The fewest splits at which the combine behind the decode kernel takes a
 // block of kCombineWarps warps per row (warp w the splits w, w + 8, ...)
-// instead of a warp: default 16. Below it a warp walks every split,
-// KSEEK_FA_COMBINE_IN_FLIGHT at a time: 14 splits (decode_b4_k16384_gqa8)
-// are an LSE read and four rounds of loads from L2, where a block per row
-// has one (there CombineSplits ends 3.0 us after the decode kernel on the
-// timeline after v3x, which runs 25.5 us).
+// instead of a warp: default 5 (v3z; 16 before). Below it a warp walks
+// every split, KSEEK_FA_COMBINE_IN_FLIGHT at a time: 14 splits
+// (decode_b4_k16384_gqa8) were an LSE read and four rounds of loads from
+// L2, where a block per row has one. Measured after v3y (decode_stages.sh,
+// cr5): on the GPU's timeline that call's span 26.4 us against 27.7-28.2
+// for two default builds (cuDNN 28.2), 1.003x over the 48 decode shapes
+// (1.036x on that one, none under 0.994x).
 #ifndef KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS
-#define KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS 16
+#define KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS 5
 #endif
 static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8 ||
                   KSEEK_FA_COMBINE_IN_FLIGHT == 16,
