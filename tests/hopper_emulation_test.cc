@@ -207,6 +207,27 @@ TEST(HopperEmulation, DecodeNarrowWithoutLastColumnsFails) {
   ExpectPlantFails("narrow_short", "g_hd192_f16_q1_k12000_gqa8");
 }
 
+// Version 1 (the mma.sync kernel) with its narrow instances on the shapes
+// the decode kernel would take (hopper_emu_narrow_v1: KSEEK_FA_DECODE_KERNEL=0),
+// the g_ and pk_ shapes (head_dim 80, 96 and 192 among them); with S's
+// last 16 columns left out (hopper_emu_narrow_v1_short) head_dim 96 and
+// 192 must fail, so those instances are the ones that run.
+class NarrowVersion1 : public ::testing::TestWithParam<ShapeSet> {};
+
+TEST_P(NarrowVersion1, PassOnTheirShapes) {
+  ExpectAllPass("narrow_v1", GetParam().filter, GetParam().min_runs);
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, NarrowVersion1,
+                         ::testing::Values(ShapeSet{"g_", 20}, ShapeSet{"pk_", 16}),
+                         ShapeSetName);
+
+TEST(HopperEmulation, Version1NarrowWithoutLastColumnsFails) {
+  ExpectPlantFails("narrow_v1_short", "g_hd96_bf16_q1_k8000_gqa4");
+  ExpectPlantFails("narrow_v1_short", "pk_hd96_bf16_q1_k2000_mqa12");
+  ExpectPlantFails("narrow_v1_short", "g_hd192_f16_q1_k12000_gqa8");
+}
+
 TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
   ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");
   ExpectPlantFails("long_last_warp", "g_hd64_f16_q1_k10000_gqa8_sm20");

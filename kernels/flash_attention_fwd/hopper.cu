@@ -1290,13 +1290,15 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 #define KSEEK_FA_DECODE_LONG_WARPS 4
 #endif
 // Head dims (bits as KSEEK_FA_TMA_STORES: 2 D = 128, 4 D = 256) whose
-// decode kernel runs a narrow instance for head_dim of at most 3/4 of D
-// (80 and 96 on D = 128, 136-192 on D = 256): S, P V and O's rescale over
-// those columns only (the mma.sync steps and ldmatrix loads of the zero
-// columns skipped: a quarter of each). Default 0, not yet timed
-// (`bench/plans/decode_narrow.sh`). In v3y's run
-// decode_b64_k2048_gqa8_hd96 took 94% of the time of its head_dim 128 twin
-// for 75% of the bytes (FA3, which rounds 96 up to 128, 89%): 0.922x FA3.
+// decode kernel and version 1 (the mma.sync kernel) run a narrow instance
+// for head_dim of at most 3/4 of D (80 and 96 on D = 128, 136-192 on
+// D = 256): S, P V and O's rescale over those columns only (the mma.sync
+// steps and ldmatrix loads of the zero columns skipped: a quarter of
+// each). Default 0. The decode kernel's measured 1.002x after v3y
+// (decode_narrow.sh: decode_b1_k32768_gqa8_hd96 within noise); version
+// 1's, where decode_b64_k2048_gqa8_hd96 runs (0.931x of the best in v3z's
+// run: 128-row blocks with 8 rows of the group), not yet timed
+// (`bench/plans/decode_narrow_v1.sh`).
 #ifndef KSEEK_FA_DECODE_NARROW
 #define KSEEK_FA_DECODE_NARROW 0
 #endif
@@ -2121,9 +2123,10 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
 }
 
 // ---------------------------------------------------------------------------
-// The attention kernel.
+// The attention kernel. KD < D (KSEEK_FA_DECODE_NARROW): S, P V and O's
+// rescale over the first KD columns only, where head_dim is at most KD.
 
-template <typename T, int D>
+template <typename T, int D, int KD = D>
 __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     AttentionForward(Problem p, const T* __restrict__ q,
                      const T* __restrict__ k, const T* __restrict__ v,
@@ -2168,8 +2171,9 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
   const uint32_t q_rows = q_smem + warp * kRowsPerWarp * C::kRowBytes;
   const LaneOffsets<D> a_off = RowMajorOffsets<D>(lane);
   const LaneOffsets<D> k_off = KeyOffsets<D>(lane);
-  uint32_t q_frag[C::kQInRegisters ? D / 16 : 1][4];
-  LoadQFragments<D>(q_frag, q_rows, a_off);
+  static_assert(KD == D || (KD == D / 4 * 3 && D >= 128), "narrow: 3/4 of D = 128 or 256");
+  uint32_t q_frag[C::kQInRegisters ? KD / 16 : 1][4];
+  LoadQFragments<D, KD>(q_frag, q_rows, a_off);
 
   WarpState<D> st;
   st.Clear();
@@ -2196,11 +2200,11 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     const uint32_t k_tile =
         kv_smem + ((j - w.tile_begin) % C::kStages) * C::kStageBytes;
     float s[kBlockN / 8][4];
-    ComputeScores<T, D>(q_frag, q_rows, k_tile, a_off, k_off, s);
+    ComputeScores<T, D, kBlockN, KD>(q_frag, q_rows, k_tile, a_off, k_off, s);
     if (k0 + kBlockN > warp_mask_from)
       MaskScores<kBlockN, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, k0, lane, limit0, limit1);
-    UpdateSoftmax<D, kBlockN>(s, st, p.scale_log2);
-    AccumulatePV<T, D>(s, k_tile + C::kTileBytes, a_off, st.acc);
+    UpdateSoftmax<D, kBlockN, KD>(s, st, p.scale_log2);
+    AccumulatePV<T, D, kBlockN, KD>(s, k_tile + C::kTileBytes, a_off, st.acc);
   }
 
   float total[2];
@@ -4249,7 +4253,7 @@ template <typename T, int D, bool kDecode, int R = 1, bool kLong = false, int KD
 int MmaBlocksPerSm() {
   static const int n = [] {
     using C = DecodeConfig<D, R, kLong>;
-    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong, KD> : AttentionForward<T, D>;
+    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong, KD> : AttentionForward<T, D, KD>;
     const int threads = kDecode ? C::kBlockThreads : kThreads;
     const int smem = kDecode ? C::kSmemBytes : Config<D>::kSmemBytes;
     int blocks = 0;
@@ -4376,12 +4380,15 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     }
   }
   // Head dims of at most 3/4 of D (80/96 on D = 128, 136-192 on D = 256):
-  // the same instance's narrow twin (KSEEK_FA_DECODE_NARROW), where as many
-  // of its blocks fit on an SM.
+  // the same instance's narrow twin (KSEEK_FA_DECODE_NARROW; version 1's
+  // too), where as many of its blocks fit on an SM.
   if constexpr (D >= 128 && (KSEEK_FA_DECODE_NARROW & HeadDimBit(D)) != 0) {
     constexpr int KD = D / 4 * 3;
-    if (decode && p.head_dim <= KD) {
-      if (on_long) {
+    if (p.head_dim <= KD) {
+      if (!decode) {
+        if (MmaBlocksPerSm<T, D, false, 1, false, KD>() >= MmaBlocksPerSm<T, D, false>())
+          kernel = AttentionForward<T, D, KD>;
+      } else if (on_long) {
         if constexpr (kLongHere)
           if (MmaBlocksPerSm<T, D, true, R, true, KD>() >= MmaBlocksPerSm<T, D, true, R, true>())
             kernel = AttentionDecode<T, D, R, true, KD>;
