@@ -1297,8 +1297,9 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // each). Default 0. The decode kernel's measured 1.002x after v3y
 // (decode_narrow.sh: decode_b1_k32768_gqa8_hd96 within noise); version
 // 1's, where decode_b64_k2048_gqa8_hd96 runs (0.931x of the best in v3z's
-// run: 128-row blocks with 8 rows of the group), not yet timed
-// (`bench/plans/decode_narrow_v1.sh`).
+// run: 128-row blocks with 8 rows of the group), +5% there after v3z
+// (decode_narrow_v1.sh: 38.0 us on the GPU's timeline against 39.8-40.2;
+// cuDNN 37.3), not yet in a final run.
 #ifndef KSEEK_FA_DECODE_NARROW
 #define KSEEK_FA_DECODE_NARROW 0
 #endif
