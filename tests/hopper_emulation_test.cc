@@ -197,6 +197,12 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, LongSplits,
                          ::testing::Values(ShapeSet{"g_", 20}, ShapeSet{"pk_", 16}),
                          ShapeSetName);
 
+TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
+  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");
+  ExpectPlantFails("long_last_warp", "g_hd64_f16_q1_k10000_gqa8_sm20");
+  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q4_k9000_gqa8_causal");
+}
+
 // The decode kernel's narrow instances with S's last 16 columns left out
 // (hopper_emu_narrow_short, with the long splits' instance of six stages):
 // head_dim 96 on D = 128's long splits and its short ones, and 192 on
@@ -226,12 +232,6 @@ TEST(HopperEmulation, Version1NarrowWithoutLastColumnsFails) {
   ExpectPlantFails("narrow_v1_short", "g_hd96_bf16_q1_k8000_gqa4");
   ExpectPlantFails("narrow_v1_short", "pk_hd96_bf16_q1_k2000_mqa12");
   ExpectPlantFails("narrow_v1_short", "g_hd192_f16_q1_k12000_gqa8");
-}
-
-TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
-  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");
-  ExpectPlantFails("long_last_warp", "g_hd64_f16_q1_k10000_gqa8_sm20");
-  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q4_k9000_gqa8_causal");
 }
 
 // The paths that v3k's defaults replaced (hopper_emu_replaced), kept as

@@ -4405,8 +4405,9 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
                      static_cast<const T*>(args->tensors[2].data), o, lse);
-  // Many splits of few rows (batch-1 decode: ~50 splits of 16 rows): a
-  // block per row, so that the combine is not a chain of ~50 loads.
+  // Behind the decode kernel, from KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS
+  // splits (batch-1 decode: ~50 splits of 16 rows), a block per row, so
+  // that the combine is not a chain of loads per warp.
   if (p.splits > 1) {
     const bool per_row = decode && p.splits >= KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS;
     LaunchCombine<T, D>(p, o, lse, stream,
