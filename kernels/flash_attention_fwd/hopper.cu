@@ -658,7 +658,7 @@
 //                               long splits (4, default, or 8)
 //   KSEEK_FA_DECODE_NARROW      head dims (2 D = 128, 4 D = 256) whose decode
 //                               kernel computes over 3/4 of D where head_dim
-//                               is at most that (default 0)
+//                               is at most that (default 6)
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
@@ -1294,14 +1294,14 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // for head_dim of at most 3/4 of D (80 and 96 on D = 128, 136-192 on
 // D = 256): S, P V and O's rescale over those columns only (the mma.sync
 // steps and ldmatrix loads of the zero columns skipped: a quarter of
-// each). Default 0. The decode kernel's measured 1.002x after v3y
-// (decode_narrow.sh: decode_b1_k32768_gqa8_hd96 within noise); version
-// 1's, where decode_b64_k2048_gqa8_hd96 runs (0.931x of the best in v3z's
-// run: 128-row blocks with 8 rows of the group), +5% there after v3z
-// (decode_narrow_v1.sh: 38.0 us on the GPU's timeline against 39.8-40.2;
-// cuDNN 37.3), not yet in a final run.
+// each). Default 6 (both) since v4. The decode kernel's measured 1.002x
+// after v3y (decode_narrow.sh: decode_b1_k32768_gqa8_hd96 within noise);
+// version 1's, where decode_b64_k2048_gqa8_hd96 runs (0.931x of the best
+// in v3z's run: 128-row blocks with 8 rows of the group), +5% there after
+// v3z (decode_narrow_v1.sh: 38.0 us on the GPU's timeline against
+// 39.8-40.2; cuDNN 37.3).
 #ifndef KSEEK_FA_DECODE_NARROW
-#define KSEEK_FA_DECODE_NARROW 0
+#define KSEEK_FA_DECODE_NARROW 6
 #endif
 // MaskScores' test against the row's limit less the lane's first key
 // (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
