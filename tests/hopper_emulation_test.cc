@@ -154,8 +154,6 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // version 1 would split their keys, in blocks of 32 rows, two row tiles
 // per warp at head_dim 64 and 128 (the g_ shapes of 3 and 4 queries x 8
 // heads; groups of at most 16 rows take the long splits by default), the
-// long splits on K/V
-// rings of six stages (KSEEK_FA_DECODE_LONG_STAGES; the g_ shapes), the
 // combine behind the decode kernel a block per row from two splits
 // (KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS), and O staged in
 // the last key tile's V for items of any length at D = 256 and D = 192
@@ -167,8 +165,7 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // the tiles that need no mask without the softmax's test for a row that
 // has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST), and
 // the decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW; the g_
-// shapes of head_dim 80, 96 and 192, the first two on the long splits'
-// instance).
+// shapes of head_dim 80, 96 and 192, the first two on the long splits).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {
@@ -180,33 +177,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
                                            ShapeSet{"r_", 14}, ShapeSet{"g_", 20}),
                          ShapeSetName);
 
-// The decode kernel's long splits on an instance of their own with 8 warps
-// per block (hopper_emu_long: KSEEK_FA_DECODE_LONG_WARPS=8), also for the
-// 17-32-row groups' two-tile blocks at head_dim 128 and from two splits of
-// version 1: the g_ shapes and the pk_ ones of one query (16 and 12 heads
-// on one K/V head). With the last of those warps taking no keys
-// (hopper_emu_long_last_warp) the long-split shapes at head_dim 64 and
-// 128, of 16 and 32 rows, must fail, so the instance is the one that runs.
-class LongSplits : public ::testing::TestWithParam<ShapeSet> {};
-
-TEST_P(LongSplits, PassOnTheirShapes) {
-  ExpectAllPass("long", GetParam().filter, GetParam().min_runs);
-}
-
-INSTANTIATE_TEST_SUITE_P(HopperEmulation, LongSplits,
-                         ::testing::Values(ShapeSet{"g_", 20}, ShapeSet{"pk_", 16}),
-                         ShapeSetName);
-
-TEST(HopperEmulation, LongSplitsLastWarpWithoutKeysFails) {
-  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q1_k10000_gqa16_sm20");
-  ExpectPlantFails("long_last_warp", "g_hd64_f16_q1_k10000_gqa8_sm20");
-  ExpectPlantFails("long_last_warp", "g_hd128_bf16_q4_k9000_gqa8_causal");
-}
-
 // The decode kernel's narrow instances with S's last 16 columns left out
-// (hopper_emu_narrow_short, with the long splits' instance of six stages):
-// head_dim 96 on D = 128's long splits and its short ones, and 192 on
-// D = 256, must fail, so those instances are the ones that run.
+// (hopper_emu_narrow_short): head_dim 96 on D = 128's long splits and its
+// short ones, and 192 on D = 256, must fail, so those instances are the
+// ones that run.
 TEST(HopperEmulation, DecodeNarrowWithoutLastColumnsFails) {
   ExpectPlantFails("narrow_short", "g_hd96_bf16_q1_k8000_gqa4");
   ExpectPlantFails("narrow_short", "dim_hd96_bf16_split_q1_k1000_b2_h2");

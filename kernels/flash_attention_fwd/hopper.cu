@@ -568,10 +568,7 @@
 //   side by side with 3f (bench/results/hopper_v3g_variants_h200.txt):
 //   batch-1 32k-key GQA decode 1.17-1.88x, batch-4 16k-key GQA 8 / 16
 //   1.04 / 1.27x; the other GQA shapes that split keys at head_dim <= 128
-//   (2-7 splits of version 1) stay on version 1. Switches, off: the long
-//   splits on an instance of their own with deeper K/V rings
-//   (KSEEK_FA_DECODE_LONG_STAGES) or 8 warps per block
-//   (KSEEK_FA_DECODE_LONG_WARPS).
+//   (2-7 splits of version 1) stay on version 1.
 #include <cuda.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -646,16 +643,6 @@
 //   KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS the fewest splits at which the
 //                               combine behind the decode kernel takes a
 //                               block per row (default 5)
-//   KSEEK_FA_MASK_RELATIVE      bit 1 the WGMMA kernels', bit 2 the mma.sync
-//                               and decode kernels' mask tests each score's
-//                               constant column against the row's limit
-//                               less the lane's first key (default 0:
-//                               against the key's index, computed per score)
-//   KSEEK_FA_DECODE_LONG_STAGES K/V stages per warp of the decode kernel on
-//                               its long splits (default 0: its own, 4 at
-//                               head_dim 64 and 3 at 128)
-//   KSEEK_FA_DECODE_LONG_WARPS  warps per block of the decode kernel on its
-//                               long splits (4, default, or 8)
 //   KSEEK_FA_DECODE_NARROW      head dims (2 D = 128, 4 D = 256) whose decode
 //                               kernel computes over 3/4 of D where head_dim
 //                               is at most that (default 6)
@@ -1210,10 +1197,11 @@
 // instead of a warp: default 5 (v3z; 16 before). Below it a warp walks
 // every split, KSEEK_FA_COMBINE_IN_FLIGHT at a time: 14 splits
 // (decode_b4_k16384_gqa8) were an LSE read and four rounds of loads from
-// L2, where a block per row has one. Measured after v3y (decode_stages.sh,
-// cr5): on the GPU's timeline that call's span 26.4 us against 27.7-28.2
-// for two default builds (cuDNN 28.2), 1.003x over the 48 decode shapes
-// (1.036x on that one, none under 0.994x).
+// L2, where a block per row has one. Measured after v3y (cr5 in
+// bench/results/hopper_after_v3y_variants_h200.txt): on the GPU's
+// timeline that call's span 26.4 us against 27.7-28.2 for two default
+// builds (cuDNN 28.2), 1.003x over the 48 decode shapes (1.036x on that
+// one, none under 0.994x).
 #ifndef KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS
 #define KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS 5
 #endif
@@ -1270,25 +1258,6 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 #ifndef KSEEK_FA_DECODE2_LONG_BLOCKS
 #define KSEEK_FA_DECODE2_LONG_BLOCKS 1
 #endif
-// The decode kernel's long splits (GQA decode at head_dim <= 128 with long
-// keys) run one block per SM, so the shared memory and registers of the
-// other blocks are free. KSEEK_FA_DECODE_LONG_STAGES: K/V stages per warp
-// there, 0 (default) the kernel's own (4 at head_dim 64, 3 at 128: two
-// chunks of 16 keys in flight per warp at 128, 64 KB per SM), n > 0 n
-// stages (n - 1 chunks in flight; at most 6 at 128).
-// KSEEK_FA_DECODE_LONG_WARPS: warps per block there, 4 (default) or 8
-// (each with its own ring: twice the bytes in flight, and two warps per
-// scheduler to hide each other's mma.sync and softmax latency). Either
-// set, the long splits take an instance of their own (DecodeConfig's kLong).
-// In v3y's run b4_k16384's GQA 4 and 16 shapes (134 and 34 MB of K/V)
-// took 10 us plus 3.5 TB/s, and its GQA 1 shape (537 MB, 2 blocks per SM)
-// 4.5 TB/s beyond GQA 4.
-#ifndef KSEEK_FA_DECODE_LONG_STAGES
-#define KSEEK_FA_DECODE_LONG_STAGES 0
-#endif
-#ifndef KSEEK_FA_DECODE_LONG_WARPS
-#define KSEEK_FA_DECODE_LONG_WARPS 4
-#endif
 // Head dims (bits as KSEEK_FA_TMA_STORES: 2 D = 128, 4 D = 256) whose
 // decode kernel and version 1 (the mma.sync kernel) run a narrow instance
 // for head_dim of at most 3/4 of D (80 and 96 on D = 128, 136-192 on
@@ -1302,14 +1271,6 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // 39.8-40.2; cuDNN 37.3).
 #ifndef KSEEK_FA_DECODE_NARROW
 #define KSEEK_FA_DECODE_NARROW 6
-#endif
-// MaskScores' test against the row's limit less the lane's first key
-// (bits: 1 the WGMMA kernels, 2 the mma.sync and decode kernels; default
-// 0, not yet timed: `bench/plans/mask_relative.sh`). ptxas: with 1 the
-// four head_dim 256 split-loop instances no longer spill (v3y: 4 bytes
-// each), with 2 the head_dim 64 mma.sync kernel spills 16 bytes.
-#ifndef KSEEK_FA_MASK_RELATIVE
-#define KSEEK_FA_MASK_RELATIVE 0
 #endif
 
 namespace {
@@ -1770,34 +1731,19 @@ struct MaskMode {
   static constexpr int kMode = M;
 };
 
-// Scores of keys at or past a row's limit become -inf (kN keys from k0).
-// kRelative (KSEEK_FA_MASK_RELATIVE): each row's limit taken relative to
-// the lane's first key once, so that every score's test compares a
-// constant column with it; else the key's index computed per score, one
-// add each (31 more instructions per 128-key tile at head_dim 128).
-template <int kN, bool kRelative = (KSEEK_FA_MASK_RELATIVE & 1) != 0>
+// Scores of keys at or past a row's limit become -inf (kN keys from k0),
+// each score's key index computed.
+template <int kN>
 __device__ __forceinline__ void MaskScores(float (&s)[kN / 8][4], int k0,
                                            int lane, int limit0, int limit1) {
-  if constexpr (kRelative) {
-    const int first = k0 + 2 * (lane % 4);
-    const int rel0 = limit0 - first, rel1 = limit1 - first;
 #pragma unroll
-    for (int n = 0; n < kN / 8; ++n)
+  for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        if (8 * n + e >= rel0) s[n][e] = -INFINITY;
-        if (8 * n + e >= rel1) s[n][2 + e] = -INFINITY;
-      }
-  } else {
-#pragma unroll
-    for (int n = 0; n < kN / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int key = k0 + 8 * n + 2 * (lane % 4) + e;
-        if (key >= limit0) s[n][e] = -INFINITY;
-        if (key >= limit1) s[n][2 + e] = -INFINITY;
-      }
-  }
+    for (int e = 0; e < 2; ++e) {
+      const int key = k0 + 8 * n + 2 * (lane % 4) + e;
+      if (key >= limit0) s[n][e] = -INFINITY;
+      if (key >= limit1) s[n][2 + e] = -INFINITY;
+    }
 }
 
 // 2^x on the MUFU unit: one instruction with subnormal results flushed to
@@ -2203,7 +2149,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     float s[kBlockN / 8][4];
     ComputeScores<T, D, kBlockN, KD>(q_frag, q_rows, k_tile, a_off, k_off, s);
     if (k0 + kBlockN > warp_mask_from)
-      MaskScores<kBlockN, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, k0, lane, limit0, limit1);
+      MaskScores<kBlockN>(s, k0, lane, limit0, limit1);
     UpdateSoftmax<D, kBlockN, KD>(s, st, p.scale_log2);
     AccumulatePV<T, D, kBlockN, KD>(s, k_tile + C::kTileBytes, a_off, st.acc);
   }
@@ -2227,27 +2173,19 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
 
 // Its shared memory: Q (16 rows, or 32 with two row tiles per warp: R),
 // then per warp a ring of K/V chunks; after the key loop the same bytes
-// hold the warps' partial O, maxima and sums for the merge. kLong: the
-// long splits' instance
-// (KSEEK_FA_DECODE_LONG_STAGES, KSEEK_FA_DECODE_LONG_WARPS; one block per
-// SM).
-template <int D, int R = 1, bool kLong = false>
+// hold the warps' partial O, maxima and sums for the merge.
+template <int D, int R = 1>
 struct DecodeConfig {
   static_assert(D == 64 || D == 128 || D == 256, "head_dim 64, 128 or 256");
   static_assert(R == 1 || (R == 2 && D <= 128), "two row tiles up to head_dim 128");
-  static constexpr int kWarps = kLong ? KSEEK_FA_DECODE_LONG_WARPS : kDecodeWarps;
+  static constexpr int kWarps = kDecodeWarps;
   static constexpr int kBlockThreads = 32 * kWarps;
   static constexpr int kRows = kDecodeRows * R;  // a block's rows
-  static constexpr int kStages =
-      kLong && KSEEK_FA_DECODE_LONG_STAGES > 0 ? KSEEK_FA_DECODE_LONG_STAGES
-      : D == 64                                ? 4
-                                               : 3;
+  static constexpr int kStages = D == 64 ? 4 : 3;
   static constexpr int kMinBlocksPerSm =
-      kLong ? 1 : R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
-  // The merge's threads per row, each 8 columns at a time (every row
-  // covered: kBlockThreads / kThreadsPerRow >= kRows).
-  static constexpr int kThreadsPerRow =
-      kBlockThreads / kRows < D / 8 ? kBlockThreads / kRows : D / 8;
+      R == 2 ? (D == 64 ? 2 : 1) : D == 64 ? 3 : D == 128 ? 2 : 1;
+  // The merge's threads per row, each 8 columns at a time.
+  static constexpr int kThreadsPerRow = kBlockThreads / kRows;
   static constexpr int kRowBytes = D * 2;
   static constexpr int kQBytes = kRows * kRowBytes;
   static constexpr int kChunkBytes = kDecodeKeys * kRowBytes;  // K or V
@@ -2257,9 +2195,6 @@ struct DecodeConfig {
   static constexpr int kRingBytes = kWarps * kWarpBytes;
   static constexpr int kSmemBytes =
       kQBytes + (kRingBytes > kMergeBytes ? kRingBytes : kMergeBytes);
-  static_assert(kWarps == 4 || kWarps == 8, "4 or 8 warps");
-  static_assert(kStages >= 2 && kSmemBytes <= 227 * 1024,
-                "the long splits' rings fit in one block's shared memory");
 };
 
 // Copies a chunk of kDecodeKeys rows of a row-strided global tile into
@@ -2286,13 +2221,13 @@ __device__ __forceinline__ void LoadChunkRows(uint32_t dst, const T* src,
 // The block's Q: rows w.q0 .. w.q0 + kRows - 1 of row group w.hq
 // (Problem::pack); rows past the group's and chunks past head_dim `hd`
 // zero-filled.
-template <typename T, int D, int kRows = kDecodeRows, int kBlockThreads = kDecodeThreads>
+template <typename T, int D, int kRows = kDecodeRows>
 __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
                                             const Problem& p,
                                             const BlockWork& w, int hd) {
   constexpr int kChunks = Config<D>::kChunks;
   const int rows_total = p.seqlen_q * p.pack;
-  for (int i = threadIdx.x; i < kRows * kChunks; i += kBlockThreads) {
+  for (int i = threadIdx.x; i < kRows * kChunks; i += kDecodeThreads) {
     const int row = i / kChunks, chunk = i % kChunks;
     const int m = w.q0 + row;
     const bool valid = chunk < hd / 8 && m < rows_total;
@@ -2304,8 +2239,7 @@ __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
   }
 }
 
-// One block of kDecodeWarps warps (DecodeConfig's kWarps: the long splits'
-// instance may have 8) per 16 rows of a row group (R = 2: per
+// One block of kDecodeWarps warps per 16 rows of a row group (R = 2: per
 // 32 rows, two m16 row tiles per warp over the same K/V chunk, so that K/V
 // is read once for them) and key split; every warp holds all the block's
 // rows and takes every kWarps-th chunk of kDecodeKeys keys of the
@@ -2315,15 +2249,15 @@ __device__ __forceinline__ void LoadDecodeQ(uint32_t dst, const T* q,
 // (KSEEK_FA_DECODE_NARROW): S, P V and O's rescale over the first KD
 // columns only, where head_dim is at most KD (the others are zeros in Q,
 // K and V, and O's stay 0).
-template <typename T, int D, int R = 1, bool kLong = false, int KD = D>
-__global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
-                                  DecodeConfig<D, R, kLong>::kMinBlocksPerSm)
+template <typename T, int D, int R = 1, int KD = D>
+__global__ void __launch_bounds__(DecodeConfig<D, R>::kBlockThreads,
+                                  DecodeConfig<D, R>::kMinBlocksPerSm)
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
                     T* __restrict__ o, float* __restrict__ lse) {
   if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
     LaunchDependents();  // the combine's launch
-  using C = DecodeConfig<D, R, kLong>;
+  using C = DecodeConfig<D, R>;
   constexpr int kRows = C::kRows;
   extern __shared__ __align__(128) unsigned char smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -2362,7 +2296,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
                         valid, hd / 8, lane);
   };
 
-  LoadDecodeQ<T, D, kRows, C::kBlockThreads>(q_smem, q, p, w, hd);
+  LoadDecodeQ<T, D, kRows>(q_smem, q, p, w, hd);
   CpAsyncCommit();
 #pragma unroll
   for (int s = 0; s < C::kStages - 1; ++s) {
@@ -2411,8 +2345,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
       ComputeScores<T, D, kDecodeKeys, KD>(q_frag[t], q_smem + t * kTileQBytes, k_tile,
                                            a_off, k_off, s);
       if (key0 + kDecodeKeys > mask_from)
-        MaskScores<kDecodeKeys, (KSEEK_FA_MASK_RELATIVE & 2) != 0>(s, key0, lane,
-                                                                  limit0[t], limit1[t]);
+        MaskScores<kDecodeKeys>(s, key0, lane, limit0[t], limit1[t]);
       UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);
       AccumulatePV<T, D, kDecodeKeys, KD>(s, k_tile + C::kChunkBytes, a_off, st[t].acc);
     }
@@ -2451,15 +2384,12 @@ __global__ void __launch_bounds__(DecodeConfig<D, R, kLong>::kBlockThreads,
     }
   __syncthreads();
   // ... then each thread combines 8 columns of one row per step: row
-  // threadIdx.x / kThreadsPerRow (8, or 4 with two row tiles; with 8 warps
-  // 16 or 8 where those fit in D), columns 8 (threadIdx.x % kThreadsPerRow
-  // + kThreadsPerRow step).
+  // threadIdx.x / kThreadsPerRow (8, or 4 with two row tiles), columns 8
+  // (threadIdx.x % kThreadsPerRow + kThreadsPerRow step).
   constexpr int kThreadsPerRow = C::kThreadsPerRow;
   const int r = threadIdx.x / kThreadsPerRow;
   const int m = w.q0 + r;
-  // (Threads past the block's rows, where 8 warps have more than it needs,
-  // and rows past the group's have nothing to do.)
-  if ((C::kBlockThreads != kRows * kThreadsPerRow && r >= kRows) || m >= rows_total) return;
+  if (m >= rows_total) return;  // a row past the group's
   float mx = -INFINITY;
 #pragma unroll
   for (int u = 0; u < kBlockWarps; ++u)
@@ -4247,14 +4177,14 @@ int WgmmaSectionPairs(Problem p, int64_t items, int sms) {
   return best;
 }
 
-// Blocks of the mma.sync kernel (kDecode: the decode kernel; kLong its long
-// splits' instance, KD < D its narrow one) per SM, with its shared memory
-// limit raised; 0 when it does not fit.
-template <typename T, int D, bool kDecode, int R = 1, bool kLong = false, int KD = D>
+// Blocks of the mma.sync kernel (kDecode: the decode kernel; KD < D its
+// narrow instance) per SM, with its shared memory limit raised; 0 when it
+// does not fit.
+template <typename T, int D, bool kDecode, int R = 1, int KD = D>
 int MmaBlocksPerSm() {
   static const int n = [] {
-    using C = DecodeConfig<D, R, kLong>;
-    auto kernel = kDecode ? AttentionDecode<T, D, R, kLong, KD> : AttentionForward<T, D, KD>;
+    using C = DecodeConfig<D, R>;
+    auto kernel = kDecode ? AttentionDecode<T, D, R, KD> : AttentionForward<T, D, KD>;
     const int threads = kDecode ? C::kBlockThreads : kThreads;
     const int smem = kDecode ? C::kSmemBytes : Config<D>::kSmemBytes;
     int blocks = 0;
@@ -4338,13 +4268,11 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
                 int64_t(p.seqlen_q) * p.pack <= KSEEK_FA_DECODE_MAX_ROWS &&
                 MmaBlocksPerSm<T, D, true, R>() > 0;
   int64_t blocks = 0;
-  bool long_splits = false;
   if (decode && D <= 128 && p.pack > 1) {
     Problem v1 = p;
     PlanMma<T, D, false>(v1, sms);
     if (v1.splits >= DecodeMinSplitsGqa(int64_t(p.seqlen_q) * p.pack)) {
       blocks = PlanMma<T, D, true, R>(p, sms, true);
-      long_splits = true;
     } else {
       blocks = PlanMma<T, D, true, R>(p, sms);
       decode = p.splits == 1;
@@ -4364,22 +4292,8 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
 
   using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
   KernelFn kernel = decode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
-  int threads = decode ? kDecodeThreads : kThreads;
-  int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
-  // The long splits on their own instance (KSEEK_FA_DECODE_LONG_STAGES,
-  // KSEEK_FA_DECODE_LONG_WARPS), where as many of its blocks fit on an SM
-  // as PlanMma planned for.
-  constexpr bool kLongHere =
-      (KSEEK_FA_DECODE_LONG_STAGES > 0 || KSEEK_FA_DECODE_LONG_WARPS != kDecodeWarps) && D <= 128;
-  bool on_long = false;
-  if constexpr (kLongHere) {
-    if (long_splits && MmaBlocksPerSm<T, D, true, R, true>() >= LongSplitBlocksPerSm<T, D, R>()) {
-      kernel = AttentionDecode<T, D, R, true>;
-      threads = DecodeConfig<D, R, true>::kBlockThreads;
-      smem = DecodeConfig<D, R, true>::kSmemBytes;
-      on_long = true;
-    }
-  }
+  const int threads = decode ? kDecodeThreads : kThreads;
+  const int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
   // Head dims of at most 3/4 of D (80/96 on D = 128, 136-192 on D = 256):
   // the same instance's narrow twin (KSEEK_FA_DECODE_NARROW; version 1's
   // too), where as many of its blocks fit on an SM.
@@ -4387,14 +4301,10 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     constexpr int KD = D / 4 * 3;
     if (p.head_dim <= KD) {
       if (!decode) {
-        if (MmaBlocksPerSm<T, D, false, 1, false, KD>() >= MmaBlocksPerSm<T, D, false>())
+        if (MmaBlocksPerSm<T, D, false, 1, KD>() >= MmaBlocksPerSm<T, D, false>())
           kernel = AttentionForward<T, D, KD>;
-      } else if (on_long) {
-        if constexpr (kLongHere)
-          if (MmaBlocksPerSm<T, D, true, R, true, KD>() >= MmaBlocksPerSm<T, D, true, R, true>())
-            kernel = AttentionDecode<T, D, R, true, KD>;
-      } else if (MmaBlocksPerSm<T, D, true, R, false, KD>() >= MmaBlocksPerSm<T, D, true, R>()) {
-        kernel = AttentionDecode<T, D, R, false, KD>;
+      } else if (MmaBlocksPerSm<T, D, true, R, KD>() >= MmaBlocksPerSm<T, D, true, R>()) {
+        kernel = AttentionDecode<T, D, R, KD>;
       }
     }
   }

@@ -54,11 +54,6 @@ PLANTS = {
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
                     "      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n"),
-    # The decode kernel's long splits on their own instance (kLong): its
-    # last warp takes none of its chunks of keys, so only shapes whose
-    # long splits run there go wrong.
-    "long_last_warp": ("  const int chunks =\n      first_chunk < chunk_end",
-                       "  const int chunks =\n      kLong && warp == C::kWarps - 1 ? 0 : first_chunk < chunk_end"),
     # The decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW) leave out
     # S's last 16 columns.
     "narrow_short": ("  for (int kk = 0; kk < KD / 16; ++kk) {\n    uint32_t a[4];\n",

@@ -10,11 +10,13 @@
 # as the call's own bytes on the shortest shapes. Equal builds moved up to
 # 12% on one decode shape (b1_k32768_gqa8_hd96, about 10 us) and
 # decode_b4_k16384_gqa8_hd128 read 0.897-0.967x cuDNN in five runs of the
-# same code. Compare with the def and def2 rows of decode_stages.sh (the
-# default flush, the same session): if the spread of equal builds and the
-# run-to-run dips shrink with clean lines, the write-backs are part of the
-# noise (every backend pays them; the question is which flush the anchor
-# should use, NOTES.md "After v3y, without the device again").
+# same code. Compare with the same two builds under the default flush in
+# the same session (FA_VARIANT_ARGS without --flush read; v3y's def and
+# def2 rows in call 1 of bench/results/hopper_after_v3y_variants_h200.txt):
+# if the spread of equal builds and the run-to-run dips shrink with clean
+# lines, the write-backs are part of the noise (every backend pays them;
+# the question is which flush the anchor should use, NOTES.md "After v3y,
+# without the device again").
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/decode_flush.sh
 set -uo pipefail
