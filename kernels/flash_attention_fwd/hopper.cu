@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 3z: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -435,7 +435,7 @@
 //   744); lowest against the best of FA3 and cuDNN
 //   decode_b4_k16384_gqa8_hd128 at 0.897x cuDNN (0.92-0.97x in the four
 //   runs before, the same decode code).
-//   Version 3z (this file; NOTES.md v3z; bench/results/hopper_v3z_h200.txt):
+//   Version 3z (NOTES.md v3z; bench/results/hopper_v3z_h200.txt):
 //   the combine behind the decode kernel a block per row from 5 splits,
 //   not 16 (KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS=5; the kernels' PTX is
 //   3y's): decode_b4_k16384_gqa8_hd128's call 26.4 us on the GPU's
@@ -446,6 +446,17 @@
 //   decode_b16_k4096_gqa16_hd128 at 0.914x cuDNN,
 //   decode_b4_k16384_gqa8_hd128 0.943x); head_dim 128 s16384 bf16
 //   non-causal 753 TFLOP/s (FA3 734).
+//   Version 4 (this file; NOTES.md v4; bench/results/hopper_v4_h200.txt):
+//   head_dim 80/96 (136-192) take the decode kernel's and version 1's
+//   narrow instances at D = 128 (256): S, P V and O's rescale over 3/4 of
+//   D (KSEEK_FA_DECODE_NARROW=6). decode_b64_k2048_gqa8_hd96 (version 1)
+//   20.07 TFLOP/s against v3z's 19.19, 0.987x the best of FA3 and cuDNN
+//   (v3z 0.931x). 1.035x FA3 and 1.128x cuDNN over the FA3 grid (565
+//   TFLOP/s; FA3 546, cuDNN 501), 1.107x FA3 / 1.412x cuDNN over all,
+//   every class at or above 1.0x FA3; no scenario under 0.9x the best
+//   (lowest decode_b1_k32768_gqa8_hd128 at 0.916x cuDNN, the same code
+//   as v3z's 0.935x); head_dim 128 s16384 bf16 non-causal 754 TFLOP/s
+//   (FA3 729).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
