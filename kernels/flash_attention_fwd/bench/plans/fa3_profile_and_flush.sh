@@ -5,7 +5,8 @@
 # stalls by instruction; power.py on three grid shapes), then
 # decode_flush.sh's two equal builds over the 48 decode scenarios with the
 # L2 flush by reads and again by writes (the default), in that order, so
-# that both flushes are read in one session on one machine. Into $OUT:
+# that both flushes are read in one session on one machine (FLUSH_MODES,
+# default "read write", to run fewer). Into $OUT:
 # profile.log, ncu_stalls.txt, ncu_fa3_stalls.txt, ncu_fa3_details.txt,
 # flush_read.log, flush_write.log and extra.tgz (power.txt, the default's
 # ncu_details.txt, the profile's rest.tgz, both flushes' variants.json).
@@ -23,7 +24,7 @@ for f in ncu_stalls.txt ncu_fa3_stalls.txt ncu_fa3_details.txt; do
   [[ -f $prof/$f ]] && mv "$prof/$f" "$final/"
 done
 mv "$prof"/* "$extra/" 2>/dev/null
-for mode in read write; do
+for mode in ${FLUSH_MODES:-read write}; do
   tmp=$(mktemp -d)
   (
     source "$here/run_plan.sh"
