@@ -211,6 +211,37 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
       << r.err;
 }
 
+// timeline.py --summary: the builds' spans against cuDNN's, the faster
+// FA3's and the best's, a scenario without a backend's span left out of
+// that column; an unreadable file is refused by name.
+TEST(FaBenchToolsTest, TimelineSummaryGeomeansTheSpans) {
+  const std::string dir = testing::TempDir("timeline_summary");
+  auto row = [](const std::string& scenario, const std::string& backend, double span) {
+    return "{\"scenario\": \"" + scenario + "\", \"backend\": \"" + backend +
+           "\", \"kernels\": []" +
+           (span > 0 ? ", \"span_us\": " + std::to_string(span) : std::string()) + "}";
+  };
+  // a: def 10, FA3 12 / 11, cuDNN 9; b: def 20, FA3 40 (num_splits 1 only),
+  // cuDNN without kernels.
+  const std::string path = dir + "/timeline.json";
+  testing::WriteFile(path, "{\"rows\": [" + row("a", "def", 10) + ", " + row("a", "fa3_s1", 12) +
+                               ", " + row("a", "fa3_s0", 11) + ", " + row("a", "cudnn", 9) +
+                               ", " + row("b", "def", 20) + ", " + row("b", "fa3_s1", 40) +
+                               ", " + row("b", "cudnn", 0) + "]}");
+  const std::string tool = kBench + "/timeline.py";
+  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--summary", path});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // /cuDNN 9/10 over one scenario; /FA3 sqrt(11/10 * 40/20); /best
+  // sqrt(9/10 * 40/20).
+  EXPECT_NE(r.out.find("def         0.900 (  1)  1.483 (  2)  1.342 (  2)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("lowest against the best: a 0.900, b 2.000"), std::string::npos) << r.out;
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--summary", dir + "/missing.json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read the rows of " + dir + "/missing.json"), std::string::npos)
+      << r.err;
+}
+
 // The device plans (bench/plans/*.sh) name only switches that hopper.cu or
 // blackwell.cu define: a -D of a removed or misspelt switch would build the
 // defaults under the variant's name and spend device time on a false

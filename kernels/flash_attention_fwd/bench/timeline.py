@@ -25,6 +25,14 @@ backend the medians over the samples of:
       [--save-traces DIR]
   python3 timeline.py --parse DIR/SCENARIO.json [--json -]   (a saved
       trace, no GPU)
+  python3 timeline.py --summary TIMELINE.json   (a --json file's span
+      summary, no GPU)
+
+At the end of a run, and with --summary, a span summary: per build (every
+backend but cuDNN and FA3) the geomean over the scenarios of cuDNN's,
+FA3's (the faster of num_splits 1 and 0) and the best's span over the
+build's, and its lowest scenarios against the best: the GPU-time
+counterpart of the events' geomeans of anchor.py and variants.py.
 
 --json FILE also writes the rows for scripts: {"rows": [{"scenario",
 "backend", "span_us", "wait_us", "samples", "tflops", "kernels": [{"name",
@@ -39,6 +47,7 @@ ran in under "kseek_order"); --parse prints a saved one's table again.
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -201,6 +210,81 @@ def write_json(path, rows, header):
     os.replace(tmp, path)
 
 
+REFERENCES = ("cudnn", "fa3_s1", "fa3_s0")
+
+
+def span_ratios(rows):
+    """Per build (every backend but cuDNN and FA3, in the order the rows
+    name them): [(scenario, over cuDNN, over FA3, over the best)] where
+    each ratio is the other's span over the build's (above 1: the build
+    is the faster), FA3 the faster of num_splits 1 and 0 and the best the
+    faster of FA3 and cuDNN; None where that backend has no span."""
+    spans = {}
+    builds = []
+    for r in rows:
+        if r.get("span_us") is None:
+            continue
+        spans.setdefault(r["scenario"], {})[r["backend"]] = r["span_us"]
+        if r["backend"] not in REFERENCES and r["backend"] not in builds:
+            builds.append(r["backend"])
+    out = {}
+    for b in builds:
+        out[b] = []
+        for scenario, got in spans.items():
+            mine = got.get(b)
+            if not mine:
+                continue
+            fa3 = [got[k] for k in ("fa3_s1", "fa3_s0") if got.get(k)]
+            cudnn = got.get("cudnn")
+            best = min(fa3 + ([cudnn] if cudnn else []), default=None)
+            out[b].append((scenario,
+                           cudnn / mine if cudnn else None,
+                           min(fa3) / mine if fa3 else None,
+                           best / mine if best else None))
+    return out
+
+
+def geomean(xs):
+    xs = [x for x in xs if x is not None]
+    return (math.exp(sum(math.log(x) for x in xs) / len(xs)), len(xs)) if xs else (None, 0)
+
+
+def print_span_summary(rows, lowest=5):
+    """The builds' spans over all scenarios against cuDNN's, FA3's and the
+    best's: the GPU-time counterpart of anchor.py's and variants.py's
+    geomeans (which time with CUDA events)."""
+    table = span_ratios(rows)
+    if not table:
+        print("span summary: no build with a span")
+        return
+    print("span summary: geomean over the scenarios of the other backend's span "
+          "over the build's (above 1: the build is faster; FA3 the faster of "
+          "num_splits 1 and 0, best the faster of FA3 and cuDNN)")
+    print(f"{'build':10s} {'/cuDNN':>12s} {'/FA3':>12s} {'/best':>12s}")
+    for b, per in table.items():
+        cells = []
+        for j in (1, 2, 3):
+            g, n = geomean(p[j] for p in per)
+            cells.append(f"{g:6.3f} ({n:3d})" if g is not None else f"{'n/a':>12s}")
+        print(f"{b:10s} " + " ".join(cells))
+        low = sorted((p for p in per if p[3] is not None), key=lambda p: p[3])[:lowest]
+        if low:
+            print(f"{'':10s} lowest against the best: "
+                  + ", ".join(f"{p[0]} {p[3]:.3f}" for p in low))
+
+
+def summarise_json(path):
+    """--summary: a --json file's rows, the span summary alone."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        rows = doc["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"timeline.py: cannot read the rows of {path}: {e}")
+    print_span_summary(rows)
+    return 0
+
+
 def parse_saved(path, json_path=None):
     """--parse: a trace that --save-traces wrote, summarised again."""
     try:
@@ -224,6 +308,10 @@ def parse_saved(path, json_path=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    if "--summary" in sys.argv:
+        ap.add_argument("--summary", required=True, metavar="FILE",
+                        help="a --json file: print the span summary of its rows")
+        return summarise_json(ap.parse_args().summary)
     if "--parse" in sys.argv:
         ap.add_argument("--parse", required=True, help="a trace --save-traces wrote")
         ap.add_argument("--json", metavar="FILE",
@@ -264,6 +352,7 @@ def main():
         print_rows(s["name"], fl, profiled(timer, fns, args.samples, args.warmup, save, fl), rows)
         if args.json:
             write_json(args.json, rows, header)
+    print_span_summary(rows)
     return 0
 
 
