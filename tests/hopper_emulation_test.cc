@@ -146,8 +146,7 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // first set computes S over all of D there), and the epilogue's MUFU
 // reciprocal and log2 and the items located by multiplications at every
 // head dim (the defaults have them at 64 and 128 only), O stored by TMA
-// on the narrow instances (head_dim 80/96 on D = 128) and on head_dim 64's
-// 128-key ones, and the lazy rescale at head_dim 64 too (the r_ shapes:
+// on head_dim 64's 128-key ones, and the lazy rescale at head_dim 64 too (the r_ shapes:
 // row maxima that move after the first tiles), and 160-key tiles with two Q buffers at head_dim 128 (the k700
 // non-causal w_ and r_ shapes; the default's are 144 keys), and GQA
 // decode groups of 17-32 rows on the decode kernel's long splits wherever
@@ -260,7 +259,8 @@ TEST(HopperEmulationTest, ClustersPassClustered) {
 // The same with O staged in the last V tile for every item at D = 256 and
 // D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
 // producers once the stores have read it; and the key tiles walked from
-// the end (KSEEK_FA_KEYS_FROM_END), both producers in the same order.
+// the end at every clustered head dim (KSEEK_FA_KEYS_FROM_END_CLUSTER=14),
+// both producers in the same order.
 TEST(HopperEmulationTest, ClustersWithStagedVPassClustered) {
   for (const char* filter : {"c_hd2", "c_hd192", "c_hd160"}) {
     const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);

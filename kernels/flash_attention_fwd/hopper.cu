@@ -345,7 +345,7 @@
 //   peak); no scenario under 0.9x the best of FA3 and cuDNN (lowest
 //   decode_b4_k16384_gqa8_hd128 at 0.92x cuDNN). Off: the D = 192 kernel
 //   in clusters (KSEEK_FA_CLUSTER bit 8) and the key tiles walked from the
-//   end (KSEEK_FA_KEYS_FROM_END), both emulated, not yet timed.
+//   end, both emulated, not yet timed.
 //   Version 3p (NOTES.md v3p; bench/results/hopper_v3p_h200.txt):
 //   the D = 192 kernel in clusters too (KSEEK_FA_CLUSTER=14) and the key
 //   tiles walked from the end in head_dim 128's cluster instances
@@ -1034,19 +1034,15 @@
 #ifndef KSEEK_FA_TMA_IN_V_MIN_TILES_128
 #define KSEEK_FA_TMA_IN_V_MIN_TILES_128 0
 #endif
-// L2 eviction hints on the WGMMA kernel's TMA loads: bit 1 Q evict first
-// (each query tile is read once), bit 2 K/V evict last (read by every
-// query tile of its head; FA3 loads them so). Default 0 (no hints; 2
-// measured 0.997x and 3 0.992x the default over 195 scenarios, NOTES.md
+// The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
+// instances (KSEEK_FA_CLUSTER) load K/V with the L2 hint evict-last (each
+// K/V tile is read by every query tile of its head; FA3 loads them so).
+// Default 2 (head_dim 128: +0.4-1.1% at s512-s1024 in three calls,
+// -0.2-0.5% at s2048-s4096 with GQA; 14 and the hint only up to 2048 keys
+// measured 0.996x, NOTES.md "v3q"). The kernels without clusters load
+// without hints (K/V evict-last in every instance measured 0.997x the
+// default, and with Q evict-first 0.992x, over 195 scenarios, NOTES.md
 // "After v3n").
-#ifndef KSEEK_FA_TMA_CACHE_HINT
-#define KSEEK_FA_TMA_CACHE_HINT 0
-#endif
-// K/V evict last (bit 2 above) in the cluster instances
-// (KSEEK_FA_CLUSTER) of these WGMMA kernels only (bits as
-// KSEEK_FA_FAST_LOCATE). Default 2 (head_dim 128: +0.4-1.1% at
-// s512-s1024 in three calls, -0.2-0.5% at s2048-s4096 with GQA; 14 and
-// the hint only up to 2048 keys measured 0.996x, NOTES.md "v3q").
 #ifndef KSEEK_FA_TMA_CACHE_HINT_CLUSTER
 #define KSEEK_FA_TMA_CACHE_HINT_CLUSTER 2
 #endif
@@ -1070,22 +1066,16 @@
 #ifndef KSEEK_FA_CLUSTER
 #define KSEEK_FA_CLUSTER 14
 #endif
-// WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) that walk an item's key
-// tiles from its last to its first, as FA3 does: the tiles that need a
-// mask (the partial last tile; under causal masking the diagonal ones)
-// come first, the partial one in the peeled first tile, so that without
-// causal masking the loop has no masked step (a masked tile measured 12%
-// more samples than an unmasked one, NOTES.md "After v3n"). Default 0
-// (v3p's first call: 14 measured 0.993x the default over 93 ragged,
-// causal and prefill scenarios; at head_dim 64 with three consumers it
-// spills 24 bytes).
-#ifndef KSEEK_FA_KEYS_FROM_END
-#define KSEEK_FA_KEYS_FROM_END 0
-#endif
-// The same, in the cluster instances (KSEEK_FA_CLUSTER) of these WGMMA
-// kernels only. Default 2 (head_dim 128): v3p's first call
-// (bench/plans/after_v3o.sh, fe14 beside the default) measured the
-// clustered non-causal head_dim 128 items +0.3-1.6% from the end
+// The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
+// instances (KSEEK_FA_CLUSTER) walk an item's key tiles from its last to
+// its first, as FA3 does: the tiles that need a mask (the partial last
+// tile; under causal masking the diagonal ones) come first, the partial
+// one in the peeled first tile, so that without causal masking the loop
+// has no masked step (a masked tile measured 12% more samples than an
+// unmasked one, NOTES.md "After v3n"). Default 2 (head_dim 128): v3p's
+// first call (fe14: every instance of head_dim 128, 256 and D = 192 from
+// the end, beside the default; 0.993x overall) measured the clustered
+// non-causal head_dim 128 items +0.3-1.6% from the end
 // (grid s8192-16384 +1.1-1.6%, ragged_s3001 +0.8%, prefill_q1000_k8192
 // +0.8%), the items without clusters -0.5-2% (ragged_s4097 -2%,
 // prefill_q333_k4097 -1.2%) and causal masking -0.3% at 128, -1.4% at 256.
@@ -1104,15 +1094,6 @@
 #endif
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
-#endif
-// 0 (default): the narrow instances (head_dim 80/96 on the D = 128
-// kernels) store O without TMA, as before v3k (v3k's call 1 measured the
-// TMA stores 1.6-2.6% slower there without causal masking, flat with it;
-// v3l's call 2, after_v3k.sh's tn0: +1.2% at 80 and 96 without them). 1: with TMA as the
-// other instances that have them. (The choice is the kernel's, not
-// WgmmaConfig's: the narrow instances still reserve the buffers.)
-#ifndef KSEEK_FA_TMA_NARROW
-#define KSEEK_FA_TMA_NARROW 0
 #endif
 // K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
 // buffer (causal masking, short non-causal sequences): 2 (default) as FA3
@@ -2763,23 +2744,19 @@ __device__ __forceinline__ bool TestWait(uint32_t bar, uint32_t parity) {
   return done != 0;
 }
 
-// The L2 cache policy of TmaLoad4d's kHint 1 (evict first) or 2 (evict
-// last).
+// The L2 cache policy of TmaLoad4d's kHint 2 (evict last).
 template <int kHint>
 __device__ __forceinline__ uint64_t L2EvictPolicy() {
+  static_assert(kHint == 2, "L2 eviction hints: 2 (evict last)");
   uint64_t policy;
-  if constexpr (kHint == 1)
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  else
-    asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
   return policy;
 }
 
 // One box of a 4-D tensor map (coordinates innermost first) into shared
 // memory; completion is counted in bytes on `bar`.
-// kHint: the load's L2 eviction priority, 0 the default (no hint), 1
-// evict first (data read once: Q), 2 evict last (K/V, read by every
-// query tile of the head); the policy is made at each load (the producer
+// kHint: the load's L2 eviction priority, 0 the default (no hint), 2
+// evict last (K/V, read by every query tile of the head); the policy is made at each load (the producer
 // has 24 registers).
 template <int kHint = 0>
 __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
@@ -3051,11 +3028,15 @@ struct WgmmaConfig {
 };
 
 // Whether the WGMMA instance of config C over the first KD of D columns
-// stores O by TMA: where C has room and the switches say so, and on the
-// narrow instances (head_dim 80/96 on D = 128) only with
-// KSEEK_FA_TMA_NARROW (the kernel's stores and the host's map of O).
+// stores O by TMA (the kernel's stores and the host's map of O): where C
+// has room and the switches say so, and not on the narrow instances
+// (head_dim 80/96 on D = 128), which store O without TMA as before v3k
+// (v3k's call 1 measured the TMA stores 1.6-2.6% slower there without
+// causal masking, flat with it; v3l's call 2, tn0: +1.2% at 80 and 96
+// without them). The choice is the kernel's, not WgmmaConfig's: the
+// narrow instances still reserve the buffers.
 template <typename C, int D, int KD>
-constexpr bool kWgmmaTmaStores = C::kTmaStores && (KSEEK_FA_TMA_NARROW != 0 || KD == D);
+constexpr bool kWgmmaTmaStores = C::kTmaStores && KD == D;
 // Whether it stores O by TMA from the last tile's V (KSEEK_FA_TMA_IN_V):
 // two consumers, their warps' 2 KB buffers in one V tile, two per warp
 // where they fit (kTmaInVBuffers), else one.
@@ -3335,8 +3316,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   volatile int* const item_slots =
       reinterpret_cast<volatile int*>(smem + (base - raw) + C::kItemAt);
   constexpr bool kPublish = C::kPublishWork;
-  // The loads' L2 eviction hints (KSEEK_FA_TMA_CACHE_HINT; TmaLoad4d).
-  constexpr int kQHint = (KSEEK_FA_TMA_CACHE_HINT & 1) != 0 ? 1 : 0;
   constexpr int kSlotInts = 8;  // with kPublish: item, BlockWork, split (7 used)
   // Round n uses Q buffer n % kQB and its parts' full and empty barriers.
   constexpr int kQParts = C::kQParts;
@@ -3359,18 +3338,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kCluster = CL == 2;
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
-  // K/V evict last everywhere (KSEEK_FA_TMA_CACHE_HINT bit 2) or in the
-  // cluster instances of these head dims (KSEEK_FA_TMA_CACHE_HINT_CLUSTER).
+  // K/V loads' L2 eviction hint (TmaLoad4d): evict last in the cluster
+  // instances of these head dims (KSEEK_FA_TMA_CACHE_HINT_CLUSTER).
   constexpr int kKvHint =
-      ((KSEEK_FA_TMA_CACHE_HINT & 2) != 0 ||
-       (kCluster && (KSEEK_FA_TMA_CACHE_HINT_CLUSTER & WgmmaDimBit(D)) != 0))
-          ? 2
-          : 0;
-  // Step i of an item walks key tile tile_of(w, i) (KSEEK_FA_KEYS_FROM_END:
-  // from the last).
+      kCluster && (KSEEK_FA_TMA_CACHE_HINT_CLUSTER & WgmmaDimBit(D)) != 0 ? 2 : 0;
+  // Step i of an item walks key tile tile_of(w, i) (from the last in the
+  // cluster instances of KSEEK_FA_KEYS_FROM_END_CLUSTER's head dims).
   constexpr bool kFromEnd =
-      (KSEEK_FA_KEYS_FROM_END & WgmmaDimBit(D)) != 0 ||
-      (kCluster && (KSEEK_FA_KEYS_FROM_END_CLUSTER & WgmmaDimBit(D)) != 0);
+      kCluster && (KSEEK_FA_KEYS_FROM_END_CLUSTER & WgmmaDimBit(D)) != 0;
   auto tile_of = [](const BlockWork& w, int i) {
     return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
   };
@@ -3520,10 +3495,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         for (int h = h0; h < h1; ++h) {
           if (w.q0 + kWgRows * h >= p.seqlen_q) continue;
           for (int cb = 0; cb < C::kColBlocks; ++cb)
-            TmaLoad4d<kQHint>(q_smem + qb * C::kQBytes + h * C::kQHalfBytes +
-                                  cb * kColBlockBytesQ,
-                              &q_map, q_full(qb, part), 64 * cb, w.hq,
-                              w.q0 + kWgRows * h, w.b);
+            TmaLoad4d(q_smem + qb * C::kQBytes + h * C::kQHalfBytes + cb * kColBlockBytesQ,
+                      &q_map, q_full(qb, part), 64 * cb, w.hq, w.q0 + kWgRows * h, w.b);
         }
       }
       // K runs one tile ahead of V: the consumers issue S of tile i

@@ -4,8 +4,6 @@
 #   v3k    the default build
 #   notma  without the TMA stores (the fast epilogue and locate kept):
 #          whether the stores pay beyond few keys
-#   tn0    without them on the narrow instances only (head_dim 80/96 on
-#          D = 128: call 1 measured them 1.6-2.6% slower there, non-causal)
 #   fl256  the items located by multiplications at head_dim 256 too (not
 #          on the D = 192 kernel, which spills with them; at 256 the
 #          split-loop instance then no longer spills its 24 bytes)
@@ -19,7 +17,7 @@
 #   bash kernels/flash_attention_fwd/bench/plans/after_v3k.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-variants="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;tn0=$cu -DKSEEK_FA_TMA_NARROW=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
+variants="v3k=$cu;notma=$cu -DKSEEK_FA_TMA_STORES=0;fl256=$cu -DKSEEK_FA_FAST_LOCATE=7"
 [[ -f "$(dirname "${BASH_SOURCE[0]}")/../../../../.variants/hopper_v3j.cu" ]] &&
   variants="$variants;v3j=.variants/hopper_v3j.cu"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-500}"

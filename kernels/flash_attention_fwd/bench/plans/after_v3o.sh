@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call (about 250 s from cold; carry .anchors): what v3o's
-# clusters change in the choices made without them, and the two switches
-# written but never timed. Three tables, each its own builds beside the
+# clusters change in the choices made without them, and a switch
+# written but never timed. Two tables, each its own builds beside the
 # default (def: when it ran, v3o's, KSEEK_FA_CLUSTER=6):
 #   $OUT/q2/     head_dim 128 without causal masking, every class but
 #                decode (37 scenarios): which kernel the short sequences
@@ -10,7 +10,6 @@
 #                  u2k   the two-Q-buffer kernel up to 2048 keys (=2048)
 #                  q128  its tiles 128 keys, never 144 (KSEEK_FA_HD128_Q2_BLOCK_N=128)
 #   $OUT/c192/   cluster192.sh's table: cl14, clusters on the D = 192 kernel
-#   $OUT/fe/     keys_from_end.sh's table: fe14, keys walked from the end
 # then Nsight Compute of the default and FA3 at grid_hd128_full_s1024_bf16
 # ($OUT/ncu/). The tables' text is printed; everything is in $OUT/all.tgz.
 # Run from the repository root:
@@ -32,11 +31,9 @@ table q2 "def=$cu;u0=$cu -DKSEEK_FA_HD128_FULL_Q2_UPTO=0;u2k=$cu -DKSEEK_FA_HD12
   '[!d]*hd128_full*'
 table c192 "def=$cu;cl14=$cu -DKSEEK_FA_CLUSTER=14" '[!d]*hd160_full*' '[!d]*hd192_full*' \
   'grid_hd128_full_s1024*' 'grid_hd128_full_s4096*' 'grid_hd256_full_s512*' 'grid_hd256_full_s1024*'
-TABLE_TAIL=30 table fe "def=$cu;fe14=$cu -DKSEEK_FA_KEYS_FROM_END=14" 'ragged*' 'grid_hd128_*_s8192*' \
-  'grid_hd128_*_s16384*' 'grid_hd256_causal*' 'grid_hd128_causal*' 'prefill*hd128*' 'prefill*hd256*'
 mkdir -p "$out/ncu"
 (OUT=$out/ncu bash -c "source '$here/run_plan.sh'; run_profile 'def=$cu' 'def grid_hd128_full_s1024_bf16' grid_hd128_full_s1024_bf16") \
   > "$out/ncu.log" 2>&1
 rm -f "$out/ncu/builds.tgz"
 tail -60 "$out/ncu.log"
-tar -C "$out" -czf /tmp/all.tgz q2 c192 fe ncu q2.log c192.log fe.log ncu.log && rm -rf "$out"/* && mv /tmp/all.tgz "$out/all.tgz"
+tar -C "$out" -czf /tmp/all.tgz q2 c192 ncu q2.log c192.log ncu.log && rm -rf "$out"/* && mv /tmp/all.tgz "$out/all.tgz"

@@ -10,12 +10,11 @@
 #            equal to def: their spread)
 #   cq       KSEEK_FA_HD128_CAUSAL_Q2_UPTO=16384 (two Q buffers and two
 #            stages for every causal item, not only up to 512 keys)
-#   kfe      KSEEK_FA_KEYS_FROM_END=2 (the diagonal tiles first at 128)
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/causal128.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_ITEM_COSTS=256,512,1024,2048
 export FA_ITEM_COSTS_ARGS="--head-dims 64 --samples 20"
-run_plan "def=$cu;p100=$cu -DKSEEK_FA_HD64_THREE_PAD_PCT=100;cq=$cu -DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=16384;kfe=$cu -DKSEEK_FA_KEYS_FROM_END=2" \
+run_plan "def=$cu;p100=$cu -DKSEEK_FA_HD64_THREE_PAD_PCT=100;cq=$cu -DKSEEK_FA_HD128_CAUSAL_Q2_UPTO=16384" \
   '[!dm]*hd128*causal*'
