@@ -2756,8 +2756,8 @@ __device__ __forceinline__ uint64_t L2EvictPolicy() {
 // One box of a 4-D tensor map (coordinates innermost first) into shared
 // memory; completion is counted in bytes on `bar`.
 // kHint: the load's L2 eviction priority, 0 the default (no hint), 2
-// evict last (K/V, read by every query tile of the head); the policy is made at each load (the producer
-// has 24 registers).
+// evict last (K/V, read by every query tile of the head); the policy is
+// made at each load (the producer has 24 registers).
 template <int kHint = 0>
 __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
                                           uint32_t bar, int c0, int c1, int c2,
