@@ -1255,12 +1255,13 @@ constexpr int kMmaDependentCombine = KSEEK_FA_PDL | KSEEK_FA_MMA_PDL_END;
 // for head_dim of at most 3/4 of D (80 and 96 on D = 128, 136-192 on
 // D = 256): S, P V and O's rescale over those columns only (the mma.sync
 // steps and ldmatrix loads of the zero columns skipped: a quarter of
-// each). Default 6 (both) since v4. The decode kernel's measured 1.002x
-// after v3y (decode_narrow.sh: decode_b1_k32768_gqa8_hd96 within noise);
+// each). Default 6 (both) since v4. Measured before
+// (bench/results/hopper_after_v3y_variants_h200.txt, calls 3 and 4): the
+// decode kernel's 1.002x (decode_b1_k32768_gqa8_hd96 within noise);
 // version 1's, where decode_b64_k2048_gqa8_hd96 runs (0.931x of the best
-// in v3z's run: 128-row blocks with 8 rows of the group), +5% there after
-// v3z (decode_narrow_v1.sh: 38.0 us on the GPU's timeline against
-// 39.8-40.2; cuDNN 37.3).
+// in v3z's run: 128-row blocks with 8 rows of the group), +5% there (38.0
+// us on the GPU's timeline against 39.8-40.2; cuDNN 37.3); v4's final run
+// 0.987x of the best. bench/plans/decode_narrow.sh times 0 against it.
 #ifndef KSEEK_FA_DECODE_NARROW
 #define KSEEK_FA_DECODE_NARROW 6
 #endif

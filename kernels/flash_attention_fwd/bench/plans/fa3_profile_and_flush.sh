@@ -26,12 +26,8 @@ done
 mv "$prof"/* "$extra/" 2>/dev/null
 for mode in ${FLUSH_MODES:-read write}; do
   tmp=$(mktemp -d)
-  (
-    source "$here/run_plan.sh"
-    export OUT=$tmp FA_VARIANTS_TIMEOUT=200
-    export FA_VARIANT_ARGS="--samples 10 --budget-s 0.12 --flush $mode"
-    decode_plan "def=$cu;def2=$cu"
-  ) > "$final/flush_$mode.log" 2>&1
+  OUT=$tmp FA_VARIANTS_TIMEOUT=200 FA_VARIANT_ARGS="--samples 10 --budget-s 0.12 --flush $mode" \
+    bash "$here/decode_flush.sh" > "$final/flush_$mode.log" 2>&1
   echo "== flush $mode exit $?"
   [[ -f $tmp/variants.json ]] && cp "$tmp/variants.json" "$extra/flush_$mode.json"
 done
