@@ -242,6 +242,70 @@ TEST(FaBenchToolsTest, TimelineSummaryGeomeansTheSpans) {
       << r.err;
 }
 
+// anchor.py's table by the timeline, printed again from a saved
+// anchor.json by timeline.py --anchor: the span ratios come from each
+// row's spans (FA3 the faster of num_splits 1 and 0; a backend whose O
+// disagreed left out of best), rows without spans count by their events,
+// the events' geomeans stand beside, and each backend's events less its
+// spans are summed up.
+TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
+  const std::string dir = testing::TempDir("timeline_anchor");
+  auto row = [](const std::string& name, const std::string& cls, const std::string& ratios,
+                const std::string& spans) {
+    return "{\"name\": \"" + name + "\", \"class\": \"" + cls +
+           "\", \"params\": {\"head_dim\": 128}, \"flops\": 1e9, " +
+           "\"fa3_s1_rel_l2_vs_candidate\": 0.001, \"fa3_s0_rel_l2_vs_candidate\": 0.001, " +
+           "\"cudnn_rel_l2_vs_candidate\": " + (name == "b" ? "1.0" : "0.001") + ratios +
+           (spans.empty() ? "" : ", \"span_us\": {" + spans + "}") + "}";
+  };
+  auto ratios = [](double fa3, double cudnn, double fa2, double best) {
+    return ", \"candidate_over_fa3\": " + std::to_string(fa3) +
+           ", \"candidate_over_cudnn\": " + std::to_string(cudnn) +
+           ", \"candidate_over_fa2\": " + std::to_string(fa2) +
+           ", \"candidate_over_best\": " + std::to_string(best);
+  };
+  // a: spans give FA3 11/10, cuDNN 9/10, best 0.9. b: FA3 30/20, cuDNN's O
+  // wrong (out of best), best 1.5. c: no spans, its events count.
+  const std::string rows =
+      row("a", "decode", ratios(1.1, 0.9, 2.0, 0.9) + ", \"candidate_ms\": 0.0125, \"cudnn_ms\": 0.01",
+          "\"candidate\": 10, \"fa3_s1\": 12, \"fa3_s0\": 11, \"cudnn\": 9, \"fa2\": 20") +
+      ", " +
+      row("b", "decode", ratios(1.2, 1.5, 2.0, 1.2) + ", \"candidate_ms\": 0.0235",
+          "\"candidate\": 20, \"fa3_s0\": 30, \"cudnn\": 40, \"fa2\": 40") +
+      ", " + row("grid_c", "grid hd128 full", ratios(1.05, 1.1, 2.0, 1.05), "");
+  const std::string path = dir + "/anchor.json";
+  testing::WriteFile(path, "{\"timing\": {\"spans_under_us\": 200, \"span_samples\": 20}, "
+                           "\"scenarios\": [" + rows + "]}");
+  const std::string tool = kBench + "/timeline.py";
+  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--anchor", path});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // decode: events sqrt(1.1 * 1.2), spans sqrt(1.1 * 1.5); cuDNN sqrt(0.9 *
+  // 1.5) and sqrt(0.9 * 2); FA2 2 both; best sqrt(0.9 * 1.2), sqrt(0.9 * 1.5).
+  EXPECT_NE(r.out.find("decode                    2     2     1.149      1.285     1.162      1.342"
+                       "     2.000      2.000     1.039      1.162"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("fa3_grid                  1     0     1.050      1.050"), std::string::npos)
+      << r.out;
+  // Lowest by the GPU's time: a by span, c by events, b by span.
+  const size_t a = r.out.find("\na  "), c = r.out.find("\ngrid_c "), b = r.out.find("\nb  ");
+  ASSERT_TRUE(a != std::string::npos && b != std::string::npos && c != std::string::npos)
+      << r.out;
+  EXPECT_TRUE(a < c && c < b) << r.out;
+  EXPECT_NE(r.out.find("span   0.900"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("events   1.050"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("span   1.500"), std::string::npos) << r.out;
+  // Events less spans: the candidate 2.5 and 3.5 us, cuDNN 1 us (a only).
+  EXPECT_NE(r.out.find("candidate 3.0 (2.5 to 3.5, 2); cudnn 1.0 (1.0 to 1.0, 1)"),
+            std::string::npos)
+      << r.out;
+  // A file without spans is refused by name.
+  testing::WriteFile(path, "{\"timing\": {}, \"scenarios\": []}");
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--anchor", path});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find(path + " has no spans"), std::string::npos) << r.err;
+}
+
 // The device plans (bench/plans/*.sh) name only switches that hopper.cu or
 // blackwell.cu define: a -D of a removed or misspelt switch would build the
 // defaults under the variant's name and spend device time on a false

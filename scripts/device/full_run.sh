@@ -68,12 +68,13 @@ for phase in ${PHASES:-suite tolerance anchor blackwell}; do
       echo "== anchor: exit $? in $(( $(date +%s) - start )) s"
       grep "^== " "$work/anchor/stdout.txt"
       # The anchor's table and the pad sweep come back whole beside the
-      # packed logs; the summary shows the per-class table, the lowest
-      # scenarios and the sweep's geomeans.
+      # packed logs; the summary shows the per-class tables (by events and
+      # by the GPU's time), the lowest scenarios and the sweep's geomeans.
       for f in anchor.log pad_sweep.log; do
         [[ -f $work/anchor/$f ]] && cp "$work/anchor/$f" "$out/$f"
       done
-      sed -n '/^geomean/,/^wrote/p' "$work/anchor/anchor.log" 2>/dev/null | head -70
+      sed -n '/^geomean/,/^wrote/p' "$work/anchor/anchor.log" 2>/dev/null |
+        grep -v '^spans: [0-9]* of ' | head -120
       sed -n '/^geomean TFLOP/,$p' "$work/anchor/pad_sweep.log" 2>/dev/null
       ;;
     extra)

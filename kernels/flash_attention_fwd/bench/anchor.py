@@ -28,6 +28,17 @@ twice the slowest host time (the column "pad"). --pad-sweep 0,100,300,1000
 times the scenarios at each pad instead and shows whether the times are
 flat (the GPU's time) or fall with the pad (host time counted).
 
+Calls of a few microseconds are where events and the GPU's own timeline
+have disagreed (by up to 2.5 us: 14% on a 17 us call): after the events,
+the scenarios whose fastest call took under --spans-under-us (default 150)
+are timed again on the timeline (timeline.py's method under torch.profiler:
+each kernel's start and end on the GPU; a call's span from its first
+kernel's start to its last one's end; 20 samples each, same flush and
+pad), and a second per-class table gives the ratios by the timeline
+(spans there, the events elsewhere) beside the events', the lowest
+scenarios by it, and per backend how much longer its events are than its
+spans. `timeline.py --anchor anchor.json` prints it again.
+
 Prints per scenario TFLOP/s of every backend and the candidate's ratios;
 then per class (the FA3 grid by head_dim and mask, gqa/mqa, ragged,
 prefill, decode, qlong, many-short, long, heads1, the head dims beyond
@@ -357,6 +368,57 @@ def pad_sweep(cand, fa3, scenarios, timer, seed, pads):
     return table
 
 
+def short_call(row, under_us):
+    """Whether the fastest backend of an anchor row took under under_us by
+    events (its spans are then taken)."""
+    times = [row.get(f"{n}_ms") for n in ("candidate", "fa3_s1", "fa3_s0", "cudnn", "fa2")]
+    times = [t for t in times if isinstance(t, float)]
+    return bool(times) and isinstance(row.get("candidate_ms"), float) and \
+        min(times) * 1e3 < under_us
+
+
+def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples):
+    """A second pass, after every scenario's events: the short calls'
+    (short_call) backends on the GPU's timeline (timeline.py's profiled:
+    per sample the L2 flush, the row's pad, one call; the order rotating),
+    each backend's median span into the row (timeline.set_span_fields).
+    After the events, so that the profiler's presence cannot touch them;
+    a scenario the profiler fails on keeps its events and says why
+    ("span_error")."""
+    from timeline import profiled, set_span_fields, summary
+    by_name = {s["name"]: s for s in scenarios}
+    short = [r for r in rows if short_call(r, under_us)]
+    print(f"\nspans: {len(short)} scenarios whose fastest call took under "
+          f"{under_us:g} us, on the GPU's timeline ({samples} samples each)",
+          flush=True)
+    saved = timer.pad_us
+    t0 = time.time()
+    for i, r in enumerate(short):
+        s = by_name[r["name"]]
+        tensors = make_inputs(s["params"], seed)
+        fns = {n: f for n, f in callables(cand, fa3, s, tensors).items()
+               if isinstance(r.get(f"{n}_ms"), float)}
+        timer.set_pad_us(max(r.get("pad_us") or 0.0, Timer.DEFAULT_PAD_US))
+        try:
+            got = profiled(timer, fns, samples, timer.warmup)
+            spans = {}
+            for name, per_sample in got.items():
+                res = summary(per_sample)
+                if res is not None:
+                    spans[name] = res[0]
+            set_span_fields(r, spans, WRONG_REL_L2)
+        except Exception as e:  # the events stand; the row says why
+            r["span_error"] = first_line(e)
+            print(f"{r['name']}: no spans: {r['span_error']}", flush=True)
+        del tensors, fns
+        torch.cuda.empty_cache()
+        if (i + 1) % 20 == 0:
+            print(f"spans: {i + 1} of {len(short)} in {time.time() - t0:.0f} s",
+                  flush=True)
+    timer.set_pad_us(saved)
+    print(f"spans: {len(short)} scenarios in {time.time() - t0:.0f} s", flush=True)
+
+
 def fl_of(scenarios, name):
     return next(flops(s["params"]) for s in scenarios if s["name"] == name)
 
@@ -443,6 +505,12 @@ def main():
     ap.add_argument("--pad-sweep",
                     help="comma list of pads (us): time the scenarios at "
                     "each instead of the anchor table")
+    ap.add_argument("--spans-under-us", type=float, default=150.0,
+                    help="after the events, time every backend of the "
+                    "scenarios whose fastest call took under this many us "
+                    "on the GPU's timeline too (spans) and print the table "
+                    "by the timeline (default %(default)g; 0: no spans)")
+    ap.add_argument("--span-samples", type=int, default=20)
     ap.add_argument("--lowest", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--harness-json",
@@ -470,7 +538,7 @@ def main():
     torch.set_grad_enabled(False)
     result = {"device": dev, "torch": torch.__version__,
               "cudnn": torch.backends.cudnn.version(), "fa3": args.fa3,
-              "anchor": ANCHOR,
+              "anchor": ANCHOR, "wrong_rel_l2": WRONG_REL_L2,
               "candidate": args.lib, "seed": args.seed,
               "timing": {"samples_max": args.samples, "warmup": args.warmup,
                          "budget_s": args.budget_s, "statistic": "median",
@@ -478,7 +546,9 @@ def main():
                          "auto_pad": not args.no_auto_pad,
                          "interleaved": True,
                          "l2_flush_bytes": timer.flush_buf.numel(),
-                         "l2_flush": timer.flush}}
+                         "l2_flush": timer.flush,
+                         "spans_under_us": args.spans_under_us,
+                         "span_samples": args.span_samples}}
     t0 = time.time()
     if args.pad_sweep:
         pads = [float(x) for x in args.pad_sweep.split(",")]
@@ -497,6 +567,13 @@ def main():
             torch.cuda.empty_cache()
         summary = summarize(rows)
         print_summary(summary, rows, args.lowest)
+        if args.spans_under_us > 0:
+            from timeline import print_gpu_time_summary
+            measure_spans(rows, cand, fa3, scenarios, timer, args.seed,
+                          args.spans_under_us, args.span_samples)
+            result["gpu_time_summary"] = print_gpu_time_summary(
+                rows, args.spans_under_us, args.span_samples, args.lowest,
+                ANCHOR)
         host = {}
         for r in rows:
             for name, us in r.get("host_us", {}).items():

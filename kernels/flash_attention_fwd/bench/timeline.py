@@ -27,6 +27,8 @@ backend the medians over the samples of:
       trace, no GPU)
   python3 timeline.py --summary TIMELINE.json   (a --json file's span
       summary, no GPU)
+  python3 timeline.py --anchor ANCHOR.json   (anchor.py's table by the
+      timeline, from an anchor.json with spans; no GPU)
 
 At the end of a run, and with --summary, a span summary: per build (every
 backend but cuDNN and FA3) the geomean over the scenarios of cuDNN's,
@@ -38,6 +40,10 @@ counterpart of the events' geomeans of anchor.py and variants.py.
 "backend", "span_us", "wait_us", "samples", "tflops", "kernels": [{"name",
 "dur_us", "gap_us"}]}]} (gap_us null for a call's first kernel; a row
 whose backend launched no kernel has "kernels": [] and no times).
+
+anchor.py takes spans the same way (profiled() here) for its short calls,
+after its events: set_span_fields and print_gpu_time_summary below turn
+them into its table by the timeline, which --anchor prints again.
 
 Run on the GPU (run_variants.sh's FA_TIMELINE); the kernel names come from
 CUPTI through torch.profiler, which needs no other tool. --save-traces
@@ -273,6 +279,165 @@ def print_span_summary(rows, lowest=5):
                   + ", ".join(f"{p[0]} {p[3]:.3f}" for p in low))
 
 
+# anchor.py's spans: its rows (scenarios) hold, besides the events'
+# medians, the GPU span of each backend that ran where the call is short.
+ANCHOR_REFS = ("fa3", "cudnn", "fa2", "best")
+
+
+def set_span_fields(row, spans, wrong_rel_l2):
+    """Into an anchor.py row: "span_us" ({backend: median span}) and, per
+    reference, "candidate_span_over_<ref>" (the reference's span over the
+    candidate's), "fa3" the faster of num_splits 1 and 0 by span and
+    "best" the faster of that and cuDNN, a backend whose O disagreed with
+    the candidate's by more than wrong_rel_l2 left out of best (as the
+    events' figures do)."""
+    row["span_us"] = dict(spans)
+    mine = spans.get("candidate")
+    if not mine:
+        return row
+    row["candidate_span_tflops"] = row.get("flops", 0) / (mine * 1e-6) / 1e12
+    fa3 = [n for n in ("fa3_s1", "fa3_s0") if spans.get(n)]
+    picked = {}
+    if fa3:
+        picked["fa3"] = min(fa3, key=lambda n: spans[n])
+    if spans.get("cudnn"):
+        picked["cudnn"] = "cudnn"
+    if spans.get("fa2"):
+        picked["fa2"] = "fa2"
+    best = None
+    for ref, name in picked.items():
+        row[f"candidate_span_over_{ref}"] = spans[name] / mine
+        rel = row.get(f"{name}_rel_l2_vs_candidate")
+        if ref in ("fa3", "cudnn") and isinstance(rel, float) and rel <= wrong_rel_l2:
+            best = spans[name] if best is None else min(best, spans[name])
+    if best is not None:
+        row["candidate_span_over_best"] = best / mine
+    return row
+
+
+def gpu_time_ratio(row, ref):
+    """The candidate's speed over `ref` by the timeline: the spans' ratio
+    where the row has spans, else the events' (on a long call the events'
+    own offsets of a few microseconds weigh little)."""
+    x = row.get(f"candidate_span_over_{ref}")
+    if isinstance(x, float):
+        return x
+    x = row.get(f"candidate_over_{ref}")
+    return x if isinstance(x, float) else None
+
+
+def anchor_sets(rows):
+    """anchor.py's sets of rows in its order: the FA3 grid, all, each class
+    in the order the rows first name it, the head dims beyond 64/128/256."""
+    sets = [("fa3_grid", [r for r in rows if r["name"].startswith("grid_")]),
+            ("all", list(rows))]
+    classes = list(dict.fromkeys(r["class"] for r in rows if r.get("class")))
+    sets += [(c, [r for r in rows if r.get("class") == c]) for c in classes]
+    odd = [r for r in rows
+           if r.get("params", {}).get("head_dim", 64) not in (64, 128, 256)]
+    if odd:
+        sets.append(("hd not 64/128/256", odd))
+    return [(label, part) for label, part in sets if part]
+
+
+def gpu_time_summary(rows):
+    """Per set: n, how many rows have spans, and per reference the geomean
+    of the events' ratios and of the GPU time's (gpu_time_ratio)."""
+    out = {}
+    for label, part in anchor_sets(rows):
+        sm = {"n": len(part),
+              "n_span": sum(1 for r in part if r.get("candidate_span_over_fa3")
+                            or r.get("candidate_span_over_cudnn"))}
+        for ref in ANCHOR_REFS:
+            ev = [r.get(f"candidate_over_{ref}") for r in part]
+            sm[f"events_over_{ref}"] = geomean(x for x in ev if isinstance(x, float))[0]
+            sm[f"tl_over_{ref}"] = geomean(gpu_time_ratio(r, ref) for r in part)[0]
+        out[label] = sm
+    return out
+
+
+def print_gpu_time_summary(rows, under_us, samples, lowest=10, anchor="FA3"):
+    """The per-class table by the timeline beside the events', the rows
+    lowest against the best by it, and per backend how much longer its
+    events are than its spans (stream time outside its kernels: the event
+    records, and whatever a call puts in the stream besides kernels)."""
+    summary = gpu_time_summary(rows)
+    n_span = summary["all"]["n_span"] if "all" in summary else 0
+    print(f"\nby the timeline: for the {n_span} scenarios whose fastest call "
+          f"took under {under_us:g} us by events, each backend's span on the GPU's "
+          f"timeline (first kernel's start to last kernel's end, median of "
+          f"{samples} samples), the events elsewhere (tl); ev: the events' "
+          "geomean over the same scenarios")
+    head = "".join(f" {'ev/' + (anchor if r == 'fa3' else LABELS[r]):>9s}"
+                   f" {'tl/' + (anchor if r == 'fa3' else LABELS[r]):>10s}"
+                   for r in ANCHOR_REFS)
+    print(f"{'class':22s} {'n':>4s} {'span':>5s}" + head)
+    for label, sm in summary.items():
+        cells = "".join(f" {cell(sm[f'events_over_{r}'], 9)} {cell(sm[f'tl_over_{r}'], 10)}"
+                        for r in ANCHOR_REFS)
+        print(f"{label:22s} {sm['n']:4d} {sm['n_span']:5d}" + cells)
+    ranked = sorted((r for r in rows if gpu_time_ratio(r, "best") is not None),
+                    key=lambda r: gpu_time_ratio(r, "best"))
+    print(f"\nthe {lowest} scenarios lowest against the best of {anchor} and cuDNN "
+          "by the timeline (by: span where spans were taken, else events)")
+    print(f"{'scenario':52s} {'by':>6s} {'c/best':>7s} {'c/' + anchor:>7s} {'c/cuDNN':>7s}")
+    for r in ranked[:lowest]:
+        by = "span" if isinstance(r.get("candidate_span_over_best"), float) else "events"
+        print(f"{r['name']:52s} {by:>6s} {cell(gpu_time_ratio(r, 'best'), 7)} "
+              f"{cell(gpu_time_ratio(r, 'fa3'), 7)} {cell(gpu_time_ratio(r, 'cudnn'), 7)}")
+    offsets = events_minus_spans(rows)
+    if offsets:
+        print("\nevents minus span per call (us; median, and the range over the "
+              "scenarios with both): " + "; ".join(
+                  f"{b} {med:.1f} ({lo:.1f} to {hi:.1f}, {n})"
+                  for b, (med, lo, hi, n) in offsets.items()))
+    summary["events_minus_span_us"] = {b: {"median": v[0], "min": v[1], "max": v[2], "n": v[3]}
+                                       for b, v in offsets.items()}
+    return summary
+
+
+def events_minus_spans(rows):
+    """{backend: (median, min, max, n)} of a call's event time less its
+    span, in us, over the rows that have both."""
+    per = {}
+    for r in rows:
+        spans = r.get("span_us")
+        if not isinstance(spans, dict):
+            continue
+        for b, span in spans.items():
+            ms = r.get(f"{b}_ms")
+            if isinstance(ms, float) and span:
+                per.setdefault(b, []).append(ms * 1e3 - span)
+    return {b: (statistics.median(v), min(v), max(v), len(v)) for b, v in per.items()}
+
+
+LABELS = {"fa3": "FA3", "cudnn": "cuDNN", "fa2": "FA2", "best": "best"}
+
+
+def cell(x, width):
+    return f"{x:{width}.3f}" if x is not None else f"{'n/a':>{width}s}"
+
+
+def summarise_anchor(path, lowest=10):
+    """--anchor: the GPU-time table of a saved anchor.json."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+        rows = doc["scenarios"]
+        timing = doc.get("timing", {})
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"timeline.py: cannot read the scenarios of {path}: {e}")
+    if not timing.get("spans_under_us"):
+        raise SystemExit(f"timeline.py: {path} has no spans (anchor.py ran "
+                         "without --spans-under-us)")
+    for r in rows:  # the ratios again from the spans kept
+        if isinstance(r.get("span_us"), dict):
+            set_span_fields(r, r["span_us"], doc.get("wrong_rel_l2", 5e-2))
+    print_gpu_time_summary(rows, timing["spans_under_us"], timing.get("span_samples", 0),
+                           lowest, doc.get("anchor", "FA3"))
+    return 0
+
+
 def summarise_json(path):
     """--summary: a --json file's rows, the span summary alone."""
     try:
@@ -308,6 +473,12 @@ def parse_saved(path, json_path=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    if "--anchor" in sys.argv:
+        ap.add_argument("--anchor", required=True, metavar="FILE",
+                        help="an anchor.json with spans: print its table by the timeline")
+        ap.add_argument("--lowest", type=int, default=10)
+        a = ap.parse_args()
+        return summarise_anchor(a.anchor, a.lowest)
     if "--summary" in sys.argv:
         ap.add_argument("--summary", required=True, metavar="FILE",
                         help="a --json file: print the span summary of its rows")

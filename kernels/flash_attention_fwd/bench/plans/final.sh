@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# One device call (about 330 s; carry .device and .anchors): the final run
-# of hopper.cu as it is (run_plan.sh final_plan and final_run: kseek eval of every
-# scenario and the extra ones without timing, the anchor beside FA3,
-# cuDNN and FA2, the pad sweep) into $OUT, its log $OUT/final.log. The
-# final runs of v3p, v3q and v3r (bench/results/hopper_v3*_h200.txt).
+# One device call (about 420 s of wall time; carry .device and .anchors):
+# the final run of hopper.cu as it is (run_plan.sh final_plan and
+# final_run: kseek eval of every scenario and the extra ones without
+# timing, the anchor beside FA3, cuDNN and FA2 by events and then, for the
+# calls under 150 us, by the GPU's timeline; the pad sweep) into $OUT, its
+# log $OUT/final.log. The final runs since v3p
+# (bench/results/hopper_v3*_h200.txt, hopper_v4_h200.txt).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final.sh
 set -uo pipefail
