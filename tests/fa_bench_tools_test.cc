@@ -306,6 +306,45 @@ TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
   EXPECT_NE(r.err.find(path + " has no spans"), std::string::npos) << r.err;
 }
 
+// timeline.py --offsets joins one run's variants.json (CUDA events; cuDNN
+// through a build's over_cudnn) with its timeline.json (spans): per
+// scenario and backend the events' time less the span, and the medians.
+TEST(FaBenchToolsTest, TimelineOffsetsJoinEventsAndSpans) {
+  const std::string dir = testing::TempDir("timeline_offsets");
+  const std::string timeline = dir + "/timeline.json", variants = dir + "/variants.json";
+  auto span = [](const std::string& scenario, const std::string& backend, double us) {
+    return "{\"scenario\": \"" + scenario + "\", \"backend\": \"" + backend +
+           "\", \"span_us\": " + std::to_string(us) + "}";
+  };
+  testing::WriteFile(timeline, "{\"rows\": [" + span("a", "def", 17) + ", " + span("a", "def2", 17.5) +
+                                   ", " + span("a", "cudnn", 18) + ", " + span("b", "def", 40) +
+                                   ", " + span("b", "def2", 40) + "]}");
+  // a: def 22 us by events (cuDNN 22 x 1.0 = 22), def2 25; b: def 44, def2
+  // 45 (no cuDNN span there).
+  testing::WriteFile(variants,
+                     "{\"rows\": ["
+                     "{\"name\": \"a\", \"builds\": {\"def\": {\"ms\": 0.022, \"over_cudnn\": 1.0}, "
+                     "\"def2\": {\"ms\": 0.025, \"over_cudnn\": 0.88}}}, "
+                     "{\"name\": \"b\", \"builds\": {\"def\": {\"ms\": 0.044}, "
+                     "\"def2\": {\"ms\": 0.045}}}]}");
+  const std::string tool = kBench + "/timeline.py";
+  ProcessResult r =
+      testing::RunProcess({"/usr/bin/env", "python3", tool, "--offsets", timeline, variants});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("a                                                5.00     7.50     4.00"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("b                                                4.00     5.00        -"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("median                                           4.50     6.25     4.00"),
+            std::string::npos)
+      << r.out;
+  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--offsets", timeline, dir + "/none.json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read the rows of"), std::string::npos) << r.err;
+}
+
 // The device plans (bench/plans/*.sh) name only switches that hopper.cu or
 // blackwell.cu define: a -D of a removed or misspelt switch would build the
 // defaults under the variant's name and spend device time on a false

@@ -27,6 +27,9 @@ backend the medians over the samples of:
       trace, no GPU)
   python3 timeline.py --summary TIMELINE.json   (a --json file's span
       summary, no GPU)
+  python3 timeline.py --offsets TIMELINE.json VARIANTS.json   (one
+      run_variants.sh run's files: per scenario and backend the events'
+      time less the span; no GPU)
   python3 timeline.py --anchor ANCHOR.json   (anchor.py's table by the
       timeline, from an anchor.json with spans; no GPU)
 
@@ -438,6 +441,59 @@ def summarise_anchor(path, lowest=10):
     return 0
 
 
+def events_less_spans(timeline_rows, variants_rows):
+    """{scenario: {backend: (events us, span us)}} of a call where
+    variants.py timed it by events (its builds, and cuDNN through each
+    build's over_cudnn) and this script on the timeline, in one run."""
+    spans = {(r["scenario"], r["backend"]): r["span_us"]
+             for r in timeline_rows if r.get("span_us")}
+    out = {}
+    for v in variants_rows:
+        events = {}
+        for b, got in (v.get("builds") or {}).items():
+            if isinstance(got.get("ms"), (int, float)):
+                events[b] = got["ms"] * 1e3
+                if isinstance(got.get("over_cudnn"), (int, float)) and "cudnn" not in events:
+                    events["cudnn"] = got["ms"] * got["over_cudnn"] * 1e3
+        both = {b: (ev, spans[(v["name"], b)]) for b, ev in events.items()
+                if (v["name"], b) in spans}
+        if both:
+            out[v["name"]] = both
+    return out
+
+
+def print_offsets(timeline_path, variants_path):
+    """--offsets: per scenario and backend the events' time less the span
+    (us), then each backend's median: the stream time a call holds outside
+    its kernels, as the events see it."""
+    try:
+        with open(timeline_path) as f:
+            trows = json.load(f)["rows"]
+        with open(variants_path) as f:
+            vrows = json.load(f)["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit(f"timeline.py: cannot read the rows of {timeline_path} and "
+                         f"{variants_path}: {e}")
+    table = events_less_spans(trows, vrows)
+    if not table:
+        raise SystemExit("timeline.py: no scenario and backend with both an event "
+                         "time and a span")
+    backends = [b for b in dict.fromkeys(b for per in table.values() for b in per)
+                if b != "cudnn"]
+    backends += ["cudnn"] if any("cudnn" in per for per in table.values()) else []
+    print("events less span per call (us): variants.py's median by CUDA events "
+          "less this script's median span, same run")
+    print(f"{'scenario':44s}" + "".join(f" {b:>8s}" for b in backends))
+    for name, per in table.items():
+        print(f"{name[:44]:44s}" + "".join(
+            f" {per[b][0] - per[b][1]:8.2f}" if b in per else f" {'-':>8s}"
+            for b in backends))
+    print(f"{'median':44s}" + "".join(
+        f" {statistics.median(per[b][0] - per[b][1] for per in table.values() if b in per):8.2f}"
+        for b in backends))
+    return 0
+
+
 def summarise_json(path):
     """--summary: a --json file's rows, the span summary alone."""
     try:
@@ -473,6 +529,12 @@ def parse_saved(path, json_path=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    if "--offsets" in sys.argv:
+        ap.add_argument("--offsets", required=True, nargs=2,
+                        metavar=("TIMELINE_JSON", "VARIANTS_JSON"),
+                        help="events less span per call, from one run_variants.sh run's files")
+        a = ap.parse_args()
+        return print_offsets(*a.offsets)
     if "--anchor" in sys.argv:
         ap.add_argument("--anchor", required=True, metavar="FILE",
                         help="an anchor.json with spans: print its table by the timeline")
