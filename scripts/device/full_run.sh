@@ -69,7 +69,7 @@ for phase in ${PHASES:-suite tolerance anchor blackwell}; do
       grep "^== " "$work/anchor/stdout.txt"
       # The anchor's table and the pad sweep come back whole beside the
       # packed logs; the summary shows the per-class tables (by events and
-      # by the GPU's time), the lowest scenarios and the sweep's geomeans.
+      # by the timeline), the lowest scenarios and the sweep's geomeans.
       for f in anchor.log pad_sweep.log; do
         [[ -f $work/anchor/$f ]] && cp "$work/anchor/$f" "$out/$f"
       done

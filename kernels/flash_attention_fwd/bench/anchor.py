@@ -29,7 +29,8 @@ times the scenarios at each pad instead and shows whether the times are
 flat (the GPU's time) or fall with the pad (host time counted).
 
 Calls of a few microseconds are where events and the GPU's own timeline
-have disagreed (by up to 2.5 us: 14% on a 17 us call): after the events,
+have disagreed (by up to 2.5 us: 14% on a 17 us call): last (for at most
+--spans-budget-s, default 180 s),
 the scenarios whose fastest call took under --spans-under-us (default 150)
 are timed again on the timeline (timeline.py's method under torch.profiler:
 each kernel's start and end on the GPU; a call's span from its first
@@ -377,14 +378,16 @@ def short_call(row, under_us):
         min(times) * 1e3 < under_us
 
 
-def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples):
+def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples,
+                  budget_s=float("inf")):
     """A second pass, after every scenario's events: the short calls'
     (short_call) backends on the GPU's timeline (timeline.py's profiled:
     per sample the L2 flush, the row's pad, one call; the order rotating),
     each backend's median span into the row (timeline.set_span_fields).
     After the events, so that the profiler's presence cannot touch them;
     a scenario the profiler fails on keeps its events and says why
-    ("span_error")."""
+    ("span_error"). Past budget_s seconds the rest go without spans, and
+    it says so."""
     from timeline import profiled, set_span_fields, summary
     by_name = {s["name"]: s for s in scenarios}
     short = [r for r in rows if short_call(r, under_us)]
@@ -394,6 +397,10 @@ def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples):
     saved = timer.pad_us
     t0 = time.time()
     for i, r in enumerate(short):
+        if time.time() - t0 > budget_s:
+            print(f"spans: stopped after {i} of {len(short)} scenarios: the "
+                  f"budget of {budget_s:g} s (--spans-budget-s) is spent", flush=True)
+            break
         s = by_name[r["name"]]
         tensors = make_inputs(s["params"], seed)
         fns = {n: f for n, f in callables(cand, fa3, s, tensors).items()
@@ -416,7 +423,9 @@ def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples):
             print(f"spans: {i + 1} of {len(short)} in {time.time() - t0:.0f} s",
                   flush=True)
     timer.set_pad_us(saved)
-    print(f"spans: {len(short)} scenarios in {time.time() - t0:.0f} s", flush=True)
+    done = sum(1 for r in short if "span_us" in r)
+    print(f"spans: {done} of {len(short)} scenarios in {time.time() - t0:.0f} s",
+          flush=True)
 
 
 def fl_of(scenarios, name):
@@ -511,6 +520,9 @@ def main():
                     "on the GPU's timeline too (spans) and print the table "
                     "by the timeline (default %(default)g; 0: no spans)")
     ap.add_argument("--span-samples", type=int, default=20)
+    ap.add_argument("--spans-budget-s", type=float, default=180.0,
+                    help="stop taking spans after this many seconds (the "
+                    "table then counts the scenarios that have them)")
     ap.add_argument("--lowest", type=int, default=10)
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--harness-json",
@@ -567,13 +579,6 @@ def main():
             torch.cuda.empty_cache()
         summary = summarize(rows)
         print_summary(summary, rows, args.lowest)
-        if args.spans_under_us > 0:
-            from timeline import print_gpu_time_summary
-            measure_spans(rows, cand, fa3, scenarios, timer, args.seed,
-                          args.spans_under_us, args.span_samples)
-            result["gpu_time_summary"] = print_gpu_time_summary(
-                rows, args.spans_under_us, args.span_samples, args.lowest,
-                ANCHOR)
         host = {}
         for r in rows:
             for name, us in r.get("host_us", {}).items():
@@ -586,6 +591,15 @@ def main():
         if args.harness_json:
             result["harness_comparison"] = compare_harness(rows,
                                                            args.harness_json)
+        if args.spans_under_us > 0:
+            # Last: a run cut short here has printed every other table.
+            from timeline import print_gpu_time_summary
+            measure_spans(rows, cand, fa3, scenarios, timer, args.seed,
+                          args.spans_under_us, args.span_samples,
+                          args.spans_budget_s)
+            result["gpu_time_summary"] = print_gpu_time_summary(
+                rows, args.spans_under_us, args.span_samples, args.lowest,
+                ANCHOR)
     result["seconds"] = time.time() - t0
     os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
     with open(out_path, "w") as f:

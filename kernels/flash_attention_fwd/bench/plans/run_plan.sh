@@ -60,12 +60,12 @@ run_profile() {
 # final_run KERNEL LOG: the final run of KERNEL (a path from the repository
 # root) into $OUT: scripts/device/full_run.sh's phase anchor, with kseek
 # eval of every scenario and extra_scenarios.json (no timing), the anchor
-# beside FA3, cuDNN and FA2 (with its second table by the GPU's time: the
-# short calls' spans), and the pad sweep (about 400 s; .device and
-# .anchors carried); its output to LOG.
+# beside FA3, cuDNN and FA2 (with its second table by the timeline: the
+# short calls' spans, at most 180 s of them), and the pad sweep (about
+# 400 s, at most 520; .device and .anchors carried); its output to LOG.
 final_run() {
   ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." &&
-    PHASES=anchor ANCHOR_KERNEL=$1 ANCHOR_TIMEOUT=480 FA_EVAL_TIMEOUT=200 FA_EXTRA=1 \
+    PHASES=anchor ANCHOR_KERNEL=$1 ANCHOR_TIMEOUT=520 FA_EVAL_TIMEOUT=200 FA_EXTRA=1 \
       FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
       FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
       bash scripts/device/full_run.sh ) > "$2" 2>&1
