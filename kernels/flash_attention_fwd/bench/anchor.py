@@ -593,11 +593,11 @@ def main():
                                                            args.harness_json)
         if args.spans_under_us > 0:
             # Last: a run cut short here has printed every other table.
-            from timeline import print_gpu_time_summary
+            from timeline import print_timeline_summary
             measure_spans(rows, cand, fa3, scenarios, timer, args.seed,
                           args.spans_under_us, args.span_samples,
                           args.spans_budget_s)
-            result["gpu_time_summary"] = print_gpu_time_summary(
+            result["timeline_summary"] = print_timeline_summary(
                 rows, args.spans_under_us, args.span_samples, args.lowest,
                 ANCHOR)
     result["seconds"] = time.time() - t0

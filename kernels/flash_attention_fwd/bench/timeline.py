@@ -45,7 +45,7 @@ counterpart of the events' geomeans of anchor.py and variants.py.
 whose backend launched no kernel has "kernels": [] and no times).
 
 anchor.py takes spans the same way (profiled() here) for its short calls,
-after its events: set_span_fields and print_gpu_time_summary below turn
+after its events: set_span_fields and print_timeline_summary below turn
 them into its table by the timeline, which --anchor prints again.
 
 Run on the GPU (run_variants.sh's FA_TIMELINE); the kernel names come from
@@ -318,7 +318,7 @@ def set_span_fields(row, spans, wrong_rel_l2):
     return row
 
 
-def gpu_time_ratio(row, ref):
+def timeline_ratio(row, ref):
     """The candidate's speed over `ref` by the timeline: the spans' ratio
     where the row has spans, else the events' (on a long call the events'
     own offsets of a few microseconds weigh little)."""
@@ -343,9 +343,9 @@ def anchor_sets(rows):
     return [(label, part) for label, part in sets if part]
 
 
-def gpu_time_summary(rows):
+def timeline_summary(rows):
     """Per set: n, how many rows have spans, and per reference the geomean
-    of the events' ratios and of the GPU time's (gpu_time_ratio)."""
+    of the events' ratios and of the timeline's (timeline_ratio)."""
     out = {}
     for label, part in anchor_sets(rows):
         sm = {"n": len(part),
@@ -354,17 +354,17 @@ def gpu_time_summary(rows):
         for ref in ANCHOR_REFS:
             ev = [r.get(f"candidate_over_{ref}") for r in part]
             sm[f"events_over_{ref}"] = geomean(x for x in ev if isinstance(x, float))[0]
-            sm[f"tl_over_{ref}"] = geomean(gpu_time_ratio(r, ref) for r in part)[0]
+            sm[f"tl_over_{ref}"] = geomean(timeline_ratio(r, ref) for r in part)[0]
         out[label] = sm
     return out
 
 
-def print_gpu_time_summary(rows, under_us, samples, lowest=10, anchor="FA3"):
+def print_timeline_summary(rows, under_us, samples, lowest=10, anchor="FA3"):
     """The per-class table by the timeline beside the events', the rows
     lowest against the best by it, and per backend how much longer its
     events are than its spans (stream time outside its kernels: the event
     records, and whatever a call puts in the stream besides kernels)."""
-    summary = gpu_time_summary(rows)
+    summary = timeline_summary(rows)
     n_span = summary["all"]["n_span"] if "all" in summary else 0
     print(f"\nby the timeline: for the {n_span} scenarios whose fastest call "
           f"took under {under_us:g} us by events, each backend's span on the GPU's "
@@ -379,16 +379,16 @@ def print_gpu_time_summary(rows, under_us, samples, lowest=10, anchor="FA3"):
         cells = "".join(f" {cell(sm[f'events_over_{r}'], 9)} {cell(sm[f'tl_over_{r}'], 10)}"
                         for r in ANCHOR_REFS)
         print(f"{label:22s} {sm['n']:4d} {sm['n_span']:5d}" + cells)
-    ranked = sorted((r for r in rows if gpu_time_ratio(r, "best") is not None),
-                    key=lambda r: gpu_time_ratio(r, "best"))
+    ranked = sorted((r for r in rows if timeline_ratio(r, "best") is not None),
+                    key=lambda r: timeline_ratio(r, "best"))
     print(f"\nthe {lowest} scenarios lowest against the best of {anchor} and cuDNN "
           "by the timeline (by: span where spans were taken, else events)")
     print(f"{'scenario':52s} {'by':>6s} {'c/best':>7s} {'c/' + anchor:>7s} {'c/cuDNN':>7s}")
     for r in ranked[:lowest]:
         by = "span" if isinstance(r.get("candidate_span_over_best"), float) else "events"
-        print(f"{r['name']:52s} {by:>6s} {cell(gpu_time_ratio(r, 'best'), 7)} "
-              f"{cell(gpu_time_ratio(r, 'fa3'), 7)} {cell(gpu_time_ratio(r, 'cudnn'), 7)}")
-    offsets = events_minus_spans(rows)
+        print(f"{r['name']:52s} {by:>6s} {cell(timeline_ratio(r, 'best'), 7)} "
+              f"{cell(timeline_ratio(r, 'fa3'), 7)} {cell(timeline_ratio(r, 'cudnn'), 7)}")
+    offsets = anchor_offsets(rows)
     if offsets:
         print("\nevents minus span per call (us; median, and the range over the "
               "scenarios with both): " + "; ".join(
@@ -399,7 +399,7 @@ def print_gpu_time_summary(rows, under_us, samples, lowest=10, anchor="FA3"):
     return summary
 
 
-def events_minus_spans(rows):
+def anchor_offsets(rows):
     """{backend: (median, min, max, n)} of a call's event time less its
     span, in us, over the rows that have both."""
     per = {}
@@ -422,7 +422,7 @@ def cell(x, width):
 
 
 def summarise_anchor(path, lowest=10):
-    """--anchor: the GPU-time table of a saved anchor.json."""
+    """--anchor: the table by the timeline of a saved anchor.json."""
     try:
         with open(path) as f:
             doc = json.load(f)
@@ -436,12 +436,12 @@ def summarise_anchor(path, lowest=10):
     for r in rows:  # the ratios again from the spans kept
         if isinstance(r.get("span_us"), dict):
             set_span_fields(r, r["span_us"], doc.get("wrong_rel_l2", 5e-2))
-    print_gpu_time_summary(rows, timing["spans_under_us"], timing.get("span_samples", 0),
+    print_timeline_summary(rows, timing["spans_under_us"], timing.get("span_samples", 0),
                            lowest, doc.get("anchor", "FA3"))
     return 0
 
 
-def events_less_spans(timeline_rows, variants_rows):
+def run_offsets(timeline_rows, variants_rows):
     """{scenario: {backend: (events us, span us)}} of a call where
     variants.py timed it by events (its builds, and cuDNN through each
     build's over_cudnn) and this script on the timeline, in one run."""
@@ -474,7 +474,7 @@ def print_offsets(timeline_path, variants_path):
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise SystemExit(f"timeline.py: cannot read the rows of {timeline_path} and "
                          f"{variants_path}: {e}")
-    table = events_less_spans(trows, vrows)
+    table = run_offsets(trows, vrows)
     if not table:
         raise SystemExit("timeline.py: no scenario and backend with both an event "
                          "time and a span")
