@@ -211,23 +211,28 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
       << r.err;
 }
 
+// A row of timeline.py's --json output: a backend's span on a scenario
+// (no span where span_us <= 0, as for a backend that launched no kernel).
+nlohmann::json SpanRow(const std::string& scenario, const std::string& backend, double span_us) {
+  nlohmann::json row = {
+      {"scenario", scenario}, {"backend", backend}, {"kernels", nlohmann::json::array()}};
+  if (span_us > 0) row["span_us"] = span_us;
+  return row;
+}
+
 // timeline.py --summary: the builds' spans against cuDNN's, the faster
 // FA3's and the best's, a scenario without a backend's span left out of
 // that column; an unreadable file is refused by name.
 TEST(FaBenchToolsTest, TimelineSummaryGeomeansTheSpans) {
   const std::string dir = testing::TempDir("timeline_summary");
-  auto row = [](const std::string& scenario, const std::string& backend, double span) {
-    return "{\"scenario\": \"" + scenario + "\", \"backend\": \"" + backend +
-           "\", \"kernels\": []" +
-           (span > 0 ? ", \"span_us\": " + std::to_string(span) : std::string()) + "}";
-  };
   // a: def 10, FA3 12 / 11, cuDNN 9; b: def 20, FA3 40 (num_splits 1 only),
   // cuDNN without kernels.
   const std::string path = dir + "/timeline.json";
-  testing::WriteFile(path, "{\"rows\": [" + row("a", "def", 10) + ", " + row("a", "fa3_s1", 12) +
-                               ", " + row("a", "fa3_s0", 11) + ", " + row("a", "cudnn", 9) +
-                               ", " + row("b", "def", 20) + ", " + row("b", "fa3_s1", 40) +
-                               ", " + row("b", "cudnn", 0) + "]}");
+  const nlohmann::json rows = {SpanRow("a", "def", 10),    SpanRow("a", "fa3_s1", 12),
+                               SpanRow("a", "fa3_s0", 11), SpanRow("a", "cudnn", 9),
+                               SpanRow("b", "def", 20),    SpanRow("b", "fa3_s1", 40),
+                               SpanRow("b", "cudnn", 0)};
+  testing::WriteFile(path, nlohmann::json{{"rows", rows}}.dump());
   const std::string tool = kBench + "/timeline.py";
   ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--summary", path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -250,32 +255,38 @@ TEST(FaBenchToolsTest, TimelineSummaryGeomeansTheSpans) {
 // spans are summed up.
 TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
   const std::string dir = testing::TempDir("timeline_anchor");
-  auto row = [](const std::string& name, const std::string& cls, const std::string& ratios,
-                const std::string& spans) {
-    return "{\"name\": \"" + name + "\", \"class\": \"" + cls +
-           "\", \"params\": {\"head_dim\": 128}, \"flops\": 1e9, " +
-           "\"fa3_s1_rel_l2_vs_candidate\": 0.001, \"fa3_s0_rel_l2_vs_candidate\": 0.001, " +
-           "\"cudnn_rel_l2_vs_candidate\": " + (name == "b" ? "1.0" : "0.001") + ratios +
-           (spans.empty() ? "" : ", \"span_us\": {" + spans + "}") + "}";
-  };
-  auto ratios = [](double fa3, double cudnn, double fa2, double best) {
-    return ", \"candidate_over_fa3\": " + std::to_string(fa3) +
-           ", \"candidate_over_cudnn\": " + std::to_string(cudnn) +
-           ", \"candidate_over_fa2\": " + std::to_string(fa2) +
-           ", \"candidate_over_best\": " + std::to_string(best);
+  // An anchor.py row: its events' ratios over FA3, cuDNN, FA2 and the best,
+  // and its spans where given; cuDNN's O disagrees in row b.
+  auto row = [](const std::string& name, const std::string& cls,
+                const std::vector<double>& ratios, const nlohmann::json& spans) {
+    nlohmann::json r = {{"name", name},
+                        {"class", cls},
+                        {"params", {{"head_dim", 128}}},
+                        {"flops", 1e9},
+                        {"fa3_s1_rel_l2_vs_candidate", 0.001},
+                        {"fa3_s0_rel_l2_vs_candidate", 0.001},
+                        {"cudnn_rel_l2_vs_candidate", name == "b" ? 1.0 : 0.001},
+                        {"candidate_over_fa3", ratios[0]},
+                        {"candidate_over_cudnn", ratios[1]},
+                        {"candidate_over_fa2", ratios[2]},
+                        {"candidate_over_best", ratios[3]}};
+    if (!spans.is_null()) r["span_us"] = spans;
+    return r;
   };
   // a: spans give FA3 11/10, cuDNN 9/10, best 0.9. b: FA3 30/20, cuDNN's O
   // wrong (out of best), best 1.5. c: no spans, its events count.
-  const std::string rows =
-      row("a", "decode", ratios(1.1, 0.9, 2.0, 0.9) + ", \"candidate_ms\": 0.0125, \"cudnn_ms\": 0.01",
-          "\"candidate\": 10, \"fa3_s1\": 12, \"fa3_s0\": 11, \"cudnn\": 9, \"fa2\": 20") +
-      ", " +
-      row("b", "decode", ratios(1.2, 1.5, 2.0, 1.2) + ", \"candidate_ms\": 0.0235",
-          "\"candidate\": 20, \"fa3_s0\": 30, \"cudnn\": 40, \"fa2\": 40") +
-      ", " + row("grid_c", "grid hd128 full", ratios(1.05, 1.1, 2.0, 1.05), "");
+  nlohmann::json row_a = row("a", "decode", {1.1, 0.9, 2.0, 0.9},
+                         {{"candidate", 10}, {"fa3_s1", 12}, {"fa3_s0", 11}, {"cudnn", 9}, {"fa2", 20}});
+  row_a["candidate_ms"] = 0.0125;
+  row_a["cudnn_ms"] = 0.01;
+  nlohmann::json row_b = row("b", "decode", {1.2, 1.5, 2.0, 1.2},
+                         {{"candidate", 20}, {"fa3_s0", 30}, {"cudnn", 40}, {"fa2", 40}});
+  row_b["candidate_ms"] = 0.0235;
+  const nlohmann::json row_c = row("grid_c", "grid hd128 full", {1.05, 1.1, 2.0, 1.05}, nullptr);
   const std::string path = dir + "/anchor.json";
-  testing::WriteFile(path, "{\"timing\": {\"spans_under_us\": 200, \"span_samples\": 20}, "
-                           "\"scenarios\": [" + rows + "]}");
+  testing::WriteFile(path, nlohmann::json{{"timing", {{"spans_under_us", 200}, {"span_samples", 20}}},
+                                          {"scenarios", {row_a, row_b, row_c}}}
+                               .dump());
   const std::string tool = kBench + "/timeline.py";
   ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--anchor", path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -312,21 +323,20 @@ TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
 TEST(FaBenchToolsTest, TimelineOffsetsJoinEventsAndSpans) {
   const std::string dir = testing::TempDir("timeline_offsets");
   const std::string timeline = dir + "/timeline.json", variants = dir + "/variants.json";
-  auto span = [](const std::string& scenario, const std::string& backend, double us) {
-    return "{\"scenario\": \"" + scenario + "\", \"backend\": \"" + backend +
-           "\", \"span_us\": " + std::to_string(us) + "}";
-  };
-  testing::WriteFile(timeline, "{\"rows\": [" + span("a", "def", 17) + ", " + span("a", "def2", 17.5) +
-                                   ", " + span("a", "cudnn", 18) + ", " + span("b", "def", 40) +
-                                   ", " + span("b", "def2", 40) + "]}");
+  testing::WriteFile(timeline, nlohmann::json{{"rows",
+                                               {SpanRow("a", "def", 17), SpanRow("a", "def2", 17.5),
+                                                SpanRow("a", "cudnn", 18), SpanRow("b", "def", 40),
+                                                SpanRow("b", "def2", 40)}}}
+                                   .dump());
   // a: def 22 us by events (cuDNN 22 x 1.0 = 22), def2 25; b: def 44, def2
   // 45 (no cuDNN span there).
-  testing::WriteFile(variants,
-                     "{\"rows\": ["
-                     "{\"name\": \"a\", \"builds\": {\"def\": {\"ms\": 0.022, \"over_cudnn\": 1.0}, "
-                     "\"def2\": {\"ms\": 0.025, \"over_cudnn\": 0.88}}}, "
-                     "{\"name\": \"b\", \"builds\": {\"def\": {\"ms\": 0.044}, "
-                     "\"def2\": {\"ms\": 0.045}}}]}");
+  const nlohmann::json builds_a = {{"def", {{"ms", 0.022}, {"over_cudnn", 1.0}}},
+                                   {"def2", {{"ms", 0.025}, {"over_cudnn", 0.88}}}};
+  const nlohmann::json builds_b = {{"def", {{"ms", 0.044}}}, {"def2", {{"ms", 0.045}}}};
+  testing::WriteFile(variants, nlohmann::json{{"rows",
+                                               {{{"name", "a"}, {"builds", builds_a}},
+                                                {{"name", "b"}, {"builds", builds_b}}}}}
+                                   .dump());
   const std::string tool = kBench + "/timeline.py";
   ProcessResult r =
       testing::RunProcess({"/usr/bin/env", "python3", tool, "--offsets", timeline, variants});

@@ -66,6 +66,8 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from kseek_abi import Kernel, Timer, errors, flops, load_scenarios, \
     make_inputs, select
+from timeline import anchor_sets, print_timeline_summary, profiled, \
+    set_span_fields, summary as call_summary
 
 BACKENDS = (("cudnn", SDPBackend.CUDNN_ATTENTION),
             ("fa2", SDPBackend.FLASH_ATTENTION))
@@ -254,21 +256,10 @@ def bench_scenario(cand, fa3, s, timer, seed, auto_pad=True):
 
 
 def summarize(rows):
-    """Geomeans per set: the FA3 grid, all, and every class."""
-    sets = [("fa3_grid", lambda r: r["name"].startswith("grid_")),
-            ("all", lambda r: True)]
-    classes = []
-    for r in rows:
-        if r.get("class") and r["class"] not in classes:
-            classes.append(r["class"])
-    sets += [(c, lambda r, c=c: r.get("class") == c) for c in classes]
-    odd = [r for r in rows if r["params"]["head_dim"] not in (64, 128, 256)]
-    if odd:
-        sets.append(("hd not 64/128/256",
-                     lambda r: r["params"]["head_dim"] not in (64, 128, 256)))
+    """Geomeans per set (timeline.anchor_sets): the FA3 grid, all, and
+    every class."""
     out = {}
-    for label, pick in sets:
-        part = [r for r in rows if pick(r)]
+    for label, part in anchor_sets(rows):
         sm = {"n": len(part),
               "candidate_tflops": geomean([r.get("candidate_tflops")
                                            for r in part])}
@@ -388,7 +379,6 @@ def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples,
     a scenario the profiler fails on keeps its events and says why
     ("span_error"). Past budget_s seconds the rest go without spans, and
     it says so."""
-    from timeline import profiled, set_span_fields, summary
     by_name = {s["name"]: s for s in scenarios}
     short = [r for r in rows if short_call(r, under_us)]
     print(f"\nspans: {len(short)} scenarios whose fastest call took under "
@@ -410,7 +400,7 @@ def measure_spans(rows, cand, fa3, scenarios, timer, seed, under_us, samples,
             got = profiled(timer, fns, samples, timer.warmup)
             spans = {}
             for name, per_sample in got.items():
-                res = summary(per_sample)
+                res = call_summary(per_sample)
                 if res is not None:
                     spans[name] = res[0]
             set_span_fields(r, spans, WRONG_REL_L2)
@@ -593,7 +583,6 @@ def main():
                                                            args.harness_json)
         if args.spans_under_us > 0:
             # Last: a run cut short here has printed every other table.
-            from timeline import print_timeline_summary
             measure_spans(rows, cand, fa3, scenarios, timer, args.seed,
                           args.spans_under_us, args.span_samples,
                           args.spans_budget_s)

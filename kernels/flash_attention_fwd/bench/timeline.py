@@ -330,8 +330,9 @@ def timeline_ratio(row, ref):
 
 
 def anchor_sets(rows):
-    """anchor.py's sets of rows in its order: the FA3 grid, all, each class
-    in the order the rows first name it, the head dims beyond 64/128/256."""
+    """anchor.py's sets of rows in its order: the FA3 grid and all (both
+    even when empty), each class in the order the rows first name it, the
+    head dims beyond 64/128/256 (where there are any)."""
     sets = [("fa3_grid", [r for r in rows if r["name"].startswith("grid_")]),
             ("all", list(rows))]
     classes = list(dict.fromkeys(r["class"] for r in rows if r.get("class")))
@@ -340,7 +341,7 @@ def anchor_sets(rows):
            if r.get("params", {}).get("head_dim", 64) not in (64, 128, 256)]
     if odd:
         sets.append(("hd not 64/128/256", odd))
-    return [(label, part) for label, part in sets if part]
+    return sets
 
 
 def timeline_summary(rows):
@@ -348,6 +349,8 @@ def timeline_summary(rows):
     of the events' ratios and of the timeline's (timeline_ratio)."""
     out = {}
     for label, part in anchor_sets(rows):
+        if not part:
+            continue
         sm = {"n": len(part),
               "n_span": sum(1 for r in part if r.get("candidate_span_over_fa3")
                             or r.get("candidate_span_over_cudnn"))}
