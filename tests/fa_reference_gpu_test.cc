@@ -1,5 +1,5 @@
 // GPU checks of the flash_attention_fwd task's own kernels against a CPU
-// fp64 oracle.
+// fp64 oracle, and of hopper.cu's calls on several streams and in graphs.
 //
 // Each test builds a small copy of the task whose reference is
 // kernels/flash_attention_fwd/test/reference_fp64.cu (attention in double
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "harness/src/compile.h"
 #include "nlohmann/json.hpp"
 #include "tests/test_util.h"
 
@@ -148,6 +149,32 @@ TEST(FlashAttentionReference, MatchesFp64OnSmallScenarios) {
 TEST(FlashAttentionBaseline, MatchesFp64WithinTaskTolerance) {
   KSEEK_REQUIRE_CUDA_DEVICE();
   ExpectAllCorrect(MakeSmallTask(json::object()), TaskDir() + "/baseline.cu");
+}
+
+// hopper.cu called on four streams at once and from a CUDA graph launched
+// beside calls on other streams (kernels/flash_attention_fwd/test/
+// streams_check.cu): every output must equal the same call's made alone,
+// bit for bit. Built as the harness builds a candidate (kseek compile).
+TEST(FlashAttentionHopper, ConcurrentStreamsAndGraphsMatchOneStream) {
+  KSEEK_REQUIRE_CUDA_DEVICE();
+  if (DeviceTarget() != "sm_90a") GTEST_SKIP() << "skipped: device is not sm_90";
+  const std::string nvcc = CompilerFor(Target::kSm90a);
+  if (nvcc.empty()) GTEST_SKIP() << "skipped: no nvcc";
+  const testing::ProcessResult lib = testing::RunProcess(
+      {testing::BinDir() + "/kseek", "compile", "--task", TaskDir(), "--target", "sm_90a",
+       TaskDir() + "/hopper.cu"});
+  ASSERT_EQ(lib.exit_code, 0) << lib.out << lib.err;
+  const std::string library = lib.out.substr(0, lib.out.find('\n'));
+  ASSERT_NE(library.find(".so"), std::string::npos) << lib.out;
+  const std::string check = testing::TempDir("fa_streams") + "/streams_check";
+  const testing::ProcessResult built = testing::RunProcess(
+      {nvcc, "-O2", "-std=c++17", "-arch=sm_90a", "-I",
+       testing::SourceDir() + "/harness/include", "-o", check,
+       TaskDir() + "/test/streams_check.cu", "-ldl"});
+  ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
+  const testing::ProcessResult r = testing::RunProcess({check, library, "--rounds", "4"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("streams_check: all match"), std::string::npos) << r.out << r.err;
 }
 
 }  // namespace

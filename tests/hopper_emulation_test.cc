@@ -112,6 +112,33 @@ TEST_P(EveryShape, PassesOnItsShard) {
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShape, ::testing::Range(0, kShards));
 
+// Every shape again with each call as if captured into a CUDA graph (the
+// emulation's --captured): the scratch is allocated in the graph (the work
+// queue cleared by a memset there) instead of taken from the stream's.
+class EveryShapeCaptured : public ::testing::TestWithParam<int> {};
+
+TEST_P(EveryShapeCaptured, PassesOnItsShard) {
+  constexpr int kCapturedShards = 2;
+  const std::string shard =
+      "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kCapturedShards);
+  const ProcessResult r = Emulate("default", {"--captured", shard});
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 100 / kCapturedShards) << EmulationTail(r.out) << r.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShapeCaptured, ::testing::Range(0, 2));
+
+// The WGMMA kernel's work queue never cleared, neither a stream's nor a
+// graph's: fresh scratch holds a count past every item (the emulation
+// fills it so), so items are skipped and the reference check must fail,
+// both for calls on a stream and for captured calls.
+TEST(HopperEmulationTest, PlantedQueueNotClearedFails) {
+  ExpectPlantFailed(Emulate("queue_not_cleared", {"w_hd128"}));
+  ExpectPlantFailed(Emulate("queue_not_cleared", {"--captured", "w_hd128"}));
+}
+
 // The non-default settings (the switches hopper_emu_switches is built with,
 // tests/hopper_emu/CMakeLists.txt), each on the shapes it changes: few-tile
 // shapes on the mma.sync kernel instead of the WGMMA kernel's split keys,

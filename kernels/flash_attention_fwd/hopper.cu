@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4a: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -55,8 +55,9 @@
 //   (WgmmaSectionPairs; once per shape): sections of 7, 7 and 2 pairs had
 //   left the last section's heavy items for the end.
 //   The last block to find the queue empty resets the counter, so launches
-//   on one stream need no reset (calls must not run concurrently on
-//   different streams: the counter and the split-key scratch are shared).
+//   on one stream need no reset; each stream has a counter of its own, and
+//   a call captured into a CUDA graph one of its own (Scratch, below), so
+//   calls on different streams may run at once.
 //   Clusters (KSEEK_FA_CLUSTER): without causal masking, at head_dim 128
 //   (not the narrow 80/96 instances), 136-192 and 193-256, with whole items, an
 //   even number of query tiles per head and seqlen_q <= seqlen_k, the
@@ -446,7 +447,7 @@
 //   decode_b16_k4096_gqa16_hd128 at 0.914x cuDNN,
 //   decode_b4_k16384_gqa8_hd128 0.943x); head_dim 128 s16384 bf16
 //   non-causal 753 TFLOP/s (FA3 734).
-//   Version 4 (this file; NOTES.md v4; bench/results/hopper_v4_h200.txt):
+//   Version 4 (NOTES.md v4; bench/results/hopper_v4_h200.txt):
 //   head_dim 80/96 (136-192) take the decode kernel's and version 1's
 //   narrow instances at D = 128 (256): S, P V and O's rescale over 3/4 of
 //   D (KSEEK_FA_DECODE_NARROW=6). decode_b64_k2048_gqa8_hd96 (version 1)
@@ -457,6 +458,15 @@
 //   (lowest decode_b1_k32768_gqa8_hd128 at 0.916x cuDNN, the same code
 //   as v3z's 0.935x); head_dim 128 s16384 bf16 non-causal 754 TFLOP/s
 //   (FA3 729).
+//   Version 4a (this file; NOTES.md v4a): each call's scratch its own
+//   (CallScratch: the WGMMA queue per stream, split partials from a
+//   stream-ordered pool, a graph's own when captured), passed to the
+//   kernels as their last parameter, instead of __device__ globals that
+//   every call shared: calls on several streams at once, and graphs
+//   launched beside them, are correct (test/streams_check.cu). The kernels'
+//   code is v4's but for the scratch's addresses (ptxas: the same
+//   registers and spills but 2 fewer registers in 4 kernels). Not yet
+//   timed on the device (bench/plans/streams.sh).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -522,12 +532,13 @@
 //   the decode kernel; at least 4 key tiles each; the split
 //   count picked for the best wave
 //   efficiency). Each split writes its normalised partial O (fp32) and its
-//   LSE to a static device scratch buffer; a second kernel, one warp per
+//   LSE to scratch memory of the call's own (allocated on its stream from
+//   a pool the kernel keeps per device, freed on it after the combine:
+//   CallScratch); a second kernel, one warp per
 //   row (a block per row after 5 or more splits of the decode kernel),
 //   combines them: lse = log sum exp(lse_s), O = sum exp(lse_s - lse)
-//   O_s. The split count is lowered until the partials fit the scratch
-//   buffer (32 MB of O). The scratch buffer is shared by all calls of the
-//   library, so calls must not run concurrently on different streams.
+//   O_s. The split count is lowered until the partials take at most 32 MB
+//   of O.
 //
 //   Measured with version 1 alone on every shape (NVIDIA H200, 2026-11-30,
 //   scripts/device/full_run.sh phase anchor with
@@ -589,6 +600,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <mutex>
 #include <queue>
 #include <type_traits>
 #include <vector>
@@ -1315,17 +1327,8 @@ struct Config {
   static constexpr int kSmemBytes = kQBytes + kStages * kStageBytes;
 };
 
-// Partial results of split-key blocks: [split][row][head_dim] and
-// [split][row], row = (batch * heads_q + head) * seqlen_q + query.
-__device__ float g_split_o[kScratchOFloats];
-__device__ float g_split_lse[kScratchLseFloats];
-// The WGMMA kernel's work queue: the next item past the first wave, and the
-// blocks that found the queue empty; the last of those resets both, so
-// each launch starts at 0 (launches on one stream run one after another).
-__device__ int g_next_item;
-__device__ int g_blocks_done;
-
-const char* g_error = "";
+// The last error of the calling thread (kseek_error_message).
+thread_local const char* g_error = "";
 
 template <typename T>
 constexpr bool kIsHalf = std::is_same<T, __half>::value;
@@ -1371,6 +1374,19 @@ struct Problem {
   FastDiv group_div;  // query heads per K/V head (the producer's K/V head)
   int last_section;
 #endif
+};
+
+// A call's scratch memory (CallScratch, below), the kernels' last
+// parameter: the WGMMA kernel's work queue, [0] the next item past the
+// first wave and [1] the blocks that found the queue empty (the last of
+// those resets both, so each launch starts at 0), and the split-key
+// blocks' partial results, [split][row][D] and [split][row] with row =
+// (batch * heads_q + head) * seqlen_q + query. (Kept out of Problem: a
+// larger Problem moved the mma.sync kernels' register allocation.)
+struct Scratch {
+  int* queue;
+  float* split_o;
+  float* split_lse;
 };
 
 // Elements per row of q, k, v and o in memory for a kernel compiled for D
@@ -2037,7 +2053,7 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
 // KO: the columns of O held (the partials' rows keep D columns; those
 // past KO are not written, and CombineSplits stores none of them).
 template <int D, bool kPacked = false, int KO = D>
-__device__ void StorePartial(const Problem& p, const BlockWork& w,
+__device__ void StorePartial(const Problem& p, const Scratch& scratch, const BlockWork& w,
                              const WarpState<KO>& st, float total0,
                              float total1, int warp, int lane, int split) {
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
@@ -2051,13 +2067,13 @@ __device__ void StorePartial(const Problem& p, const BlockWork& w,
                           (int64_t(w.b) * p.heads_q + r.head) * p.seqlen_q +
                           r.query;
     const float inv = RowInverse<D>(totals[i]);
-    float* out = g_split_o + index * D + 2 * (lane % 4);
+    float* out = scratch.split_o + index * D + 2 * (lane % 4);
 #pragma unroll
     for (int n = 0; n < KO / 8; ++n)
       *reinterpret_cast<float2*>(out + 8 * n) =
           make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
     if (lane % 4 == 0)
-      g_split_lse[index] =
+      scratch.split_lse[index] =
           RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
   }
 }
@@ -2070,7 +2086,7 @@ template <typename T, int D, int KD = D>
 __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     AttentionForward(Problem p, const T* __restrict__ q,
                      const T* __restrict__ k, const T* __restrict__ v,
-                     T* __restrict__ o, float* __restrict__ lse) {
+                     T* __restrict__ o, float* __restrict__ lse, Scratch scratch) {
   if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
     LaunchDependents();  // the combine's launch
   using C = Config<D>;
@@ -2158,7 +2174,7 @@ __global__ void __launch_bounds__(kThreads, Config<D>::kMinBlocksPerSm)
     StoreOutput<T, D>(p, w, st, total[0], total[1], warp, lane,
                       smem + warp * kRowsPerWarp * C::kRowBytes, o, lse);
   else
-    StorePartial<D, true>(p, w, st, total[0], total[1], warp, lane, blockIdx.y);
+    StorePartial<D, true>(p, scratch, w, st, total[0], total[1], warp, lane, blockIdx.y);
 }
 
 // ---------------------------------------------------------------------------
@@ -2247,7 +2263,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R>::kBlockThreads,
                                   DecodeConfig<D, R>::kMinBlocksPerSm)
     AttentionDecode(Problem p, const T* __restrict__ q,
                     const T* __restrict__ k, const T* __restrict__ v,
-                    T* __restrict__ o, float* __restrict__ lse) {
+                    T* __restrict__ o, float* __restrict__ lse, Scratch scratch) {
   if constexpr ((KSEEK_FA_PDL & ~KSEEK_FA_MMA_PDL_END & HeadDimBit(D)) != 0)
     LaunchDependents();  // the combine's launch
   using C = DecodeConfig<D, R>;
@@ -2427,7 +2443,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R>::kBlockThreads,
                        Pack2(x[4], x[5], T()), Pack2(x[6], x[7], T()));
       }
     } else {
-      float* out = g_split_o + (blockIdx.y * all_rows + row_index) * D + col;
+      float* out = scratch.split_o + (blockIdx.y * all_rows + row_index) * D + col;
 #pragma unroll
       for (int c = 0; c < 8; c += 2)
         *reinterpret_cast<float2*>(out + c) = make_float2(x[c], x[c + 1]);
@@ -2438,7 +2454,7 @@ __global__ void __launch_bounds__(DecodeConfig<D, R>::kBlockThreads,
     if (p.splits == 1)
       lse[row_index] = row_lse;
     else
-      g_split_lse[blockIdx.y * all_rows + row_index] = row_lse;
+      scratch.split_lse[blockIdx.y * all_rows + row_index] = row_lse;
   }
 }
 
@@ -3289,7 +3305,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                           const __grid_constant__ CUtensorMap k_map,
                           const __grid_constant__ CUtensorMap v_map,
                           T* __restrict__ o, float* __restrict__ lse,
-                          const __grid_constant__ CUtensorMap o_map) {
+                          const __grid_constant__ CUtensorMap o_map, Scratch scratch) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   constexpr bool kPdlLate = (KSEEK_FA_PDL & KSEEK_FA_PDL_LATE & WgmmaDimBit(D)) != 0;
   // KSEEK_FA_PDL_END: with split keys no trigger at all, so the combine
@@ -3516,7 +3532,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // register through all the loads, and the producer's 24 registers
       // would spill.)
       // (In a cluster: the next pair in the static order.)
-      auto from_queue = [] { return int(gridDim.x) + atomicAdd(&g_next_item, 1); };
+      auto from_queue = [&scratch] { return int(gridDim.x) + atomicAdd(scratch.queue, 1); };
       int next = 0;
       if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster) next = from_queue();
       if (tiles > 0) load(tiles - 1, true);
@@ -3537,9 +3553,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         Wait(empty_v(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
       }
     } else {
-      if (atomicAdd(&g_blocks_done, 1) == int(gridDim.x) - 1) {
-        g_next_item = 0;
-        g_blocks_done = 0;
+      if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x) - 1) {
+        scratch.queue[0] = 0;
+        scratch.queue[1] = 0;
       }
     }
     if constexpr (kPdlLate)
@@ -3839,7 +3855,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     else if (p.splits == 1)
       StoreOutputDirect<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else
-      StorePartial<D, false, KO>(p, w, st, total[0], total[1], warp, lane, split);
+      StorePartial<D, false, KO>(p, scratch, w, st, total[0], total[1], warp, lane, split);
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
   // The last TMA stores done before the block's shared memory goes.
@@ -3871,7 +3887,7 @@ __device__ __forceinline__ float WarpSum(float x) {
 // WGMMA kernel's 2-3 splits of thousands of rows).
 template <typename T, int D, int kInFlight>
 __global__ void __launch_bounds__(32 * kCombineWarps)
-    CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse) {
+    CombineSplits(Problem p, T* __restrict__ o, float* __restrict__ lse, Scratch scratch) {
   constexpr int kPerLane = D / 32;  // 2, 4, 6 or 8 columns
   extern __shared__ __align__(128) unsigned char smem[];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -3893,7 +3909,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   if (active) {
     // The splits' LSEs, lane l taking splits l, l + 32, ...; then each
     // split's weight exp(lse_s - lse) (the same for every lane).
-    const float* const part = g_split_lse + row;
+    const float* const part = scratch.split_lse + row;
     float part_max = -INFINITY;
     for (int s = lane; s < p.splits; s += 32)
       part_max = fmaxf(part_max, part[s * rows_total]);
@@ -3913,7 +3929,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
           const bool real = s < p.splits;
           ws[u] = real ? expf(part[s * rows_total] - mx) / total : 0.f;
           const float* src =
-              g_split_o + (int64_t(s) * rows_total + row) * D + lane * kPerLane;
+              scratch.split_o + (int64_t(s) * rows_total + row) * D + lane * kPerLane;
 #pragma unroll
           for (int c = 0; c < kPerLane / 2; ++c)
             x[u][c] = real ? *reinterpret_cast<const float2*>(src + 2 * c)
@@ -4035,6 +4051,177 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
   return best_splits;
 }
 
+// ---------------------------------------------------------------------------
+// Scratch of a call.
+//
+// A call's kernels use scratch memory (Scratch: the work queue and the
+// split partials) that no other call may use while they run; so that calls
+// on different streams may run at once, it is the call's own:
+//   - The split partials (only when keys are split) come from a memory
+//     pool of the kernel's own per device, allocated on the call's stream
+//     before its kernels and freed on it after them (stream-ordered: the
+//     pool hands the memory to another stream only once those kernels are
+//     done). The pool keeps what it has reserved (no release threshold),
+//     so calls after the first reuse it without mapping new memory.
+//   - The WGMMA kernel's queue counters read 0 when a launch starts and its
+//     last block resets them. Calls on one stream run one after another, so
+//     each stream has a pair of its own, found by cudaStreamGetId (ids,
+//     unlike handles, are never reused) and zeroed on that stream before
+//     its first use: 8 bytes of device memory per stream that ever called,
+//     never freed.
+//   - A call captured into a CUDA graph runs whenever the graph is
+//     launched: its partials and queue are allocated in the capture (a
+//     graph allocation node), the queue zeroed by a memset node.
+// The runtime calls that a graph capture in another thread would forbid
+// (cudaMalloc, creating the pool) run with this thread's capture mode
+// relaxed, as a caching allocator does.
+struct DeviceScratch {
+  int device = 0;
+  cudaMemPool_t pool = nullptr;
+  std::vector<std::pair<unsigned long long, int*>> queues;  // stream id, its pair
+  int* spare = nullptr;  // unassigned pairs, from the last cudaMalloc
+  int spare_pairs = 0;
+};
+// Never freed: kernels may still run when the library is unloaded.
+std::mutex g_scratch_mutex;
+std::vector<DeviceScratch*> g_scratch;
+constexpr int kQueuePairsPerAllocation = 4096;
+
+// This thread's stream capture mode relaxed for the object's lifetime.
+class RelaxedCaptureMode {
+ public:
+  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
+  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
+  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+};
+
+// The current device's scratch state, created on first use (the caller
+// holds g_scratch_mutex); null with g_error set on failure.
+DeviceScratch* CurrentDeviceScratch() {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    g_error = "no current CUDA device";
+    return nullptr;
+  }
+  for (DeviceScratch* d : g_scratch)
+    if (d->device == device) return d;
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device;
+  cudaMemPool_t pool = nullptr;
+  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
+    (void)cudaGetLastError();
+    g_error = "cannot create a device memory pool for the split-key partials";
+    return nullptr;
+  }
+  uint64_t keep = UINT64_MAX;
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  DeviceScratch* d = new DeviceScratch;
+  d->device = device;
+  d->pool = pool;
+  g_scratch.push_back(d);
+  return d;
+}
+
+// The scratch of one call on `stream`: Bind finds or allocates it before
+// the call's kernels are launched (they take get()), and the destructor
+// frees, in stream order after them, what Bind allocated.
+class CallScratch {
+ public:
+  explicit CallScratch(cudaStream_t stream) : stream_(stream) {}
+  ~CallScratch() {
+    for (int i = 0; i < allocated_; ++i) cudaFreeAsync(allocations_[i], stream_);
+  }
+  CallScratch(const CallScratch&) = delete;
+  CallScratch& operator=(const CallScratch&) = delete;
+
+  // Sets the work queue (with `queue`: the WGMMA kernel's) and, when p
+  // splits keys, the split partials, `rows_total` x `d` floats per split for
+  // O; false with g_error set on failure.
+  bool Bind(const Problem& p, bool queue, int64_t rows_total, int d) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess)
+      return Fail("cannot tell whether the stream is being captured into a graph");
+    if (capture == cudaStreamCaptureStatusInvalidated)
+      return Fail("the stream's graph capture has been invalidated");
+    const bool captured = capture == cudaStreamCaptureStatusActive;
+    RelaxedCaptureMode relaxed;
+    DeviceScratch* ds = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_scratch_mutex);
+      ds = CurrentDeviceScratch();
+      if (ds == nullptr) return false;
+      if (queue && !captured && !StreamQueue(ds)) return false;
+    }
+    if (queue && captured) {
+      void* q = nullptr;
+      if (cudaMallocFromPoolAsync(&q, 2 * sizeof(int), ds->pool, stream_) != cudaSuccess)
+        return Fail("cannot allocate the work queue in the graph");
+      allocations_[allocated_++] = q;
+      if (cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_) != cudaSuccess)
+        return Fail("cannot clear the work queue in the graph");
+      scratch_.queue = static_cast<int*>(q);
+    }
+    if (p.splits > 1) {
+      const int64_t partials = int64_t(p.splits) * rows_total;
+      const size_t bytes = size_t(partials * (d + 1)) * sizeof(float);
+      void* split = nullptr;
+      if (cudaMallocFromPoolAsync(&split, bytes, ds->pool, stream_) != cudaSuccess)
+        return Fail("cannot allocate device memory for the split-key partials");
+      allocations_[allocated_++] = split;
+      scratch_.split_o = static_cast<float*>(split);
+      scratch_.split_lse = scratch_.split_o + partials * d;
+    }
+    return true;
+  }
+
+  const Scratch& get() const { return scratch_; }
+
+ private:
+  bool Fail(const char* what) {
+    (void)cudaGetLastError();
+    g_error = what;
+    return false;
+  }
+
+  // The stream's queue pair (the caller holds g_scratch_mutex).
+  bool StreamQueue(DeviceScratch* ds) {
+    unsigned long long id = 0;
+    if (cudaStreamGetId(stream_, &id) != cudaSuccess) return Fail("cannot read the stream's id");
+    for (const auto& q : ds->queues)
+      if (q.first == id) {
+        scratch_.queue = q.second;
+        return true;
+      }
+    if (ds->spare_pairs == 0) {
+      void* pairs = nullptr;
+      if (cudaMalloc(&pairs, kQueuePairsPerAllocation * 2 * sizeof(int)) != cudaSuccess)
+        return Fail("cannot allocate device memory for the work queues");
+      ds->spare = static_cast<int*>(pairs);
+      ds->spare_pairs = kQueuePairsPerAllocation;
+    }
+    int* pair = ds->spare;
+    if (cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_) != cudaSuccess)
+      return Fail("cannot clear the stream's work queue");
+    ds->spare += 2;
+    --ds->spare_pairs;
+    ds->queues.emplace_back(id, pair);
+    scratch_.queue = pair;
+    return true;
+  }
+
+  cudaStream_t stream_;
+  Scratch scratch_ = {nullptr, nullptr, nullptr};
+  void* allocations_[2] = {nullptr, nullptr};
+  int allocated_ = 0;
+};
+
 // The combine kernel over the split partials of p: one warp per row, or
 // (warps_per_row kCombineWarps) a block per row; `many_in_flight`:
 // KSEEK_FA_COMBINE_IN_FLIGHT splits' loads in flight per warp (behind the
@@ -4053,8 +4240,8 @@ cudaLaunchAttribute DependentLaunch() {
 }
 
 template <typename T, int D>
-void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
-                   bool dependent, int warps_per_row = 1,
+void LaunchCombine(Problem p, T* o, float* lse, const Scratch& scratch,
+                   cudaStream_t stream, bool dependent, int warps_per_row = 1,
                    bool many_in_flight = false) {
   p.combine_warps = warps_per_row;
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
@@ -4068,9 +4255,9 @@ void LaunchCombine(Problem p, T* o, float* lse, cudaStream_t stream,
     cudaLaunchAttribute attr[1] = {DependentLaunch()};
     // grid, block, dynamic shared memory, stream, attributes.
     cudaLaunchConfig_t config = {grid, block, size_t(smem), stream, attr, 1};
-    cudaLaunchKernelEx(&config, kernel, p, o, lse);
+    cudaLaunchKernelEx(&config, kernel, p, o, lse, scratch);
   } else {
-    kernel<<<grid, block, smem, stream>>>(p, o, lse);
+    kernel<<<grid, block, smem, stream>>>(p, o, lse, scratch);
   }
 }
 
@@ -4275,7 +4462,7 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     blocks = PlanMma<T, D, false>(p, sms);
   }
 
-  using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*);
+  using KernelFn = void (*)(Problem, const T*, const T*, const T*, T*, float*, Scratch);
   KernelFn kernel = decode ? AttentionDecode<T, D, R> : AttentionForward<T, D>;
   const int threads = decode ? kDecodeThreads : kThreads;
   const int smem = decode ? DecodeConfig<D, R>::kSmemBytes : Config<D>::kSmemBytes;
@@ -4294,18 +4481,21 @@ int LaunchMma(Problem p, const kseek_launch_args* args, int sms) {
     }
   }
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  CallScratch scratch(stream);
+  if (!scratch.Bind(p, false, int64_t(p.batch) * p.heads_q * p.seqlen_q, D)) return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
   kernel<<<dim3(unsigned(blocks), unsigned(p.splits)), threads, smem,
            stream>>>(p, static_cast<const T*>(args->tensors[0].data),
                      static_cast<const T*>(args->tensors[1].data),
-                     static_cast<const T*>(args->tensors[2].data), o, lse);
+                     static_cast<const T*>(args->tensors[2].data), o, lse,
+                     scratch.get());
   // Behind the decode kernel, from KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS
   // splits (batch-1 decode: ~50 splits of 16 rows), a block per row, so
   // that the combine is not a chain of loads per warp.
   if (p.splits > 1) {
     const bool per_row = decode && p.splits >= KSEEK_FA_DECODE_ROW_COMBINE_MIN_SPLITS;
-    LaunchCombine<T, D>(p, o, lse, stream,
+    LaunchCombine<T, D>(p, o, lse, scratch.get(), stream,
                         (kMmaDependentCombine & HeadDimBit(D)) != 0,
                         per_row ? kCombineWarps : 1, decode);
   }
@@ -4493,6 +4683,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
   };
 
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  CallScratch scratch(stream);
+  if (!scratch.Bind(p, CL != 2, int64_t(p.batch) * p.heads_q * p.seqlen_q, D)) return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
   if constexpr (CL == 2) {
@@ -4501,15 +4693,15 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
-    cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map);
+    cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
     const int grid = int(slots_for(items));
     kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
-        p, q_map, k_map, v_map, o, lse, o_map);
+        p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
   }
   if (p.splits > 1)
-    LaunchCombine<T, D>(p, o, lse, stream,
+    LaunchCombine<T, D>(p, o, lse, scratch.get(), stream,
                         (kWgmmaDependentCombine & WgmmaDimBit(D)) != 0);
   if (cudaGetLastError() != cudaSuccess) {
     g_error = "WGMMA attention kernel launch failed";

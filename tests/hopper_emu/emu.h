@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 #include <algorithm>
 #include <random>
@@ -425,3 +426,69 @@ template <typename F> cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(
 inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
 inline cudaError_t cudaDeviceGetAttribute(int* v, int a, int) { *v = a == cudaDevAttrComputeCapabilityMajor ? emu::g_cc_major : emu::g_sms; return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return emu::g_failed ? 1 : cudaSuccess; }
+
+// Scratch memory (hopper.cu's CallScratch). The pool's allocations and
+// cudaMalloc's come filled with the word 0x7FC07FC0 (a NaN as a float, as
+// an int far past any queue's items), so that a kernel reading scratch it
+// never wrote, or a work queue never cleared, shows; emu::g_pool_live counts the pool's allocations not yet freed (the
+// test driver wants none left after a call). With emu::g_capturing every
+// stream reports an active graph capture. Streams are ids: a stream's
+// handle plus one.
+namespace emu {
+inline int g_pool_live = 0;
+inline bool g_capturing = false;
+inline void* PoisonedAllocation(size_t bytes) {
+  const size_t rounded = (bytes + 255) / 256 * 256;
+  void* p = aligned_alloc(256, rounded);
+  if (p != nullptr)
+    for (size_t i = 0; i < rounded / 4; ++i) static_cast<uint32_t*>(p)[i] = 0x7FC07FC0u;
+  return p;
+}
+}  // namespace emu
+typedef void* cudaMemPool_t;
+enum cudaMemAllocationType { cudaMemAllocationTypePinned = 1 };
+enum cudaMemLocationType { cudaMemLocationTypeDevice = 1 };
+struct cudaMemLocation { cudaMemLocationType type; int id; };
+struct cudaMemPoolProps { cudaMemAllocationType allocType; int handleTypes; cudaMemLocation location; };
+enum cudaMemPoolAttr { cudaMemPoolAttrReleaseThreshold = 4 };
+enum cudaStreamCaptureStatus {
+  cudaStreamCaptureStatusNone = 0,
+  cudaStreamCaptureStatusActive = 1,
+  cudaStreamCaptureStatusInvalidated = 2
+};
+enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
+inline cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  static thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
+  std::swap(current, *mode);
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
+  *status = emu::g_capturing ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+inline cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long* id) {
+  *id = (unsigned long long)(uintptr_t)stream + 1;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+  static int pools;
+  if (props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice) return 1;
+  *pool = &pools;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+inline cudaError_t cudaMallocFromPoolAsync(void** p, size_t bytes, cudaMemPool_t pool, cudaStream_t) {
+  if (pool == nullptr || (*p = emu::PoisonedAllocation(bytes)) == nullptr) return 2;
+  ++emu::g_pool_live;
+  return cudaSuccess;
+}
+inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+  free(p);
+  --emu::g_pool_live;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMalloc(void** p, size_t bytes) { return (*p = emu::PoisonedAllocation(bytes)) ? cudaSuccess : 2; }
+inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
+  memset(p, value, bytes);
+  return cudaSuccess;
+}

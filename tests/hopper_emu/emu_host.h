@@ -104,6 +104,10 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
     printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message());
     return false;
   }
+  if (emu::g_pool_live != 0) {
+    printf("%s: %d scratch allocations not freed after the call -> FAIL\n", s.name, emu::g_pool_live);
+    return false;
+  }
   // Reference in double, from the inputs decoded once (the reference reads
   // each element many times).
   auto decoded = [&](Guarded& g, size_t n) {
@@ -172,16 +176,19 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   return ok;
 }
 
-// emu [FILTER] [--shard=I/N]: the shapes whose name contains FILTER, and of
-// those the I-th of every N (0 <= I < N), so that N runs of it cover them
-// all. Each runs twice (asynchronous work completing at issue, then as late
+// emu [FILTER] [--shard=I/N] [--captured]: the shapes whose name contains
+// FILTER, and of those the I-th of every N (0 <= I < N), so that N runs of
+// it cover them all; --captured: every stream reports a graph capture, so
+// calls take their scratch as captured calls do. Each runs twice (asynchronous work completing at issue, then as late
 // as it can). A shape's inputs depend only on its place in the list.
 inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
   std::string only;
   int shard = 0, shards = 1;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind("--shard=", 0) == 0) {
+    if (arg == "--captured") {
+      emu::g_capturing = true;  // every call as if captured into a CUDA graph
+    } else if (arg.rfind("--shard=", 0) == 0) {
       if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards) {
         fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
         return 2;

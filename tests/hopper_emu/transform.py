@@ -58,6 +58,16 @@ PLANTS = {
     # S's last 16 columns.
     "narrow_short": ("  for (int kk = 0; kk < KD / 16; ++kk) {\n    uint32_t a[4];\n",
                      "  for (int kk = 0; kk < KD / 16 - (KD < D); ++kk) {\n    uint32_t a[4];\n"),
+    # The WGMMA kernel's work queue never cleared: neither a stream's queue
+    # (calls not captured) nor a graph's (captured calls, the emulation's
+    # --captured), so a launch starts from whatever the fresh memory held
+    # (the emulation fills it with 0xFF bytes).
+    "queue_not_cleared": [
+        ("    if (cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_) != cudaSuccess)\n",
+         "    if (false)\n"),
+        ("      if (cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_) != cudaSuccess)\n",
+         "      if (false)\n"),
+    ],
     # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
     # their own block's empty barrier only, and that barrier counts only
     # the block's own warps, so a block's producer multicasts into a stage
