@@ -46,6 +46,18 @@ TEST_P(EveryShape, PassesOnItsShard) {
 
 INSTANTIATE_TEST_SUITE_P(BlackwellEmulation, EveryShape, ::testing::Range(0, kShards));
 
+// Every shape as a call captured into a CUDA graph (--captured): the split
+// partials come from the kernel's pool all the same (inside a capture, as
+// allocation nodes of the graph), filled with NaN by the emulation, and
+// every allocation must be freed by the call's end.
+TEST(BlackwellEmulationTest, EveryShapeCapturedPasses) {
+  ProcessResult r = Emulate("default", {"--captured"});
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 96) << EmulationTail(r.out) << r.err;
+}
+
 // The non-default settings (blackwell_emu_switches: O rescaled on every
 // tile, three K/V stages at head_dim 64, 64-key tiles at head_dim 72..128,
 // no split keys, no GQA packing), on every shape, in kShards shards.

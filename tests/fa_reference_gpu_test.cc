@@ -152,9 +152,9 @@ TEST(FlashAttentionBaseline, MatchesFp64WithinTaskTolerance) {
 }
 
 // hopper.cu called on four streams at once and from a CUDA graph launched
-// beside calls on other streams (kernels/flash_attention_fwd/test/
-// streams_check.cu): every output must equal the same call's made alone,
-// bit for bit. Built as the harness builds a candidate (kseek compile).
+// beside calls on other streams (tests/fa_streams/streams_check.cu): every
+// output must equal the same call's made alone, bit for bit. Built as the
+// harness builds a candidate (kseek compile).
 TEST(FlashAttentionHopper, ConcurrentStreamsAndGraphsMatchOneStream) {
   KSEEK_REQUIRE_CUDA_DEVICE();
   if (DeviceTarget() != "sm_90a") GTEST_SKIP() << "skipped: device is not sm_90";
@@ -170,7 +170,7 @@ TEST(FlashAttentionHopper, ConcurrentStreamsAndGraphsMatchOneStream) {
   const testing::ProcessResult built = testing::RunProcess(
       {nvcc, "-O2", "-std=c++17", "-arch=sm_90a", "-I",
        testing::SourceDir() + "/harness/include", "-o", check,
-       TaskDir() + "/test/streams_check.cu", "-ldl"});
+       testing::SourceDir() + "/tests/fa_streams/streams_check.cu", "-ldl"});
   ASSERT_EQ(built.exit_code, 0) << built.out << built.err;
   const testing::ProcessResult r = testing::RunProcess({check, library, "--rounds", "4"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;

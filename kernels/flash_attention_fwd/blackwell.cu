@@ -86,8 +86,10 @@
 // Split keys (flash-decoding) for shapes whose blocks fill less than 80%
 // of the SMs (decode, short prefill): the key tiles are split into up to
 // 32 ranges of at least 2 tiles, about enough to fill the SMs; each block
-// writes its normalised fp32 partial O and its LSE to a static scratch
-// buffer (32 MB of O; fewer splits when the partials would not fit), and
+// writes its normalised fp32 partial O and its LSE to scratch memory of
+// the call's own (SplitScratch: at most 32 MB of O, fewer splits when the
+// partials would not fit; calls on several streams at once and in CUDA
+// graphs do not share it), and
 // CombineSplits (one warp per row) merges them: lse = log sum exp(lse_s),
 // O = sum exp(lse_s - lse) O_s. A split whose rows see no key writes
 // lse_s = -inf.
@@ -113,7 +115,10 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <mutex>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "kernelseek/abi.h"
 
@@ -166,7 +171,7 @@ constexpr int kCorrectionRegisters = 152;
 static_assert(kLoadRegisters + kSoftmaxRegisters + kCorrectionRegisters <= 3 * kLaunchRegisters,
               "setmaxnreg counts exceed the block's registers");
 // Split keys: at most kMaxSplits per query tile, each at least
-// kMinTilesPerSplit key tiles, their fp32 partials within the scratch.
+// kMinTilesPerSplit key tiles, their fp32 partials within kScratchOFloats.
 constexpr int kMaxSplits = 32;
 constexpr int kMinTilesPerSplit = 2;
 constexpr int kCombineWarps = 4;  // rows per block of CombineSplits
@@ -218,13 +223,8 @@ struct Config {
   static_assert(2 * (kSmemBytes + 1024) > 228 * 1024, "two blocks per SM");
 };
 
-const char* g_error = "";
-
-// The split partials: normalised O (fp32, head_dim columns per row) and LSE
-// per split and (batch, head, query) row. Shared by every call of the
-// library: calls must not run concurrently on different streams.
-alignas(16) __device__ float g_split_o[kScratchOFloats];
-__device__ float g_split_lse[kScratchLseFloats];
+// The last error of the calling thread (kseek_error_message).
+thread_local const char* g_error = "";
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
@@ -236,6 +236,11 @@ struct Problem {
   int pack, q_rows;
   int splits, tiles_per_split;  // key splits per query tile (1: none)
   float scale_log2;  // log2(e) / sqrt(head_dim)
+  // With split keys, the call's partials (SplitScratch): normalised O
+  // (fp32, head_dim columns per row) and LSE per split and (batch, head,
+  // query) row.
+  float* split_o;
+  float* split_lse;
 };
 
 // ---------------------------------------------------------------------------
@@ -597,7 +602,7 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int64_t row_id = (int64_t(t.b) * p.heads_q + h) * p.seqlen_q + row;
   T* orow = o + ((int64_t(t.b) * p.seqlen_q + row) * p.heads_q + h) * p.head_dim;
-  float* prow = g_split_o + (t.split * rows_total + row_id) * p.head_dim;
+  float* prow = p.split_o + (t.split * rows_total + row_id) * p.head_dim;
 #pragma unroll 1
   for (int c = 0; c < D / 32; ++c) {
     float v[32];
@@ -630,7 +635,7 @@ __device__ void SoftmaxRole(const Problem& p, const Tile& t, const Smem<D>& sm,
   if (live) {
     const float row_lse = l > 0.f ? (m * p.scale_log2 + log2f(l)) * kLn2 : -INFINITY;
     if (p.splits == 1) lse[row_id] = row_lse;
-    else g_split_lse[t.split * rows_total + row_id] = row_lse;
+    else p.split_lse[t.split * rows_total + row_id] = row_lse;
   }
 }
 
@@ -742,7 +747,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
   const int64_t rows_total = int64_t(p.batch) * p.heads_q * p.seqlen_q;
   const int64_t row_id = int64_t(blockIdx.x) * kCombineWarps + threadIdx.x / 32;
   if (row_id >= rows_total) return;
-  const float ls = lane < p.splits ? g_split_lse[lane * rows_total + row_id] : -INFINITY;
+  const float ls = lane < p.splits ? p.split_lse[lane * rows_total + row_id] : -INFINITY;
   float mx = ls;
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, off));
@@ -762,7 +767,7 @@ __global__ void __launch_bounds__(32 * kCombineWarps)
     for (int s = 0; s < kMaxSplits; ++s) {
       if (s < p.splits && weight[s] > 0.f) {
         const float2 x =
-            *reinterpret_cast<const float2*>(g_split_o + (s * rows_total + row_id) * p.head_dim + col);
+            *reinterpret_cast<const float2*>(p.split_o + (s * rows_total + row_id) * p.head_dim + col);
         a0 += weight[s] * x.x;
         a1 += weight[s] * x.y;
       }
@@ -819,7 +824,7 @@ bool EncodeBshd(EncodeTiledFn encode, CUtensorMap* map, const void* data, int ba
 // Key splits per query tile: 1 when the blocks fill 80% of the SMs (one
 // block per SM: the shared memory allows no second); else about enough
 // to fill them, each split at least kMinTilesPerSplit key tiles, the
-// partials within the scratch buffers.
+// partials within 32 MB of O (kScratchOFloats).
 template <int D>
 void PlanSplits(Problem* p, int sms) {
   const int key_tiles = (p->seqlen_k + Config<D>::kBlockN - 1) / Config<D>::kBlockN;
@@ -838,6 +843,83 @@ void PlanSplits(Problem* p, int sms) {
   p->tiles_per_split = int((key_tiles + splits - 1) / splits);
   p->splits = (key_tiles + p->tiles_per_split - 1) / p->tiles_per_split;
 }
+
+// The split partials of one call (Problem::split_o, split_lse), so that
+// calls on several streams at once, and graphs, never share them: allocated
+// on the call's stream from a memory pool the kernel keeps per device (its
+// release threshold at the maximum, so memory stays reserved between
+// calls) before the kernels and freed on it after the combine
+// (stream-ordered: another stream gets the memory only once those kernels
+// are done; in a graph capture, allocation nodes of the graph). The pool
+// is created with this thread's capture mode relaxed, so that a capture in
+// another thread is not invalidated.
+class SplitScratch {
+ public:
+  explicit SplitScratch(cudaStream_t stream) : stream_(stream) {}
+  ~SplitScratch() {
+    if (split_ != nullptr) cudaFreeAsync(split_, stream_);
+  }
+  SplitScratch(const SplitScratch&) = delete;
+  SplitScratch& operator=(const SplitScratch&) = delete;
+
+  // Sets p's partials when p splits keys; false with g_error set on
+  // failure.
+  bool Bind(Problem* p) {
+    if (p->splits <= 1) return true;
+    const cudaMemPool_t pool = Pool();
+    if (pool == nullptr) return false;
+    const int64_t rows = int64_t(p->splits) * p->batch * p->heads_q * p->seqlen_q;
+    const size_t bytes = size_t(rows * (p->head_dim + 1)) * sizeof(float);
+    if (cudaMallocFromPoolAsync(&split_, bytes, pool, stream_) != cudaSuccess) {
+      (void)cudaGetLastError();
+      split_ = nullptr;
+      g_error = "cannot allocate device memory for the split-key partials";
+      return false;
+    }
+    p->split_o = static_cast<float*>(split_);
+    p->split_lse = p->split_o + rows * p->head_dim;
+    return true;
+  }
+
+ private:
+  // The current device's pool, created on first use; null with g_error set.
+  static cudaMemPool_t Pool() {
+    static std::mutex mutex;
+    static std::vector<std::pair<int, cudaMemPool_t>> pools;  // never destroyed
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+      (void)cudaGetLastError();
+      g_error = "no current CUDA device";
+      return nullptr;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    for (const auto& d : pools)
+      if (d.first == device) return d.second;
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t pool = nullptr;
+    const bool made = cudaMemPoolCreate(&pool, &props) == cudaSuccess;
+    if (made) {
+      uint64_t keep = UINT64_MAX;
+      cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+      pools.emplace_back(device, pool);
+    }
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (!made) {
+      (void)cudaGetLastError();
+      g_error = "cannot create a device memory pool for the split-key partials";
+      return nullptr;
+    }
+    return pool;
+  }
+
+  cudaStream_t stream_;
+  void* split_ = nullptr;
+};
 
 template <typename T, int D>
 int Launch(Problem p, const kseek_launch_args* args) {
@@ -887,6 +969,8 @@ int Launch(Problem p, const kseek_launch_args* args) {
   }
   PlanSplits<D>(&p, sms);
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
+  SplitScratch scratch(stream);
+  if (!scratch.Bind(&p)) return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
   kernel<<<dim3(unsigned(p.q_tiles * p.splits), unsigned(p.heads_q / p.pack), unsigned(p.batch)), kThreads,

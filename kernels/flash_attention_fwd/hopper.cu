@@ -463,10 +463,10 @@
 //   stream-ordered pool, a graph's own when captured), passed to the
 //   kernels as their last parameter, instead of __device__ globals that
 //   every call shared: calls on several streams at once, and graphs
-//   launched beside them, are correct (test/streams_check.cu). The kernels'
-//   code is v4's but for the scratch's addresses (ptxas: the same
-//   registers and spills but 2 fewer registers in 4 kernels). Not yet
-//   timed on the device (bench/plans/streams.sh).
+//   launched beside them, are correct (tests/fa_streams/streams_check.cu).
+//   The kernels' code is v4's but for the scratch's addresses (ptxas: the
+//   same registers and spills but 2 fewer registers in 4 kernels). Not
+//   yet timed on the device (bench/plans/streams.sh).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,

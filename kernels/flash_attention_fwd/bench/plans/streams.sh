@@ -4,7 +4,7 @@
 # kernel's scratch per call (CallScratch in hopper.cu: the split partials
 # from a stream-ordered pool, the WGMMA queue per stream, a graph's own
 # when captured) against v4's shared __device__ scratch.
-#   1. test/streams_check.cu on both libraries: calls on four streams at
+#   1. tests/fa_streams/streams_check.cu on both libraries: calls on four streams at
 #      once and a graph launched beside eager calls, each output against
 #      the same call made alone, bit for bit. Expect v4 to mismatch (its
 #      calls share one queue counter and one 32 MB partials buffer) and
@@ -33,7 +33,7 @@ old=.device/variants/hopper_v4.cu
 read -r -a harness_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
 work=$(mktemp -d)
 nvcc -O2 -std=c++17 -arch=sm_90a -I harness/include -o "$work/streams_check" \
-  kernels/flash_attention_fwd/test/streams_check.cu -ldl || { echo "streams.sh: streams_check did not build"; exit 1; }
+  tests/fa_streams/streams_check.cu -ldl || { echo "streams.sh: streams_check did not build"; exit 1; }
 build() {  # build NAME FILE
   nvcc -gencode=arch=compute_90a,code=sm_90a "${harness_flags[@]}" -I harness/include \
     -o "$work/$1.so" "$2" > "$work/$1.ptxas.txt" 2>&1

@@ -1,7 +1,8 @@
 // Calls of a flash_attention_fwd kernel library on several streams at once,
 // and captured into a CUDA graph, against the same calls made one at a time.
 //
-//   nvcc -O2 -std=c++17 -I harness/include -o streams_check streams_check.cu -ldl
+//   nvcc -O2 -std=c++17 -arch=sm_90a -I harness/include -o streams_check \
+//     tests/fa_streams/streams_check.cu -ldl
 //   streams_check KERNEL.so [--rounds N]
 //
 // KERNEL.so exports kseek_launch (harness/include/kernelseek/abi.h), built
