@@ -139,6 +139,21 @@ TEST(HopperEmulationTest, PlantedQueueNotClearedFails) {
   ExpectPlantFailed(Emulate("queue_not_cleared", {"--captured", "w_hd128"}));
 }
 
+// The scratch's runtime calls in the thread's own capture mode: a captured
+// call (the first, which creates the memory pool) must fail with the
+// reason named, as CUDA refuses it under a capture in global mode; calls
+// not captured still pass.
+TEST(HopperEmulationTest, PlantedCaptureNotRelaxedFails) {
+  const ProcessResult r = Emulate("capture_not_relaxed", {"--captured", "w_hd128"});
+  EXPECT_NE(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  EXPECT_NE(r.out.find("launch returned 1: cannot create a device memory pool"),
+            std::string::npos)
+      << EmulationTail(r.out) << r.err;
+  // Not the stand-in kernel of a transform that no longer applies.
+  EXPECT_EQ(r.out.find("transform.py"), std::string::npos) << EmulationTail(r.out) << r.err;
+  ExpectAllPass("capture_not_relaxed", "w_hd128", 2);
+}
+
 // The non-default settings (the switches hopper_emu_switches is built with,
 // tests/hopper_emu/CMakeLists.txt), each on the shapes it changes: few-tile
 // shapes on the mma.sync kernel instead of the WGMMA kernel's split keys,

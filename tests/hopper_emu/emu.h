@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <utility>
 #include <vector>
 #include <algorithm>
 #include <random>
@@ -427,16 +426,22 @@ inline cudaError_t cudaGetDevice(int* d) { *d = 0; return cudaSuccess; }
 inline cudaError_t cudaDeviceGetAttribute(int* v, int a, int) { *v = a == cudaDevAttrComputeCapabilityMajor ? emu::g_cc_major : emu::g_sms; return cudaSuccess; }
 inline cudaError_t cudaGetLastError() { return emu::g_failed ? 1 : cudaSuccess; }
 
-// Scratch memory (hopper.cu's CallScratch). The pool's allocations and
-// cudaMalloc's come filled with the word 0x7FC07FC0 (a NaN as a float, as
-// an int far past any queue's items), so that a kernel reading scratch it
-// never wrote, or a work queue never cleared, shows; emu::g_pool_live counts the pool's allocations not yet freed (the
-// test driver wants none left after a call). With emu::g_capturing every
-// stream reports an active graph capture. Streams are ids: a stream's
-// handle plus one.
+// Scratch memory (hopper.cu's CallScratch, blackwell.cu's SplitScratch).
+// The pool's allocations and cudaMalloc's come filled with the word
+// 0x7FC07FC0 (a NaN as a float, as an int far past any queue's items), so
+// that a kernel reading scratch it never wrote, or a work queue never
+// cleared, shows; emu::g_pool_live counts the pool's allocations not yet
+// freed (the test driver wants none left after a call). With
+// emu::g_capturing every stream reports an active graph capture, and, as
+// CUDA does under a capture in global mode, cudaMalloc and
+// cudaMemPoolCreate fail unless the thread's capture mode is relaxed.
+// Streams are ids: a stream's handle plus one.
 namespace emu {
 inline int g_pool_live = 0;
 inline bool g_capturing = false;
+inline thread_local int g_capture_mode = 0;  // a cudaStreamCaptureMode
+// An unsafe call under a capture: what CUDA refuses unless relaxed.
+inline bool CaptureForbids() { return g_capturing && g_capture_mode != 2; }
 inline void* PoisonedAllocation(size_t bytes) {
   const size_t rounded = (bytes + 255) / 256 * 256;
   void* p = aligned_alloc(256, rounded);
@@ -458,8 +463,9 @@ enum cudaStreamCaptureStatus {
 };
 enum cudaStreamCaptureMode { cudaStreamCaptureModeGlobal = 0, cudaStreamCaptureModeThreadLocal = 1, cudaStreamCaptureModeRelaxed = 2 };
 inline cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
-  static thread_local cudaStreamCaptureMode current = cudaStreamCaptureModeGlobal;
-  std::swap(current, *mode);
+  const int previous = emu::g_capture_mode;
+  emu::g_capture_mode = *mode;
+  *mode = cudaStreamCaptureMode(previous);
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
@@ -472,6 +478,7 @@ inline cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long* id) 
 }
 inline cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
   static int pools;
+  if (emu::CaptureForbids()) return 900;  // cudaErrorStreamCaptureUnsupported
   if (props->allocType != cudaMemAllocationTypePinned || props->location.type != cudaMemLocationTypeDevice) return 1;
   *pool = &pools;
   return cudaSuccess;
@@ -487,7 +494,10 @@ inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
   --emu::g_pool_live;
   return cudaSuccess;
 }
-inline cudaError_t cudaMalloc(void** p, size_t bytes) { return (*p = emu::PoisonedAllocation(bytes)) ? cudaSuccess : 2; }
+inline cudaError_t cudaMalloc(void** p, size_t bytes) {
+  if (emu::CaptureForbids()) return 900;  // cudaErrorStreamCaptureUnsupported
+  return (*p = emu::PoisonedAllocation(bytes)) ? cudaSuccess : 2;
+}
 inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
   memset(p, value, bytes);
   return cudaSuccess;

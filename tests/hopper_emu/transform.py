@@ -68,6 +68,11 @@ PLANTS = {
         ("      if (cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_) != cudaSuccess)\n",
          "      if (false)\n"),
     ],
+    # The scratch's runtime calls made in the thread's own capture mode: a
+    # captured call's first use creates the memory pool, which CUDA (and
+    # the emulation) refuses under a capture unless the mode is relaxed.
+    "capture_not_relaxed": ("    RelaxedCaptureMode relaxed;\n    DeviceScratch* ds = nullptr;\n",
+                            "    DeviceScratch* ds = nullptr;\n"),
     # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
     # their own block's empty barrier only, and that barrier counts only
     # the block's own warps, so a block's producer multicasts into a stage
