@@ -4,7 +4,9 @@
 # final_run: kseek eval of every scenario and the extra ones without
 # timing, the anchor beside FA3, cuDNN and FA2 by events and then, for the
 # calls under 150 us, by the GPU's timeline; the pad sweep) into $OUT, its
-# log $OUT/final.log. The final runs since v3p
+# log $OUT/final.log; then tests/fa_streams/streams_check.cu on the same
+# file (calls on four streams at once and from a graph, against the same
+# calls made alone; about 20 s more) into $OUT/streams.txt. The final runs since v3p
 # (bench/results/hopper_v3*_h200.txt, hopper_v4_h200.txt).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final.sh

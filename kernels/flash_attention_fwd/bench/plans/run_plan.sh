@@ -71,12 +71,45 @@ final_run() {
       bash scripts/device/full_run.sh ) > "$2" 2>&1
 }
 
+# kernel_lib DIR NAME FILE: FILE (from the repository root) built as the
+# harness builds a candidate for sm_90a (harness/src/cuda_flags.inc) into
+# DIR/NAME.so, ptxas's report in DIR/NAME.ptxas.txt.
+kernel_lib() {
+  ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
+    local flags
+    read -r -a flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
+    PATH=/usr/local/cuda/bin:$PATH nvcc -gencode=arch=compute_90a,code=sm_90a "${flags[@]}" \
+      -I harness/include -o "$1/$2.so" "$3" > "$1/$2.ptxas.txt" 2>&1 )
+}
+
+# streams_check_build DIR: tests/fa_streams/streams_check.cu into
+# DIR/streams_check (calls on several streams at once and from a graph,
+# against the same calls made alone: `DIR/streams_check LIB.so`).
+streams_check_build() {
+  ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
+    PATH=/usr/local/cuda/bin:$PATH nvcc -O2 -std=c++17 -arch=sm_90a -I harness/include \
+      -o "$1/streams_check" tests/fa_streams/streams_check.cu -ldl )
+}
+
 # final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
 # its log there as final.log, then the log's last 60 lines (the plan
-# final.sh).
+# final.sh); and tests/fa_streams/streams_check.cu on the same file (built
+# while the run goes; about 20 s of GPU time after it) into streams.txt.
 final_plan() {
-  local out=${OUT:-/tmp/fa_final}
+  local out=${OUT:-/tmp/fa_final} sc
   mkdir -p "$out"
+  sc=$(mktemp -d)
+  ( streams_check_build "$sc" && kernel_lib "$sc" hopper kernels/flash_attention_fwd/hopper.cu ) \
+    > "$sc/build.log" 2>&1 &
+  local pid=$!
   OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
   tail -60 "$out/final.log"
+  if wait "$pid"; then
+    timeout 300 "$sc/streams_check" "$sc/hopper.so" > "$out/streams.txt" 2>&1
+    echo "== streams_check: exit $?"
+    grep -v "^reference" "$out/streams.txt" | tail -12
+  else
+    echo "== streams_check: did not build"
+    tail -20 "$sc/build.log"
+  fi
 }

@@ -28,18 +28,12 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
 mkdir -p "${OUT:=/tmp/fa_variants}"
-export OUT PATH=/usr/local/cuda/bin:$PATH
+export OUT
 old=.device/variants/hopper_v4.cu
-read -r -a harness_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
 work=$(mktemp -d)
-nvcc -O2 -std=c++17 -arch=sm_90a -I harness/include -o "$work/streams_check" \
-  tests/fa_streams/streams_check.cu -ldl || { echo "streams.sh: streams_check did not build"; exit 1; }
-build() {  # build NAME FILE
-  nvcc -gencode=arch=compute_90a,code=sm_90a "${harness_flags[@]}" -I harness/include \
-    -o "$work/$1.so" "$2" > "$work/$1.ptxas.txt" 2>&1
-}
-build new "$cu" & pid=$!
-[[ -f $old ]] && build v4 "$old"
+streams_check_build "$work" || { echo "streams.sh: streams_check did not build"; exit 1; }
+kernel_lib "$work" new "$cu" & pid=$!
+[[ -f $old ]] && kernel_lib "$work" v4 "$old"
 wait "$pid" || { echo "streams.sh: hopper.cu did not build"; tail -20 "$work/new.ptxas.txt"; exit 1; }
 for name in v4 new; do
   [[ -f $work/$name.so ]] || { echo "== streams_check $name: not built (no $old)"; continue; }
