@@ -4071,7 +4071,8 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 //     never freed.
 //   - A call captured into a CUDA graph runs whenever the graph is
 //     launched: its partials and queue are allocated in the capture (a
-//     graph allocation node), the queue zeroed by a memset node.
+//     graph allocation node), the queue zeroed by a memset node (a small
+//     operation ahead of the WGMMA kernel at every launch of the graph).
 // The runtime calls that a graph capture in another thread would forbid
 // (cudaMalloc, creating the pool) run with this thread's capture mode
 // relaxed, as a caching allocator does.
