@@ -24,11 +24,19 @@ using testing::ProcessResult;
 const std::string kBench =
     testing::SourceDir() + "/kernels/flash_attention_fwd/bench";
 
-ProcessResult CompareRuns(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"/usr/bin/env", "python3",
-                                   kBench + "/compare_runs.py"};
+// python3 bench/SCRIPT with `args`.
+ProcessResult RunBench(const std::string& script, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"/usr/bin/env", "python3", kBench + "/" + script};
   argv.insert(argv.end(), args.begin(), args.end());
   return testing::RunProcess(argv);
+}
+
+ProcessResult CompareRuns(const std::vector<std::string>& args) {
+  return RunBench("compare_runs.py", args);
+}
+
+ProcessResult Timeline(const std::vector<std::string>& args) {
+  return RunBench("timeline.py", args);
 }
 
 // The number after `prefix` in text; NaN when absent.
@@ -115,15 +123,13 @@ TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
 // scenario lists from: task.json's names matching any glob, in task.json's
 // order and each once; a glob that matches nothing is refused by name.
 TEST(FaBenchToolsTest, PickScenariosKeepsTaskOrderAndRefusesAnEmptyGlob) {
-  const std::string pick = kBench + "/pick_scenarios.py";
-  ProcessResult r = testing::RunProcess(
-      {"/usr/bin/env", "python3", pick, "grid_hd64_full_s51*", "grid_*_s512_bf16"});
+  ProcessResult r = RunBench("pick_scenarios.py", {"grid_hd64_full_s51*", "grid_*_s512_bf16"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out,
             "grid_hd64_full_s512_bf16,grid_hd64_full_s512_f16,grid_hd64_causal_s512_bf16,"
             "grid_hd128_full_s512_bf16,grid_hd128_causal_s512_bf16,"
             "grid_hd256_full_s512_bf16,grid_hd256_causal_s512_bf16\n");
-  r = testing::RunProcess({"/usr/bin/env", "python3", pick, "grid_*", "ragged_*hd80*"});
+  r = RunBench("pick_scenarios.py", {"grid_*", "ragged_*hd80*"});
   EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_NE(r.err.find("no scenario of task.json matches ragged_*hd80*"), std::string::npos)
@@ -167,8 +173,7 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
   testing::WriteFile(trace, "{\"traceEvents\": [" + events +
                                 "], \"kseek_order\": [\"def\", \"p15\", \"p15\", \"def\"], "
                                 "\"kseek_flops\": 72000000}");
-  const std::string tool = kBench + "/timeline.py";
-  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace});
+  ProcessResult r = Timeline({"--parse", trace});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // 72 MFLOP in 72 us: 1.0 TFLOP/s.
   EXPECT_NE(r.out.find("def      span     72.0 (   1.0 TFLOP/s) wait    3.0  [2]  "
@@ -180,7 +185,7 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
             std::string::npos)
       << r.out;
   // The same rows for scripts: --json - prints only the JSON.
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace, "--json", "-"});
+  r = Timeline({"--parse", trace, "--json", "-"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(doc.is_discarded()) << r.out;
@@ -202,10 +207,10 @@ TEST(FaBenchToolsTest, TimelineParsesASavedTrace) {
   EXPECT_DOUBLE_EQ(p15["kernels"][1]["gap_us"].get<double>(), -1.0);
 
   testing::WriteFile(trace, "{\"traceEvents\": [" + events + "]}");
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", trace});
+  r = Timeline({"--parse", trace});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("has no kseek_order"), std::string::npos) << r.err;
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--parse", dir + "/missing.json"});
+  r = Timeline({"--parse", dir + "/missing.json"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read the trace " + dir + "/missing.json"), std::string::npos)
       << r.err;
@@ -233,15 +238,14 @@ TEST(FaBenchToolsTest, TimelineSummaryGeomeansTheSpans) {
                                SpanRow("b", "def", 20),    SpanRow("b", "fa3_s1", 40),
                                SpanRow("b", "cudnn", 0)};
   testing::WriteFile(path, nlohmann::json{{"rows", rows}}.dump());
-  const std::string tool = kBench + "/timeline.py";
-  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--summary", path});
+  ProcessResult r = Timeline({"--summary", path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // /cuDNN 9/10 over one scenario; /FA3 sqrt(11/10 * 40/20); /best
   // sqrt(9/10 * 40/20).
   EXPECT_NE(r.out.find("def         0.900 (  1)  1.483 (  2)  1.342 (  2)"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("lowest against the best: a 0.900, b 2.000"), std::string::npos) << r.out;
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--summary", dir + "/missing.json"});
+  r = Timeline({"--summary", dir + "/missing.json"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read the rows of " + dir + "/missing.json"), std::string::npos)
       << r.err;
@@ -287,8 +291,7 @@ TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
   testing::WriteFile(path, nlohmann::json{{"timing", {{"spans_under_us", 200}, {"span_samples", 20}}},
                                           {"scenarios", {row_a, row_b, row_c}}}
                                .dump());
-  const std::string tool = kBench + "/timeline.py";
-  ProcessResult r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--anchor", path});
+  ProcessResult r = Timeline({"--anchor", path});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   // decode: events sqrt(1.1 * 1.2), spans sqrt(1.1 * 1.5); cuDNN sqrt(0.9 *
   // 1.5) and sqrt(0.9 * 2); FA2 2 both; best sqrt(0.9 * 1.2), sqrt(0.9 * 1.5).
@@ -312,7 +315,7 @@ TEST(FaBenchToolsTest, TimelineAnchorTableByTheTimeline) {
       << r.out;
   // A file without spans is refused by name.
   testing::WriteFile(path, "{\"timing\": {}, \"scenarios\": []}");
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--anchor", path});
+  r = Timeline({"--anchor", path});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find(path + " has no spans"), std::string::npos) << r.err;
 }
@@ -337,9 +340,8 @@ TEST(FaBenchToolsTest, TimelineOffsetsJoinEventsAndSpans) {
                                                {{{"name", "a"}, {"builds", builds_a}},
                                                 {{"name", "b"}, {"builds", builds_b}}}}}
                                    .dump());
-  const std::string tool = kBench + "/timeline.py";
   ProcessResult r =
-      testing::RunProcess({"/usr/bin/env", "python3", tool, "--offsets", timeline, variants});
+      Timeline({"--offsets", timeline, variants});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("a                                                5.00     7.50     4.00"),
             std::string::npos)
@@ -350,7 +352,7 @@ TEST(FaBenchToolsTest, TimelineOffsetsJoinEventsAndSpans) {
   EXPECT_NE(r.out.find("median                                           4.50     6.25     4.00"),
             std::string::npos)
       << r.out;
-  r = testing::RunProcess({"/usr/bin/env", "python3", tool, "--offsets", timeline, dir + "/none.json"});
+  r = Timeline({"--offsets", timeline, dir + "/none.json"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read the rows of"), std::string::npos) << r.err;
 }

@@ -1307,8 +1307,7 @@ constexpr int kDecodeMinTilesGqa = 8;      // key tiles per long split
 constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
-constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB
-constexpr int64_t kScratchLseFloats = kScratchOFloats / kMinHeadDim;
+constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB: the most O partials a call splits into
 constexpr int kCombineWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -4146,6 +4145,7 @@ class CallScratch {
   // splits keys, the split partials, `rows_total` x `d` floats per split for
   // O; false with g_error set on failure.
   bool Bind(const Problem& p, bool queue, int64_t rows_total, int d) {
+    if (!queue && p.splits <= 1) return true;  // nothing to bind: no runtime calls
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess)
       return Fail("cannot tell whether the stream is being captured into a graph");

@@ -18,18 +18,13 @@ mkdir -p "$OUT"
 old=.device/variants/hopper_v4.cu
 work=$(mktemp -d)
 if [[ -f $old ]]; then
-  ( streams_check_build "$work" && kernel_lib "$work" v4 "$old" ) > "$work/build.log" 2>&1 &
+  streams_check_start "$work" v4 "$old"
   pid=$!
 fi
 timeout 520 bash kernels/flash_attention_fwd/bench/plans/final.sh
 echo "== final.sh: exit $?"
-if [[ ! -f $old ]]; then
-  echo "== streams_check v4: no $old"
-elif wait "$pid"; then
-  timeout 60 "$work/streams_check" "$work/v4.so" > "$OUT/streams_v4.txt" 2>&1
-  echo "== streams_check v4: exit $?"
-  grep -v "^reference" "$OUT/streams_v4.txt" | tail -10
+if [[ -f $old ]]; then
+  streams_check_report "$pid" "$work" v4 "$OUT/streams_v4.txt"
 else
-  echo "== streams_check v4: did not build"
-  tail -20 "$work/build.log"
+  echo "== streams_check v4: no $old"
 fi

@@ -91,6 +91,31 @@ streams_check_build() {
       -o "$1/streams_check" tests/fa_streams/streams_check.cu -ldl )
 }
 
+# streams_check_start DIR NAME FILE: streams_check_build DIR and kernel_lib
+# DIR NAME FILE in the background (log DIR/build.log); its pid in $!.
+streams_check_start() {
+  ( streams_check_build "$1" && kernel_lib "$1" "$2" "$3" ) > "$1/build.log" 2>&1 &
+}
+
+# streams_check_on DIR NAME FILE: DIR/streams_check on DIR/NAME.so into
+# FILE, its exit status and its lines after the references printed.
+streams_check_on() {
+  timeout 300 "$1/streams_check" "$1/$2.so" > "$3" 2>&1
+  echo "== streams_check $2: exit $?"
+  grep -v "^reference" "$3" | tail -12
+}
+
+# streams_check_report PID DIR NAME FILE: once streams_check_start's PID
+# has ended, streams_check_on DIR NAME FILE, or the build's logs if it failed.
+streams_check_report() {
+  if wait "$1"; then
+    streams_check_on "$2" "$3" "$4"
+  else
+    echo "== streams_check $3: did not build"
+    tail -n 20 "$2/build.log" "$2/$3.ptxas.txt" 2>/dev/null
+  fi
+}
+
 # final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
 # its log there as final.log, then the log's last 60 lines (the plan
 # final.sh); and tests/fa_streams/streams_check.cu on the same file (built
@@ -99,17 +124,9 @@ final_plan() {
   local out=${OUT:-/tmp/fa_final} sc
   mkdir -p "$out"
   sc=$(mktemp -d)
-  ( streams_check_build "$sc" && kernel_lib "$sc" hopper kernels/flash_attention_fwd/hopper.cu ) \
-    > "$sc/build.log" 2>&1 &
+  streams_check_start "$sc" hopper kernels/flash_attention_fwd/hopper.cu
   local pid=$!
   OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
   tail -60 "$out/final.log"
-  if wait "$pid"; then
-    timeout 300 "$sc/streams_check" "$sc/hopper.so" > "$out/streams.txt" 2>&1
-    echo "== streams_check: exit $?"
-    grep -v "^reference" "$out/streams.txt" | tail -12
-  else
-    echo "== streams_check: did not build"
-    tail -20 "$sc/build.log"
-  fi
+  streams_check_report "$pid" "$sc" hopper "$out/streams.txt"
 }

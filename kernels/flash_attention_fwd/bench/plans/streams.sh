@@ -37,9 +37,7 @@ kernel_lib "$work" new "$cu" & pid=$!
 wait "$pid" || { echo "streams.sh: hopper.cu did not build"; tail -20 "$work/new.ptxas.txt"; exit 1; }
 for name in v4 new; do
   [[ -f $work/$name.so ]] || { echo "== streams_check $name: not built (no $old)"; continue; }
-  timeout 300 "$work/streams_check" "$work/$name.so" > "$OUT/streams_$name.txt" 2>&1
-  echo "== streams_check $name: exit $?"
-  grep -v "^reference" "$OUT/streams_$name.txt" | head -30
+  streams_check_on "$work" "$name" "$OUT/streams_$name.txt"
 done
 
 scenarios=('decode_b1_k32768_*' 'decode_b4_k16384_*' 'decode_q4_k16000_hd128*'
