@@ -130,6 +130,28 @@ TEST_P(EveryShapeCaptured, PassesOnItsShard) {
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShapeCaptured, ::testing::Range(0, 2));
 
+// Every shape again with the calls going round 40 streams: each stream's
+// scratch is its own (its work queue cleared at its first call, its
+// partials buffer grown as its calls need), and past 16 streams with
+// partials the least recently used buffer is freed. A stream's buffer is
+// fresh (filled with NaNs) at its first call and holds an earlier call's
+// partials after, so a kernel that reads partials it did not write fails
+// either way. Some buffer must have been freed (grown or evicted).
+class EveryShapeOnManyStreams : public ::testing::TestWithParam<int> {};
+
+TEST_P(EveryShapeOnManyStreams, PassesOnItsShard) {
+  constexpr int kShards = 2;
+  const std::string shard = "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kShards);
+  const ProcessResult r = Emulate("default", {"--streams=40", shard});
+  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
+  const auto [passed, runs] = EmulationCounts(r);
+  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, 100 / kShards) << EmulationTail(r.out) << r.err;
+  EXPECT_GT(EmuCount(r, " cudaFree calls"), 0) << EmulationTail(r.out);
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShapeOnManyStreams, ::testing::Range(0, 2));
+
 // The WGMMA kernel's work queue never cleared, neither a stream's nor a
 // graph's: fresh scratch holds a count past every item (the emulation
 // fills it so), so items are skipped and the reference check must fail,

@@ -2,10 +2,14 @@
 // and kernels, good and bad, compiled here with the host compiler.
 #include "harness/src/runner.h"
 
+#include <sys/syscall.h>
+
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "harness/src/sandbox.h"
 #include "harness/src/task.h"
 #include "harness/src/verdict.h"
 #include "tests/test_util.h"
@@ -273,6 +277,47 @@ TEST_F(RunnerTest, NonZeroReturnIsACrashWithTheKernelsMessage) {
     ASSERT_EQ(s.status, ScenarioStatus::kCrash) << Describe(r);
     EXPECT_EQ(s.error, "kseek_launch returned 7: unsupported shape");
   }
+}
+
+// What the kernel's process printed during a failed call goes with its
+// message: only that call's lines, not an earlier call's.
+TEST_F(RunnerTest, NonZeroReturnCarriesWhatTheCallPrinted) {
+  RunResult r = Run(Job(Build(
+      "prints_and_fails",
+      KernelSource("static int calls = 0;\n"
+                   "  std::fprintf(stderr, \"arena exhausted at call %d\\n\", ++calls);\n"
+                   "  return 5;",
+                   "#include <cstdio>\n"
+                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                   "{ return \"no arena\"; }"))));
+  ASSERT_GE(r.scenarios.size(), 2u) << Describe(r);
+  for (const ScenarioResult& s : r.scenarios) {
+    ASSERT_EQ(s.status, ScenarioStatus::kCrash) << Describe(r);
+    const std::string head = "kseek_launch returned 5: no arena; its process printed: arena exhausted at call ";
+    EXPECT_EQ(s.error.rfind(head, 0), 0u) << s.error;
+    EXPECT_EQ(s.error.find("arena", head.size()), std::string::npos) << s.error;  // one line
+  }
+}
+
+// A system call the sandbox refuses shows in the failed call's message
+// (the kernel host's seccomp filter reports it): here socket(2), refused
+// with EPERM, which the kernel reports by returning 1.
+TEST_F(RunnerTest, RefusedSystemCallShowsInTheMessage) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  RunJob job = Job(Build(
+      "refused_socket",
+      KernelSource("if (socket(AF_INET, SOCK_STREAM, 0) < 0) return 1;",
+                   "#include <sys/socket.h>\n"
+                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                   "{ return \"no socket\"; }")));
+  job.scenarios.resize(1);
+  job.sandbox.enabled = true;
+  RunResult r = Run(job);
+  ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_EQ(r.scenarios[0].error,
+            absl::StrCat("kseek_launch returned 1: no socket; its process printed: "
+                         "kseek sandbox: system call ", SYS_socket, " refused"));
 }
 
 TEST_F(RunnerTest, SegfaultCrashesOnlyItsScenario) {

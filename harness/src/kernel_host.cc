@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,6 +21,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "harness/src/runner_data.h"
 #include "harness/src/runner_protocol.h"
 #include "harness/src/runner_scenario.h"
@@ -252,6 +255,30 @@ std::string KernelHost::Died(const std::string& what) {
 }
 
 std::string KernelHost::LogTail() const { return LastLinesOfFile(options_.log_path); }
+
+uint64_t KernelHost::LogBytes() const {
+  struct stat st {};
+  return stat(options_.log_path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+std::string KernelHost::LogSince(uint64_t offset, size_t max_bytes) const {
+  const uint64_t end = LogBytes();
+  if (end <= offset) return "";
+  const int fd = open(options_.log_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  // The last max_bytes of what came after offset (and a little more, for
+  // whole lines).
+  const uint64_t from = end - offset > 2 * max_bytes ? end - 2 * max_bytes : offset;
+  std::string text(static_cast<size_t>(end - from), '\0');
+  const ssize_t n = pread(fd, text.data(), text.size(), static_cast<off_t>(from));
+  close(fd);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  if (from > offset && !lines.empty()) lines.erase(lines.begin());  // a partial first line
+  std::string out = absl::StrJoin(lines, " | ");
+  if (out.size() > max_bytes) out = "..." + out.substr(out.size() - max_bytes);
+  return out;
+}
 
 absl::Status KernelHost::Send(const std::string& text, int fd) {
   if (dead_) return absl::AbortedError(Died(""));

@@ -122,6 +122,12 @@ class KernelHost {
   bool dead() const { return dead_; }
   // The last lines of its output.
   std::string LogTail() const;
+  // How many bytes of output it has written so far, and what it wrote
+  // after the first `offset` of them: its last lines, at most `max_bytes`
+  // (a call's own output: what the kernel printed, and the sandbox's
+  // report of a system call it refused).
+  uint64_t LogBytes() const;
+  std::string LogSince(uint64_t offset, size_t max_bytes) const;
   // The signal that ended it, 0 if none.
   int term_signal() const { return child_->TermSignal(); }
 

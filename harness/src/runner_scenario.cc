@@ -491,6 +491,7 @@ StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall
   if (before) {
     if (StepResult f = before()) return f;
   }
+  const uint64_t output_before = host->LogBytes();
   clockid_t cpu_clock;
   const bool have_cpu = clock != nullptr && clock_getcpuclockid(host->pid(), &cpu_clock) == 0;
   const double cpu0 = have_cpu ? ClockMs(cpu_clock) : 0;
@@ -521,7 +522,15 @@ StepResult ScenarioRun::CallHost(KernelHost* host, int set, bool timed, HostCall
     }
     return f;
   }
-  if (c->rc != 0) return Crash(KernelMessage(c->rc, c->message, Who(host)));
+  if (c->rc != 0) {
+    // What its process printed during the call goes with the message: the
+    // kernel's own lines, or the sandbox's "system call N refused" when a
+    // runtime call failed on a refusal.
+    std::string text = KernelMessage(c->rc, c->message, Who(host));
+    const std::string printed = host->LogSince(output_before, kMaxKernelMessage);
+    if (!printed.empty()) absl::StrAppend(&text, "; its process printed: ", printed);
+    return Crash(text);
+  }
   *call = *c;
   return std::nullopt;
 }

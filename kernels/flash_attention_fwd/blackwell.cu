@@ -114,6 +114,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <mutex>
 #include <type_traits>
@@ -225,6 +226,7 @@ struct Config {
 
 // The last error of the calling thread (kseek_error_message).
 thread_local const char* g_error = "";
+thread_local char g_error_text[256];  // g_error when it names a runtime error
 
 struct Problem {
   int batch, seqlen_q, seqlen_k, heads_q, heads_kv, causal;
@@ -845,19 +847,28 @@ void PlanSplits(Problem* p, int sms) {
 }
 
 // The split partials of one call (Problem::split_o, split_lse), so that
-// calls on several streams at once, and graphs, never share them: allocated
-// on the call's stream from a memory pool the kernel keeps per device (its
-// release threshold at the maximum, so memory stays reserved between
-// calls) before the kernels and freed on it after the combine
-// (stream-ordered: another stream gets the memory only once those kernels
-// are done; in a graph capture, allocation nodes of the graph). The pool
-// is created with this thread's capture mode relaxed, so that a capture in
-// another thread is not invalidated.
+// calls on several streams at once, and graphs, never share them:
+//   - A call that is not captured takes its stream's own buffer (calls on
+//     one stream run one after another; the stream found by
+//     cudaStreamGetId, whose ids are never reused): cudaMalloc, grown to a
+//     power of two (1 MB at least) when a call needs more, held locked
+//     from Bind until the call's kernels are launched so that two host
+//     threads on one stream cannot interleave over it; past 16 streams
+//     with a buffer, the least recently used one not being bound is freed
+//     (cudaFree waits for the device).
+//   - A captured call allocates its partials in the capture (a graph
+//     allocation node) from a memory pool the kernel keeps per device
+//     (release threshold at its maximum), freed in stream order after the
+//     combine.
+// Calls that are not captured make no pool calls (hopper.cu's v4a pool
+// could not allocate under the harness's sandbox). The runtime calls that
+// a capture in another thread would forbid run with this thread's capture
+// mode relaxed.
 class SplitScratch {
  public:
   explicit SplitScratch(cudaStream_t stream) : stream_(stream) {}
   ~SplitScratch() {
-    if (split_ != nullptr) cudaFreeAsync(split_, stream_);
+    if (pooled_ != nullptr) cudaFreeAsync(pooled_, stream_);
   }
   SplitScratch(const SplitScratch&) = delete;
   SplitScratch& operator=(const SplitScratch&) = delete;
@@ -866,59 +877,138 @@ class SplitScratch {
   // failure.
   bool Bind(Problem* p) {
     if (p->splits <= 1) return true;
-    const cudaMemPool_t pool = Pool();
-    if (pool == nullptr) return false;
     const int64_t rows = int64_t(p->splits) * p->batch * p->heads_q * p->seqlen_q;
     const size_t bytes = size_t(rows * (p->head_dim + 1)) * sizeof(float);
-    if (cudaMallocFromPoolAsync(&split_, bytes, pool, stream_) != cudaSuccess) {
-      (void)cudaGetLastError();
-      split_ = nullptr;
-      g_error = "cannot allocate device memory for the split-key partials";
-      return false;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    cudaError_t err = cudaStreamIsCapturing(stream_, &capture);
+    if (err != cudaSuccess) return Fail("cannot tell whether the stream is being captured", err);
+    int device = 0;
+    err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return Fail("no current CUDA device", err);
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    void* split = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(Mutex());
+      split = capture == cudaStreamCaptureStatusNone ? StreamBuffer(device, bytes)
+                                                     : Pooled(device, bytes);
     }
-    p->split_o = static_cast<float*>(split_);
+    cudaThreadExchangeStreamCaptureMode(&mode);
+    if (split == nullptr) return false;
+    p->split_o = static_cast<float*>(split);
     p->split_lse = p->split_o + rows * p->head_dim;
     return true;
   }
 
  private:
-  // The current device's pool, created on first use; null with g_error set.
-  static cudaMemPool_t Pool() {
-    static std::mutex mutex;
-    static std::vector<std::pair<int, cudaMemPool_t>> pools;  // never destroyed
+  struct Buffer {
     int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) {
-      (void)cudaGetLastError();
-      g_error = "no current CUDA device";
-      return nullptr;
+    unsigned long long stream_id = 0;
+    std::mutex busy;  // held by the call that bound it, until its launches are done
+    void* memory = nullptr;
+    size_t bytes = 0;
+    uint64_t last_use = 0;
+  };
+  static constexpr int kMaxBuffers = 16;
+  // Never freed: kernels may still run when the library is unloaded.
+  static std::mutex& Mutex() {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static std::vector<Buffer*>& Buffers() {
+    static std::vector<Buffer*> buffers;
+    return buffers;
+  }
+
+  bool Fail(const char* what, cudaError_t err) {
+    (void)cudaGetLastError();
+    snprintf(g_error_text, sizeof(g_error_text), "%s (%s)", what, cudaGetErrorString(err));
+    g_error = g_error_text;
+    return false;
+  }
+
+  // The stream's buffer of at least `bytes`, locked for this call (the
+  // caller holds Mutex()); null with g_error set.
+  void* StreamBuffer(int device, size_t bytes) {
+    static uint64_t uses = 0;
+    unsigned long long id = 0;
+    cudaError_t err = cudaStreamGetId(stream_, &id);
+    if (err != cudaSuccess) return Fail("cannot read the stream's id", err), nullptr;
+    std::vector<Buffer*>& buffers = Buffers();
+    Buffer* b = nullptr;
+    for (Buffer* x : buffers)
+      if (x->device == device && x->stream_id == id) b = x;
+    if (b == nullptr) {
+      if (int(buffers.size()) >= kMaxBuffers) {
+        int oldest = -1;
+        for (int i = 0; i < int(buffers.size()); ++i)
+          if (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use) {
+            if (!buffers[i]->busy.try_lock()) continue;
+            if (oldest >= 0) buffers[oldest]->busy.unlock();
+            oldest = i;
+          }
+        if (oldest >= 0) {
+          Buffer* evicted = buffers[oldest];
+          if (evicted->memory != nullptr) cudaFree(evicted->memory);  // waits for the device
+          evicted->busy.unlock();
+          delete evicted;
+          buffers.erase(buffers.begin() + oldest);
+        }
+      }
+      b = new Buffer;
+      b->device = device;
+      b->stream_id = id;
+      buffers.push_back(b);
     }
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const auto& d : pools)
-      if (d.first == device) return d.second;
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    cudaMemPoolProps props = {};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
+    busy_ = std::unique_lock<std::mutex>(b->busy);
+    b->last_use = ++uses;
+    if (b->bytes < bytes) {
+      size_t grown = size_t(1) << 20;
+      while (grown < bytes) grown *= 2;
+      if (b->memory != nullptr) cudaFree(b->memory);  // waits for the device
+      b->memory = nullptr;
+      b->bytes = 0;
+      err = cudaMalloc(&b->memory, grown);
+      if (err != cudaSuccess) {
+        b->memory = nullptr;
+        return Fail("cannot allocate device memory for the split-key partials", err), nullptr;
+      }
+      b->bytes = grown;
+    }
+    return b->memory;
+  }
+
+  // `bytes` from the device's pool on the capturing stream (the caller
+  // holds Mutex()); null with g_error set.
+  void* Pooled(int device, size_t bytes) {
+    static std::vector<std::pair<int, cudaMemPool_t>> pools;  // never destroyed
     cudaMemPool_t pool = nullptr;
-    const bool made = cudaMemPoolCreate(&pool, &props) == cudaSuccess;
-    if (made) {
+    for (const auto& d : pools)
+      if (d.first == device) pool = d.second;
+    cudaError_t err;
+    if (pool == nullptr) {
+      cudaMemPoolProps props = {};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = device;
+      err = cudaMemPoolCreate(&pool, &props);
+      if (err != cudaSuccess)
+        return Fail("cannot create a device memory pool for a captured call's partials", err), nullptr;
       uint64_t keep = UINT64_MAX;
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
       pools.emplace_back(device, pool);
     }
-    cudaThreadExchangeStreamCaptureMode(&mode);
-    if (!made) {
-      (void)cudaGetLastError();
-      g_error = "cannot create a device memory pool for the split-key partials";
-      return nullptr;
+    err = cudaMallocFromPoolAsync(&pooled_, bytes, pool, stream_);
+    if (err != cudaSuccess) {
+      pooled_ = nullptr;
+      return Fail("cannot allocate the split-key partials in the graph", err), nullptr;
     }
-    return pool;
+    return pooled_;
   }
 
   cudaStream_t stream_;
-  void* split_ = nullptr;
+  void* pooled_ = nullptr;
+  std::unique_lock<std::mutex> busy_;  // the stream's buffer, held until the destructor
 };
 
 template <typename T, int D>

@@ -458,15 +458,26 @@
 //   (lowest decode_b1_k32768_gqa8_hd128 at 0.916x cuDNN, the same code
 //   as v3z's 0.935x); head_dim 128 s16384 bf16 non-causal 754 TFLOP/s
 //   (FA3 729).
-//   Version 4a (this file; NOTES.md v4a): each call's scratch its own
-//   (CallScratch: the WGMMA queue per stream, split partials from a
-//   stream-ordered pool, a graph's own when captured), passed to the
-//   kernels as their last parameter, instead of __device__ globals that
-//   every call shared: calls on several streams at once, and graphs
-//   launched beside them, are correct (tests/fa_streams/streams_check.cu).
-//   The kernels' code is v4's but for the scratch's addresses (ptxas: the
-//   same registers and spills but 2 fewer registers in 4 kernels). Not
-//   yet timed on the device (bench/plans/streams.sh).
+//   Version 4a (NOTES.md v4a): each call's scratch its own (CallScratch:
+//   the WGMMA queue per stream, split partials from a stream-ordered
+//   pool, a graph's own when captured), passed to the kernels as their
+//   last parameter, instead of __device__ globals that every call shared:
+//   calls on several streams at once, and graphs launched beside them,
+//   are correct (tests/fa_streams/streams_check.cu: v4 differed in 62 of
+//   198 outputs, v4a in none). The kernels' code is v4's but for the
+//   scratch's addresses; GPU time as v4's (1.000x over 34 scenarios on an
+//   H100). On an H100 (bench/results/hopper_v4a_h100.txt): 1.040x FA3 and
+//   1.123x cuDNN over the FA3 grid, 1.100x FA3 / 1.386x cuDNN over all,
+//   every class at or above 1.0x FA3. But under the harness's sandbox
+//   every split-key call failed: the pool's memory could not be
+//   allocated there.
+//   Version 4b (this file; NOTES.md v4b): calls that are not captured
+//   take their split partials from a buffer of their stream's own
+//   (cudaMalloc, grown as needed; at most 16 streams keep one), no memory
+//   pool; captured calls as in 4a. The mma.sync and decode kernels'
+//   combine launched as their grid ends (KSEEK_FA_MMA_PDL_END=7: decode
+//   1.024x on an H100). Not yet run through the harness on the device
+//   (bench/plans/final_v4b.sh).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -599,6 +610,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <mutex>
 #include <queue>
@@ -659,7 +671,7 @@
 //                               a dependent never let launch early
 //                               (default 4, head_dim 256)
 //   KSEEK_FA_MMA_PDL_END        the same for the mma.sync and decode kernels
-//                               (bits 1, 2, 4 by D; default 0)
+//                               (bits 1, 2, 4 by D; default 7)
 //   KSEEK_FA_COMBINE_IN_FLIGHT  splits' loads in flight per warp where the
 //                               combine keeps more than one (4, 8, 16;
 //                               default 4)
@@ -1214,10 +1226,15 @@ static_assert(KSEEK_FA_COMBINE_IN_FLIGHT == 4 || KSEEK_FA_COMBINE_IN_FLIGHT == 8
               "KSEEK_FA_COMBINE_IN_FLIGHT: 4, 8 or 16");
 // KSEEK_FA_PDL_END for the mma.sync and decode kernels (bits 1, 2, 4 for
 // their D = 64, 128, 256): their combine a programmatic dependent that they
-// never let launch early (default 0: none; 7 measured 1.014x and then
-// 1.004x over the decode shapes, within what equal builds move there).
+// never let launch early (default 7: all three; 0 launches it early). On
+// an H200, 7 measured 1.014x and then 1.004x over the decode shapes,
+// within what equal builds moved there; on an H100, 1.053x over the 17
+// long-split decode shapes (equal builds within 0.2%; by the GPU's
+// timeline 1.06x) and 1.024x / 1.025x over all 48 decode shapes in two
+// builds (equal builds 1.001x), prefill, qlong, many-short and heads1
+// unchanged (0.999-1.001x): NOTES.md v4b.
 #ifndef KSEEK_FA_MMA_PDL_END
-#define KSEEK_FA_MMA_PDL_END 0
+#define KSEEK_FA_MMA_PDL_END 7
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_PDL, whether or not set there) whose
 // combine is a programmatic dependent that the attention kernel never
@@ -4055,37 +4072,63 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 //
 // A call's kernels use scratch memory (Scratch: the work queue and the
 // split partials) that no other call may use while they run; so that calls
-// on different streams may run at once, it is the call's own:
-//   - The split partials (only when keys are split) come from a memory
-//     pool of the kernel's own per device, allocated on the call's stream
-//     before its kernels and freed on it after them (stream-ordered: the
-//     pool hands the memory to another stream only once those kernels are
-//     done). The pool keeps what it has reserved (no release threshold),
-//     so calls after the first reuse it without mapping new memory.
-//   - The WGMMA kernel's queue counters read 0 when a launch starts and its
-//     last block resets them. Calls on one stream run one after another, so
-//     each stream has a pair of its own, found by cudaStreamGetId (ids,
-//     unlike handles, are never reused) and zeroed on that stream before
+// on different streams may run at once, no two streams share it:
+//   - Calls on one stream run one after another, so each stream has scratch
+//     of its own, found by cudaStreamGetId (ids, unlike handles, are never
+//     reused): the WGMMA kernel's queue counters (they read 0 when a launch
+//     starts and its last block resets them; zeroed on the stream before
 //     its first use: 8 bytes of device memory per stream that ever called,
-//     never freed.
+//     never freed) and, once the stream has split keys, a partials buffer
+//     from cudaMalloc, grown (to a power of two, 1 MB at least) when a call
+//     needs more. The call holds the buffer's lock from Bind until its
+//     kernels are launched, so that two host threads calling on one stream
+//     cannot interleave their launches over it. At most
+//     kMaxStreamPartials streams keep a buffer: past that, the one least
+//     recently used and not being bound is freed (cudaFree waits for the
+//     device, so no kernel still reads it).
 //   - A call captured into a CUDA graph runs whenever the graph is
-//     launched: its partials and queue are allocated in the capture (a
-//     graph allocation node), the queue zeroed by a memset node (a small
-//     operation ahead of the WGMMA kernel at every launch of the graph).
-// The runtime calls that a graph capture in another thread would forbid
-// (cudaMalloc, creating the pool) run with this thread's capture mode
-// relaxed, as a caching allocator does.
+//     launched, beside anything: its partials and queue are allocated in
+//     the capture (graph allocation nodes, from a memory pool of the
+//     kernel's own per device, created at the first captured call), the
+//     queue zeroed by a memset node (a small operation ahead of the WGMMA
+//     kernel at every launch of the graph).
+// Calls that are not captured make no pool calls: a process whose
+// sandbox forbids what the driver does to map a pool's memory (the
+// harness's kernel host) failed every split-key call with the pool, while
+// cudaMalloc works there. The runtime calls that a graph capture in
+// another thread would forbid (cudaMalloc, cudaFree, creating the pool)
+// run with this thread's capture mode relaxed, as a caching allocator does.
+struct StreamPartials {
+  unsigned long long stream_id = 0;
+  std::mutex busy;  // held by the call that bound it, until its launches are done
+  void* memory = nullptr;
+  size_t bytes = 0;
+  uint64_t last_use = 0;
+};
 struct DeviceScratch {
   int device = 0;
-  cudaMemPool_t pool = nullptr;
+  cudaMemPool_t pool = nullptr;  // for captured calls, created at the first
   std::vector<std::pair<unsigned long long, int*>> queues;  // stream id, its pair
   int* spare = nullptr;  // unassigned pairs, from the last cudaMalloc
   int spare_pairs = 0;
+  std::vector<StreamPartials*> partials;
+  uint64_t uses = 0;
 };
 // Never freed: kernels may still run when the library is unloaded.
 std::mutex g_scratch_mutex;
 std::vector<DeviceScratch*> g_scratch;
 constexpr int kQueuePairsPerAllocation = 4096;
+constexpr int kMaxStreamPartials = 16;
+constexpr size_t kMinPartialsBytes = size_t(1) << 20;
+
+// g_error as `what`, then the runtime's name for `err` (thread-local text).
+thread_local char g_error_text[256];
+bool FailWith(const char* what, cudaError_t err) {
+  (void)cudaGetLastError();
+  snprintf(g_error_text, sizeof(g_error_text), "%s (%s)", what, cudaGetErrorString(err));
+  g_error = g_error_text;
+  return false;
+}
 
 // This thread's stream capture mode relaxed for the object's lifetime.
 class RelaxedCaptureMode {
@@ -4103,35 +4146,43 @@ class RelaxedCaptureMode {
 // holds g_scratch_mutex); null with g_error set on failure.
 DeviceScratch* CurrentDeviceScratch() {
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    (void)cudaGetLastError();
-    g_error = "no current CUDA device";
+  const cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) {
+    FailWith("no current CUDA device", err);
     return nullptr;
   }
   for (DeviceScratch* d : g_scratch)
     if (d->device == device) return d;
-  cudaMemPoolProps props = {};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = device;
-  cudaMemPool_t pool = nullptr;
-  if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) {
-    (void)cudaGetLastError();
-    g_error = "cannot create a device memory pool for the split-key partials";
-    return nullptr;
-  }
-  uint64_t keep = UINT64_MAX;
-  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   DeviceScratch* d = new DeviceScratch;
   d->device = device;
-  d->pool = pool;
   g_scratch.push_back(d);
   return d;
 }
 
+// ds's memory pool, created on first use (the caller holds
+// g_scratch_mutex); false with g_error set on failure. It keeps what it
+// has reserved (no release threshold): each launch of a graph maps no new
+// memory.
+bool DevicePool(DeviceScratch* ds) {
+  if (ds->pool != nullptr) return true;
+  cudaMemPoolProps props = {};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = ds->device;
+  cudaMemPool_t pool = nullptr;
+  const cudaError_t err = cudaMemPoolCreate(&pool, &props);
+  if (err != cudaSuccess)
+    return FailWith("cannot create a device memory pool for a captured call's scratch", err);
+  uint64_t keep = UINT64_MAX;
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  ds->pool = pool;
+  return true;
+}
+
 // The scratch of one call on `stream`: Bind finds or allocates it before
-// the call's kernels are launched (they take get()), and the destructor
-// frees, in stream order after them, what Bind allocated.
+// the call's kernels are launched (they take get()); the destructor, once
+// they are, frees in stream order what Bind allocated in a capture and
+// lets other calls bind the stream's partials.
 class CallScratch {
  public:
   explicit CallScratch(cudaStream_t stream) : stream_(stream) {}
@@ -4147,35 +4198,64 @@ class CallScratch {
   bool Bind(const Problem& p, bool queue, int64_t rows_total, int d) {
     if (!queue && p.splits <= 1) return true;  // nothing to bind: no runtime calls
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(stream_, &capture) != cudaSuccess)
-      return Fail("cannot tell whether the stream is being captured into a graph");
+    cudaError_t err = cudaStreamIsCapturing(stream_, &capture);
+    if (err != cudaSuccess)
+      return FailWith("cannot tell whether the stream is being captured into a graph", err);
     if (capture == cudaStreamCaptureStatusInvalidated)
-      return Fail("the stream's graph capture has been invalidated");
+      return FailWith("the stream's graph capture has been invalidated",
+                      cudaErrorStreamCaptureInvalidated);
     const bool captured = capture == cudaStreamCaptureStatusActive;
+    const int64_t partials = p.splits > 1 ? int64_t(p.splits) * rows_total : 0;
+    const size_t bytes = size_t(partials * (d + 1)) * sizeof(float);
     RelaxedCaptureMode relaxed;
-    DeviceScratch* ds = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(g_scratch_mutex);
-      ds = CurrentDeviceScratch();
-      if (ds == nullptr) return false;
-      if (queue && !captured && !StreamQueue(ds)) return false;
+    std::lock_guard<std::mutex> lock(g_scratch_mutex);
+    DeviceScratch* ds = CurrentDeviceScratch();
+    if (ds == nullptr) return false;
+    void* split = nullptr;
+    if (captured) {
+      if (!DevicePool(ds)) return false;
+      if (queue) {
+        void* q = nullptr;
+        err = cudaMallocFromPoolAsync(&q, 2 * sizeof(int), ds->pool, stream_);
+        if (err != cudaSuccess) return FailWith("cannot allocate the work queue in the graph", err);
+        allocations_[allocated_++] = q;
+        err = cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_);
+        if (err != cudaSuccess) return FailWith("cannot clear the work queue in the graph", err);
+        scratch_.queue = static_cast<int*>(q);
+      }
+      if (partials > 0) {
+        err = cudaMallocFromPoolAsync(&split, bytes, ds->pool, stream_);
+        if (err != cudaSuccess)
+          return FailWith("cannot allocate the split-key partials in the graph", err);
+        allocations_[allocated_++] = split;
+      }
+    } else {
+      unsigned long long id = 0;
+      err = cudaStreamGetId(stream_, &id);
+      if (err != cudaSuccess) return FailWith("cannot read the stream's id", err);
+      if (queue && !StreamQueue(ds, id)) return false;
+      if (partials > 0) {
+        StreamPartials* sp = StreamBuffer(ds, id);
+        if (sp == nullptr) return false;
+        busy_ = std::unique_lock<std::mutex>(sp->busy);
+        sp->last_use = ++ds->uses;
+        if (sp->bytes < bytes) {
+          size_t grown = kMinPartialsBytes;
+          while (grown < bytes) grown *= 2;
+          if (sp->memory != nullptr) cudaFree(sp->memory);  // waits for the device
+          sp->memory = nullptr;
+          sp->bytes = 0;
+          err = cudaMalloc(&sp->memory, grown);
+          if (err != cudaSuccess) {
+            sp->memory = nullptr;
+            return FailWith("cannot allocate device memory for the split-key partials", err);
+          }
+          sp->bytes = grown;
+        }
+        split = sp->memory;
+      }
     }
-    if (queue && captured) {
-      void* q = nullptr;
-      if (cudaMallocFromPoolAsync(&q, 2 * sizeof(int), ds->pool, stream_) != cudaSuccess)
-        return Fail("cannot allocate the work queue in the graph");
-      allocations_[allocated_++] = q;
-      if (cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_) != cudaSuccess)
-        return Fail("cannot clear the work queue in the graph");
-      scratch_.queue = static_cast<int*>(q);
-    }
-    if (p.splits > 1) {
-      const int64_t partials = int64_t(p.splits) * rows_total;
-      const size_t bytes = size_t(partials * (d + 1)) * sizeof(float);
-      void* split = nullptr;
-      if (cudaMallocFromPoolAsync(&split, bytes, ds->pool, stream_) != cudaSuccess)
-        return Fail("cannot allocate device memory for the split-key partials");
-      allocations_[allocated_++] = split;
+    if (split != nullptr) {
       scratch_.split_o = static_cast<float*>(split);
       scratch_.split_lse = scratch_.split_o + partials * d;
     }
@@ -4185,16 +4265,8 @@ class CallScratch {
   const Scratch& get() const { return scratch_; }
 
  private:
-  bool Fail(const char* what) {
-    (void)cudaGetLastError();
-    g_error = what;
-    return false;
-  }
-
   // The stream's queue pair (the caller holds g_scratch_mutex).
-  bool StreamQueue(DeviceScratch* ds) {
-    unsigned long long id = 0;
-    if (cudaStreamGetId(stream_, &id) != cudaSuccess) return Fail("cannot read the stream's id");
+  bool StreamQueue(DeviceScratch* ds, unsigned long long id) {
     for (const auto& q : ds->queues)
       if (q.first == id) {
         scratch_.queue = q.second;
@@ -4202,14 +4274,14 @@ class CallScratch {
       }
     if (ds->spare_pairs == 0) {
       void* pairs = nullptr;
-      if (cudaMalloc(&pairs, kQueuePairsPerAllocation * 2 * sizeof(int)) != cudaSuccess)
-        return Fail("cannot allocate device memory for the work queues");
+      const cudaError_t err = cudaMalloc(&pairs, kQueuePairsPerAllocation * 2 * sizeof(int));
+      if (err != cudaSuccess) return FailWith("cannot allocate device memory for the work queues", err);
       ds->spare = static_cast<int*>(pairs);
       ds->spare_pairs = kQueuePairsPerAllocation;
     }
     int* pair = ds->spare;
-    if (cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_) != cudaSuccess)
-      return Fail("cannot clear the stream's work queue");
+    const cudaError_t err = cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_);
+    if (err != cudaSuccess) return FailWith("cannot clear the stream's work queue", err);
     ds->spare += 2;
     --ds->spare_pairs;
     ds->queues.emplace_back(id, pair);
@@ -4217,10 +4289,39 @@ class CallScratch {
     return true;
   }
 
+  // The stream's partials entry, made when it has none (the caller holds
+  // g_scratch_mutex): past kMaxStreamPartials entries, the least recently
+  // used one that no call holds is freed first.
+  StreamPartials* StreamBuffer(DeviceScratch* ds, unsigned long long id) {
+    for (StreamPartials* sp : ds->partials)
+      if (sp->stream_id == id) return sp;
+    if (int(ds->partials.size()) >= kMaxStreamPartials) {
+      int oldest = -1;
+      for (int i = 0; i < int(ds->partials.size()); ++i)
+        if (oldest < 0 || ds->partials[i]->last_use < ds->partials[oldest]->last_use) {
+          if (!ds->partials[i]->busy.try_lock()) continue;
+          if (oldest >= 0) ds->partials[oldest]->busy.unlock();
+          oldest = i;
+        }
+      if (oldest >= 0) {
+        StreamPartials* evicted = ds->partials[oldest];
+        if (evicted->memory != nullptr) cudaFree(evicted->memory);  // waits for the device
+        evicted->busy.unlock();
+        delete evicted;
+        ds->partials.erase(ds->partials.begin() + oldest);
+      }
+    }
+    StreamPartials* sp = new StreamPartials;
+    sp->stream_id = id;
+    ds->partials.push_back(sp);
+    return sp;
+  }
+
   cudaStream_t stream_;
   Scratch scratch_ = {nullptr, nullptr, nullptr};
   void* allocations_[2] = {nullptr, nullptr};
   int allocated_ = 0;
+  std::unique_lock<std::mutex> busy_;  // the stream's partials, held until the destructor
 };
 
 // The combine kernel over the split partials of p: one warp per row, or

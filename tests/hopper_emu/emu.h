@@ -439,6 +439,8 @@ inline cudaError_t cudaGetLastError() { return emu::g_failed ? 1 : cudaSuccess; 
 namespace emu {
 inline int g_pool_live = 0;
 inline bool g_capturing = false;
+inline int g_streams = 0;  // --streams=N: calls go round N streams
+inline int g_frees = 0;    // cudaFree calls
 inline thread_local int g_capture_mode = 0;  // a cudaStreamCaptureMode
 // An unsafe call under a capture: what CUDA refuses unless relaxed.
 inline bool CaptureForbids() { return g_capturing && g_capture_mode != 2; }
@@ -497,6 +499,17 @@ inline cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
 inline cudaError_t cudaMalloc(void** p, size_t bytes) {
   if (emu::CaptureForbids()) return 900;  // cudaErrorStreamCaptureUnsupported
   return (*p = emu::PoisonedAllocation(bytes)) ? cudaSuccess : 2;
+}
+inline cudaError_t cudaFree(void* p) {
+  if (emu::CaptureForbids()) return 900;
+  ++emu::g_frees;
+  free(p);
+  return cudaSuccess;
+}
+constexpr cudaError_t cudaErrorStreamCaptureInvalidated = 901;
+inline const char* cudaGetErrorString(cudaError_t e) {
+  return e == 900 ? "emulated: operation not permitted when stream is capturing"
+         : e == 2 ? "emulated: out of memory" : "emulated: error";
 }
 inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
   memset(p, value, bytes);

@@ -98,7 +98,11 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   void* ptrs[5] = {q.data(), k.data(), v.data(), o.data(), lse.data()};
   const char* names[5] = {"q", "k", "v", "o", "lse"};
   for (int i = 0; i < 5; ++i) { t[i].name = names[i]; t[i].data = ptrs[i]; }
-  kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, nullptr};
+  // With --streams=N the calls go round N streams (handles 1..N), else all
+  // on the default stream.
+  static int calls = 0;
+  cudaStream_t stream = emu::g_streams > 0 ? (cudaStream_t)(uintptr_t)(1 + calls++ % emu::g_streams) : nullptr;
+  kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, stream};
   const int rc = kseek_launch(&args);
   if (rc) {
     printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message());
@@ -176,10 +180,13 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   return ok;
 }
 
-// emu [FILTER] [--shard=I/N] [--captured]: the shapes whose name contains
-// FILTER, and of those the I-th of every N (0 <= I < N), so that N runs of
-// it cover them all; --captured: every stream reports a graph capture, so
-// calls take their scratch as captured calls do. Each runs twice (asynchronous work completing at issue, then as late
+// emu [FILTER] [--shard=I/N] [--captured] [--streams=N]: the shapes whose
+// name contains FILTER, and of those the I-th of every N (0 <= I < N), so
+// that N runs of it cover them all; --captured: every stream reports a
+// graph capture, so calls take their scratch as captured calls do;
+// --streams=N: the calls go round N streams (each stream's scratch its
+// own, and past hopper.cu's 16 buffers of partials the least recently
+// used freed), and the end says how many cudaFree calls there were. Each runs twice (asynchronous work completing at issue, then as late
 // as it can). A shape's inputs depend only on its place in the list.
 inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
   std::string only;
@@ -188,6 +195,11 @@ inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
     const std::string arg = argv[i];
     if (arg == "--captured") {
       emu::g_capturing = true;  // every call as if captured into a CUDA graph
+    } else if (arg.rfind("--streams=", 0) == 0) {
+      if (sscanf(arg.c_str(), "--streams=%d", &emu::g_streams) != 1 || emu::g_streams < 1) {
+        fprintf(stderr, "bad %s: want --streams=N with N >= 1\n", arg.c_str());
+        return 2;
+      }
     } else if (arg.rfind("--shard=", 0) == 0) {
       if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards) {
         fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
@@ -209,6 +221,7 @@ inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
   }
   // So that a test can tell the cluster path ran (only hopper.cu has it).
   printf("emu: %d clustered launches\n", emu::g_clustered_launches);
+  printf("emu: %d cudaFree calls\n", emu::g_frees);
   printf("%d/%d passed\n", runs - fails, runs);
   return fails != 0;
 }

@@ -63,16 +63,16 @@ PLANTS = {
     # --captured), so a launch starts from whatever the fresh memory held
     # (the emulation fills it with 0xFF bytes).
     "queue_not_cleared": [
-        ("    if (cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_) != cudaSuccess)\n",
-         "    if (false)\n"),
-        ("      if (cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_) != cudaSuccess)\n",
-         "      if (false)\n"),
+        ("    const cudaError_t err = cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_);\n",
+         "    const cudaError_t err = cudaSuccess;\n"),
+        ("        err = cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_);\n",
+         "        err = cudaSuccess;\n"),
     ],
     # The scratch's runtime calls made in the thread's own capture mode: a
     # captured call's first use creates the memory pool, which CUDA (and
     # the emulation) refuses under a capture unless the mode is relaxed.
-    "capture_not_relaxed": ("    RelaxedCaptureMode relaxed;\n    DeviceScratch* ds = nullptr;\n",
-                            "    DeviceScratch* ds = nullptr;\n"),
+    "capture_not_relaxed": ("    RelaxedCaptureMode relaxed;\n    std::lock_guard<std::mutex> lock(g_scratch_mutex);\n",
+                            "    std::lock_guard<std::mutex> lock(g_scratch_mutex);\n"),
     # Clusters (KSEEK_FA_CLUSTER): the consumers release a K/V stage on
     # their own block's empty barrier only, and that barrier counts only
     # the block's own warps, so a block's producer multicasts into a stage
