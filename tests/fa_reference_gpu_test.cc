@@ -151,8 +151,9 @@ TEST(FlashAttentionBaseline, MatchesFp64WithinTaskTolerance) {
   ExpectAllCorrect(MakeSmallTask(json::object()), TaskDir() + "/baseline.cu");
 }
 
-// hopper.cu called on four streams at once and from a CUDA graph launched
-// beside calls on other streams (tests/fa_streams/streams_check.cu): every
+// hopper.cu called on four streams at once, from a CUDA graph launched
+// beside calls on other streams, and on 24 streams at once (more than it
+// keeps partials buffers for) (tests/fa_streams/streams_check.cu): every
 // output must equal the same call's made alone, bit for bit. Built as the
 // harness builds a candidate (kseek compile).
 TEST(FlashAttentionHopper, ConcurrentStreamsAndGraphsMatchOneStream) {

@@ -15,7 +15,10 @@
 //      shape after another into its own outputs (cleared to NaN on the
 //      stream first), so that calls of different shapes overlap;
 //   2. a graph captured from calls of three shapes, launched on one stream
-//      while eager calls of the same shapes run on two others.
+//      while eager calls of the same shapes run on two others;
+//   3. rounds of the split-key shapes' calls on 24 streams at once, more
+//      than the kernel keeps partials buffers for (16), so that buffers
+//      are freed for other streams while calls still run.
 // Every output must equal its reference bit for bit (the kernels are
 // deterministic: a call's result does not depend on which block took which
 // item). Then the host time of kseek_launch per call on one stream, for
@@ -254,6 +257,33 @@ int main(int argc, char** argv) {
     }
   }
   printf("graph beside eager calls: %d mismatched\n", g_mismatched - before);
+
+  // 3. More streams than the kernel keeps split partials for (16), each
+  // taking the split-key shapes in turn: buffers are grown, and freed for
+  // another stream, while other streams' calls still run.
+  constexpr int kManyStreams = 24;
+  const int split_shapes[4] = {2, 3, 4, 5};
+  std::vector<cudaStream_t> many(kManyStreams);
+  for (cudaStream_t& st : many) CHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+  std::vector<Outputs> many_outs(size_t(kManyStreams) * 4);
+  for (int st = 0; st < kManyStreams; ++st)
+    for (int j = 0; j < 4; ++j) many_outs[st * 4 + j] = NewOutputs(kShapes[split_shapes[j]]);
+  const int before_many = g_mismatched;
+  for (int r = 0; r < rounds; ++r) {
+    for (int turn = 0; turn < 2; ++turn)
+      for (int st = 0; st < kManyStreams; ++st) {
+        const int j = (st + r + turn) % 4, i = split_shapes[j];
+        Call(kShapes[i], in[i], many_outs[st * 4 + j], many[st]);
+      }
+    CHECK_CUDA(cudaDeviceSynchronize());
+    for (int st = 0; st < kManyStreams; ++st)
+      for (int turn = 0; turn < 2; ++turn) {
+        const int j = (st + r + turn) % 4, i = split_shapes[j];
+        Expect(kShapes[i], ref[i], many_outs[st * 4 + j],
+               "many streams, round " + std::to_string(r) + ", stream " + std::to_string(st));
+      }
+  }
+  printf("%d streams: %d mismatched\n", kManyStreams, g_mismatched - before_many);
 
   // Host time of a call (information only: enqueueing, not the GPU's time).
   for (int i = 0; i < kNumShapes; ++i) {

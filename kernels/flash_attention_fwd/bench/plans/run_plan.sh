@@ -102,7 +102,7 @@ streams_check_start() {
 streams_check_on() {
   timeout 300 "$1/streams_check" "$1/$2.so" > "$3" 2>&1
   echo "== streams_check $2: exit $?"
-  grep -v "^reference" "$3" | tail -12
+  grep -v "^reference" "$3" | tail -14
 }
 
 # streams_check_report PID DIR NAME FILE: once streams_check_start's PID
