@@ -855,7 +855,8 @@ void PlanSplits(Problem* p, int sms) {
 //     from Bind until the call's kernels are launched so that two host
 //     threads on one stream cannot interleave over it; past 16 streams
 //     with a buffer, the least recently used one not being bound is freed
-//     (cudaFree waits for the device).
+//     once the device is idle (cudaDeviceSynchronize; a stream's own buffer
+//     is grown after cudaStreamSynchronize).
 //   - A captured call allocates its partials in the capture (a graph
 //     allocation node) from a memory pool the kernel keeps per device
 //     (release threshold at its maximum), freed in stream order after the
@@ -939,7 +940,12 @@ class SplitScratch {
     for (Buffer* x : buffers)
       if (x->device == device && x->stream_id == id) b = x;
     if (b == nullptr) {
-      if (int(buffers.size()) >= kMaxBuffers) {
+      // The evicted buffer's stream may still read it: freed once the
+      // device is idle; when it cannot be waited for (another thread
+      // capturing a graph), none is freed this time.
+      if (int(buffers.size()) >= kMaxBuffers && cudaDeviceSynchronize() != cudaSuccess) {
+        (void)cudaGetLastError();
+      } else if (int(buffers.size()) >= kMaxBuffers) {
         int oldest = -1;
         for (int i = 0; i < int(buffers.size()); ++i)
           if (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use) {
@@ -949,7 +955,7 @@ class SplitScratch {
           }
         if (oldest >= 0) {
           Buffer* evicted = buffers[oldest];
-          if (evicted->memory != nullptr) cudaFree(evicted->memory);  // waits for the device
+          if (evicted->memory != nullptr) cudaFree(evicted->memory);
           evicted->busy.unlock();
           delete evicted;
           buffers.erase(buffers.begin() + oldest);
@@ -965,7 +971,13 @@ class SplitScratch {
     if (b->bytes < bytes) {
       size_t grown = size_t(1) << 20;
       while (grown < bytes) grown *= 2;
-      if (b->memory != nullptr) cudaFree(b->memory);  // waits for the device
+      if (b->memory != nullptr) {
+        // The stream's earlier calls may still read it.
+        err = cudaStreamSynchronize(stream_);
+        if (err != cudaSuccess)
+          return Fail("cannot wait for the stream's earlier calls to grow its buffer", err), nullptr;
+        cudaFree(b->memory);
+      }
       b->memory = nullptr;
       b->bytes = 0;
       err = cudaMalloc(&b->memory, grown);

@@ -4084,8 +4084,9 @@ int WgmmaSplits(int64_t blocks, int64_t slots, int key_tiles,
 //     kernels are launched, so that two host threads calling on one stream
 //     cannot interleave their launches over it. At most
 //     kMaxStreamPartials streams keep a buffer: past that, the one least
-//     recently used and not being bound is freed (cudaFree waits for the
-//     device, so no kernel still reads it).
+//     recently used and not being bound is freed once the device is idle
+//     (cudaDeviceSynchronize: no kernel still reads it; a stream's own
+//     buffer is grown after cudaStreamSynchronize).
 //   - A call captured into a CUDA graph runs whenever the graph is
 //     launched, beside anything: its partials and queue are allocated in
 //     the capture (graph allocation nodes, from a memory pool of the
@@ -4242,7 +4243,14 @@ class CallScratch {
         if (sp->bytes < bytes) {
           size_t grown = kMinPartialsBytes;
           while (grown < bytes) grown *= 2;
-          if (sp->memory != nullptr) cudaFree(sp->memory);  // waits for the device
+          if (sp->memory != nullptr) {
+            // The stream's earlier calls may still read it (cudaFree
+            // promises no wait for memory from cudaMalloc).
+            err = cudaStreamSynchronize(stream_);
+            if (err != cudaSuccess)
+              return FailWith("cannot wait for the stream's earlier calls to grow its scratch", err);
+            cudaFree(sp->memory);
+          }
           sp->memory = nullptr;
           sp->bytes = 0;
           err = cudaMalloc(&sp->memory, grown);
@@ -4291,11 +4299,16 @@ class CallScratch {
 
   // The stream's partials entry, made when it has none (the caller holds
   // g_scratch_mutex): past kMaxStreamPartials entries, the least recently
-  // used one that no call holds is freed first.
+  // used one that no call holds is freed first, once the device is idle
+  // (its stream's calls may still read it; when the device cannot be
+  // waited for, as while another thread captures a graph, none is freed
+  // this time).
   StreamPartials* StreamBuffer(DeviceScratch* ds, unsigned long long id) {
     for (StreamPartials* sp : ds->partials)
       if (sp->stream_id == id) return sp;
-    if (int(ds->partials.size()) >= kMaxStreamPartials) {
+    if (int(ds->partials.size()) >= kMaxStreamPartials && cudaDeviceSynchronize() != cudaSuccess) {
+      (void)cudaGetLastError();
+    } else if (int(ds->partials.size()) >= kMaxStreamPartials) {
       int oldest = -1;
       for (int i = 0; i < int(ds->partials.size()); ++i)
         if (oldest < 0 || ds->partials[i]->last_use < ds->partials[oldest]->last_use) {
@@ -4305,7 +4318,7 @@ class CallScratch {
         }
       if (oldest >= 0) {
         StreamPartials* evicted = ds->partials[oldest];
-        if (evicted->memory != nullptr) cudaFree(evicted->memory);  // waits for the device
+        if (evicted->memory != nullptr) cudaFree(evicted->memory);
         evicted->busy.unlock();
         delete evicted;
         ds->partials.erase(ds->partials.begin() + oldest);

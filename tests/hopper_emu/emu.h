@@ -506,6 +506,9 @@ inline cudaError_t cudaFree(void* p) {
   free(p);
   return cudaSuccess;
 }
+// Work completes at launch here: nothing to wait for.
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return emu::CaptureForbids() ? 900 : cudaSuccess; }
+inline cudaError_t cudaDeviceSynchronize() { return emu::CaptureForbids() ? 900 : cudaSuccess; }
 constexpr cudaError_t cudaErrorStreamCaptureInvalidated = 901;
 inline const char* cudaGetErrorString(cudaError_t e) {
   return e == 900 ? "emulated: operation not permitted when stream is capturing"
