@@ -940,15 +940,19 @@ class SplitScratch {
     for (Buffer* x : buffers)
       if (x->device == device && x->stream_id == id) b = x;
     if (b == nullptr) {
+      // Past kMaxBuffers on this device, one of this device's is freed.
       // The evicted buffer's stream may still read it: freed once the
       // device is idle; when it cannot be waited for (another thread
       // capturing a graph), none is freed this time.
-      if (int(buffers.size()) >= kMaxBuffers && cudaDeviceSynchronize() != cudaSuccess) {
+      int on_device = 0;
+      for (Buffer* x : buffers) on_device += x->device == device;
+      if (on_device >= kMaxBuffers && cudaDeviceSynchronize() != cudaSuccess) {
         (void)cudaGetLastError();
-      } else if (int(buffers.size()) >= kMaxBuffers) {
+      } else if (on_device >= kMaxBuffers) {
         int oldest = -1;
         for (int i = 0; i < int(buffers.size()); ++i)
-          if (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use) {
+          if (buffers[i]->device == device &&
+              (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use)) {
             if (!buffers[i]->busy.try_lock()) continue;
             if (oldest >= 0) buffers[oldest]->busy.unlock();
             oldest = i;
