@@ -430,5 +430,44 @@ TEST(FaBenchToolsTest, PtxSameTellsAChangedKernelFromTheSame) {
   EXPECT_NE(r.err.find("no file " + dir + "/missing.cu"), std::string::npos) << r.err;
 }
 
+// final_results.py: a final run's $OUT into a results file: the header
+// lines as comments with the GPU from anchor.log, final.log up to the
+// anchor's JSON, then the anchor's and pad sweep's tables and the other
+// outputs, in that order, Python's warnings (and the line after each)
+// left out; a folder without the run's logs is refused by name.
+TEST(FaBenchToolsTest, FinalResultsFileFromARunsOutput) {
+  const std::string dir = testing::TempDir("final_results");
+  testing::WriteFile(dir + "/final.log",
+                     "== anchor: exit 0 in 300 s\n"
+                     "geomean candidate/fa3 over fa3_grid: 1.040 (72 of 72 scenarios)\n"
+                     "/x/profiler.py:224: UserWarning: Profiler clears events\n"
+                     "  _warn_once(\n"
+                     "wrote /tmp/t/anchor/anchor.json\n"
+                     "geomean TFLOP/s after the JSON\n");
+  testing::WriteFile(dir + "/anchor.log",
+                     "device NVIDIA H200; torch 2.11; cuDNN 91900\nscenario cand\n");
+  testing::WriteFile(dir + "/pad_sweep.log", "pad sweep: TFLOP/s per backend\n");
+  testing::WriteFile(dir + "/streams.txt", "streams_check: all match (486 outputs)\n");
+  const ProcessResult r =
+      RunBench("final_results.py", {dir, "--header", "v9: a test", "--header", "the command"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out,
+            "# v9: a test\n# the command\n# device NVIDIA H200\n"
+            "# First the run's summary, then the anchor's table and the pad sweep's, then the "
+            "other outputs (Python's warnings left out).\n"
+            "== anchor: exit 0 in 300 s\n"
+            "geomean candidate/fa3 over fa3_grid: 1.040 (72 of 72 scenarios)\n"
+            "wrote /tmp/t/anchor/anchor.json\n"
+            "== anchor table\ndevice NVIDIA H200; torch 2.11; cuDNN 91900\nscenario cand\n"
+            "== pad sweep\npad sweep: TFLOP/s per backend\n"
+            "== streams\nstreams_check: all match (486 outputs)\n");
+
+  const std::string empty = testing::TempDir("final_results_empty");
+  const ProcessResult bad = RunBench("final_results.py", {empty});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("has no final.log, anchor.log, pad_sweep.log"), std::string::npos)
+      << bad.err;
+}
+
 }  // namespace
 }  // namespace kseek
