@@ -151,6 +151,31 @@ TEST(FlashAttentionBaseline, MatchesFp64WithinTaskTolerance) {
   ExpectAllCorrect(MakeSmallTask(json::object()), TaskDir() + "/baseline.cu");
 }
 
+// hopper.cu through the harness as a candidate runs (kseek eval: the kernel
+// host as another user where it can be, the seccomp filter) on task
+// scenarios that take every scratch path: the WGMMA queue, WGMMA split
+// keys, version 1's splits and the decode kernel's long splits. (v4a's
+// split partials came from a memory pool whose allocation the sandbox
+// refused: correct in a plain process, failed here.)
+TEST(FlashAttentionHopper, ScratchPathsPassUnderTheHarnessSandbox) {
+  KSEEK_REQUIRE_CUDA_DEVICE();
+  if (DeviceTarget() != "sm_90a") GTEST_SKIP() << "skipped: device is not sm_90";
+  if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: no nvcc";
+  const std::vector<std::string> names = {
+      "grid_hd128_causal_s2048_bf16", "prefill_q256_k16384_hd128_full_bf16",
+      "decode_q1_k8192_hd64_causal_bf16", "decode_b1_k32768_gqa8_hd128_bf16"};
+  std::string list;
+  for (const std::string& n : names) list += (list.empty() ? "" : ",") + n;
+  const testing::ProcessResult r = testing::RunProcess(
+      {testing::BinDir() + "/kseek", "eval", "--task", TaskDir(), "--target", "sm_90a",
+       "--no-timing", "--json", "--scenarios", list, TaskDir() + "/hopper.cu"});
+  ASSERT_EQ(r.exit_code, 0) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
+  const json verdict = json::parse(r.out);
+  ASSERT_EQ(verdict.at("scenarios").size(), names.size()) << r.out;
+  for (const json& s : verdict.at("scenarios"))
+    EXPECT_EQ(s.at("status"), "ok") << s.at("name") << ": " << s.value("error", "");
+}
+
 // hopper.cu called on four streams at once, from a CUDA graph launched
 // beside calls on other streams, and on 24 streams at once (more than it
 // keeps partials buffers for) (tests/fa_streams/streams_check.cu): every
