@@ -889,13 +889,14 @@ class SplitScratch {
     cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
     cudaThreadExchangeStreamCaptureMode(&mode);
     void* split = nullptr;
+    bool bound;
     {
       std::lock_guard<std::mutex> lock(Mutex());
-      split = capture == cudaStreamCaptureStatusNone ? StreamBuffer(device, bytes)
-                                                     : Pooled(device, bytes);
+      bound = capture == cudaStreamCaptureStatusNone ? StreamBuffer(device, bytes, &split)
+                                                     : Pooled(device, bytes, &split);
     }
     cudaThreadExchangeStreamCaptureMode(&mode);
-    if (split == nullptr) return false;
+    if (!bound) return false;
     p->split_o = static_cast<float*>(split);
     p->split_lse = p->split_o + rows * p->head_dim;
     return true;
@@ -928,42 +929,32 @@ class SplitScratch {
     return false;
   }
 
-  // The stream's buffer of at least `bytes`, locked for this call (the
-  // caller holds Mutex()); null with g_error set.
-  void* StreamBuffer(int device, size_t bytes) {
+  // Sets *memory to the stream's buffer of at least `bytes`, locked for
+  // this call (the caller holds Mutex()); false with g_error set. A stream
+  // without one gets one: past kMaxBuffers on this device, the least
+  // recently used one of this device's that no call holds is freed first,
+  // once the device is idle (its stream's calls may still read it; when it
+  // cannot be waited for, as while another thread captures a graph, none
+  // is freed this time). A buffer too small is replaced once the stream's
+  // earlier calls are done.
+  bool StreamBuffer(int device, size_t bytes, void** memory) {
     static uint64_t uses = 0;
     unsigned long long id = 0;
     cudaError_t err = cudaStreamGetId(stream_, &id);
-    if (err != cudaSuccess) return Fail("cannot read the stream's id", err), nullptr;
+    if (err != cudaSuccess) return Fail("cannot read the stream's id", err);
     std::vector<Buffer*>& buffers = Buffers();
     Buffer* b = nullptr;
-    for (Buffer* x : buffers)
+    int on_device = 0;
+    for (Buffer* x : buffers) {
+      on_device += x->device == device;
       if (x->device == device && x->stream_id == id) b = x;
+    }
     if (b == nullptr) {
-      // Past kMaxBuffers on this device, one of this device's is freed.
-      // The evicted buffer's stream may still read it: freed once the
-      // device is idle; when it cannot be waited for (another thread
-      // capturing a graph), none is freed this time.
-      int on_device = 0;
-      for (Buffer* x : buffers) on_device += x->device == device;
-      if (on_device >= kMaxBuffers && cudaDeviceSynchronize() != cudaSuccess) {
-        (void)cudaGetLastError();
-      } else if (on_device >= kMaxBuffers) {
-        int oldest = -1;
-        for (int i = 0; i < int(buffers.size()); ++i)
-          if (buffers[i]->device == device &&
-              (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use)) {
-            if (!buffers[i]->busy.try_lock()) continue;
-            if (oldest >= 0) buffers[oldest]->busy.unlock();
-            oldest = i;
-          }
-        if (oldest >= 0) {
-          Buffer* evicted = buffers[oldest];
-          if (evicted->memory != nullptr) cudaFree(evicted->memory);
-          evicted->busy.unlock();
-          delete evicted;
-          buffers.erase(buffers.begin() + oldest);
-        }
+      if (on_device >= kMaxBuffers) {
+        if (cudaDeviceSynchronize() == cudaSuccess)
+          EvictOldest(device);
+        else
+          (void)cudaGetLastError();
       }
       b = new Buffer;
       b->device = device;
@@ -976,27 +967,47 @@ class SplitScratch {
       size_t grown = size_t(1) << 20;
       while (grown < bytes) grown *= 2;
       if (b->memory != nullptr) {
-        // The stream's earlier calls may still read it.
         err = cudaStreamSynchronize(stream_);
         if (err != cudaSuccess)
-          return Fail("cannot wait for the stream's earlier calls to grow its buffer", err), nullptr;
+          return Fail("cannot wait for the stream's earlier calls to grow its buffer", err);
         cudaFree(b->memory);
-      }
-      b->memory = nullptr;
-      b->bytes = 0;
-      err = cudaMalloc(&b->memory, grown);
-      if (err != cudaSuccess) {
         b->memory = nullptr;
-        return Fail("cannot allocate device memory for the split-key partials", err), nullptr;
+        b->bytes = 0;
       }
+      void* fresh = nullptr;
+      err = cudaMalloc(&fresh, grown);
+      if (err != cudaSuccess)
+        return Fail("cannot allocate device memory for the split-key partials", err);
+      b->memory = fresh;
       b->bytes = grown;
     }
-    return b->memory;
+    *memory = b->memory;
+    return true;
   }
 
-  // `bytes` from the device's pool on the capturing stream (the caller
-  // holds Mutex()); null with g_error set.
-  void* Pooled(int device, size_t bytes) {
+  // Frees the least recently used buffer of `device` that no call holds
+  // (the caller holds Mutex() and has waited for the device).
+  static void EvictOldest(int device) {
+    std::vector<Buffer*>& buffers = Buffers();
+    int oldest = -1;
+    for (int i = 0; i < int(buffers.size()); ++i)
+      if (buffers[i]->device == device &&
+          (oldest < 0 || buffers[i]->last_use < buffers[oldest]->last_use)) {
+        if (!buffers[i]->busy.try_lock()) continue;
+        if (oldest >= 0) buffers[oldest]->busy.unlock();
+        oldest = i;
+      }
+    if (oldest < 0) return;
+    Buffer* evicted = buffers[oldest];
+    if (evicted->memory != nullptr) cudaFree(evicted->memory);
+    evicted->busy.unlock();
+    delete evicted;
+    buffers.erase(buffers.begin() + oldest);
+  }
+
+  // Sets *memory to `bytes` from the device's pool on the capturing stream
+  // (the caller holds Mutex()); false with g_error set.
+  bool Pooled(int device, size_t bytes, void** memory) {
     static std::vector<std::pair<int, cudaMemPool_t>> pools;  // never destroyed
     cudaMemPool_t pool = nullptr;
     for (const auto& d : pools)
@@ -1009,7 +1020,7 @@ class SplitScratch {
       props.location.id = device;
       err = cudaMemPoolCreate(&pool, &props);
       if (err != cudaSuccess)
-        return Fail("cannot create a device memory pool for a captured call's partials", err), nullptr;
+        return Fail("cannot create a device memory pool for a captured call's partials", err);
       uint64_t keep = UINT64_MAX;
       cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
       pools.emplace_back(device, pool);
@@ -1017,9 +1028,10 @@ class SplitScratch {
     err = cudaMallocFromPoolAsync(&pooled_, bytes, pool, stream_);
     if (err != cudaSuccess) {
       pooled_ = nullptr;
-      return Fail("cannot allocate the split-key partials in the graph", err), nullptr;
+      return Fail("cannot allocate the split-key partials in the graph", err);
     }
-    return pooled_;
+    *memory = pooled_;
+    return true;
   }
 
   cudaStream_t stream_;

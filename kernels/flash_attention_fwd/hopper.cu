@@ -4235,33 +4235,7 @@ class CallScratch {
       err = cudaStreamGetId(stream_, &id);
       if (err != cudaSuccess) return FailWith("cannot read the stream's id", err);
       if (queue && !StreamQueue(ds, id)) return false;
-      if (partials > 0) {
-        StreamPartials* sp = StreamBuffer(ds, id);
-        if (sp == nullptr) return false;
-        busy_ = std::unique_lock<std::mutex>(sp->busy);
-        sp->last_use = ++ds->uses;
-        if (sp->bytes < bytes) {
-          size_t grown = kMinPartialsBytes;
-          while (grown < bytes) grown *= 2;
-          if (sp->memory != nullptr) {
-            // The stream's earlier calls may still read it (cudaFree
-            // promises no wait for memory from cudaMalloc).
-            err = cudaStreamSynchronize(stream_);
-            if (err != cudaSuccess)
-              return FailWith("cannot wait for the stream's earlier calls to grow its scratch", err);
-            cudaFree(sp->memory);
-          }
-          sp->memory = nullptr;
-          sp->bytes = 0;
-          err = cudaMalloc(&sp->memory, grown);
-          if (err != cudaSuccess) {
-            sp->memory = nullptr;
-            return FailWith("cannot allocate device memory for the split-key partials", err);
-          }
-          sp->bytes = grown;
-        }
-        split = sp->memory;
-      }
+      if (partials > 0 && !StreamBuffer(ds, id, bytes, &split)) return false;
     }
     if (split != nullptr) {
       scratch_.split_o = static_cast<float*>(split);
@@ -4297,37 +4271,70 @@ class CallScratch {
     return true;
   }
 
-  // The stream's partials entry, made when it has none (the caller holds
-  // g_scratch_mutex): past kMaxStreamPartials entries, the least recently
-  // used one that no call holds is freed first, once the device is idle
-  // (its stream's calls may still read it; when the device cannot be
-  // waited for, as while another thread captures a graph, none is freed
-  // this time).
-  StreamPartials* StreamBuffer(DeviceScratch* ds, unsigned long long id) {
-    for (StreamPartials* sp : ds->partials)
-      if (sp->stream_id == id) return sp;
-    if (int(ds->partials.size()) >= kMaxStreamPartials && cudaDeviceSynchronize() != cudaSuccess) {
-      (void)cudaGetLastError();
-    } else if (int(ds->partials.size()) >= kMaxStreamPartials) {
-      int oldest = -1;
-      for (int i = 0; i < int(ds->partials.size()); ++i)
-        if (oldest < 0 || ds->partials[i]->last_use < ds->partials[oldest]->last_use) {
-          if (!ds->partials[i]->busy.try_lock()) continue;
-          if (oldest >= 0) ds->partials[oldest]->busy.unlock();
-          oldest = i;
-        }
-      if (oldest >= 0) {
-        StreamPartials* evicted = ds->partials[oldest];
-        if (evicted->memory != nullptr) cudaFree(evicted->memory);
-        evicted->busy.unlock();
-        delete evicted;
-        ds->partials.erase(ds->partials.begin() + oldest);
+  // Sets *memory to the stream's partials buffer of at least `bytes`,
+  // locked for this call (the caller holds g_scratch_mutex); false with
+  // g_error set on failure. A stream without one gets one: past
+  // kMaxStreamPartials, the least recently used one that no call holds is
+  // freed first, once the device is idle (its stream's calls may still
+  // read it; when the device cannot be waited for, as while another thread
+  // captures a graph, none is freed this time). A buffer too small is
+  // replaced once the stream's earlier calls are done (cudaFree promises no
+  // wait for memory from cudaMalloc).
+  bool StreamBuffer(DeviceScratch* ds, unsigned long long id, size_t bytes, void** memory) {
+    StreamPartials* sp = nullptr;
+    for (StreamPartials* x : ds->partials)
+      if (x->stream_id == id) sp = x;
+    if (sp == nullptr) {
+      if (int(ds->partials.size()) >= kMaxStreamPartials) {
+        if (cudaDeviceSynchronize() == cudaSuccess)
+          EvictOldest(ds);
+        else
+          (void)cudaGetLastError();
       }
+      sp = new StreamPartials;
+      sp->stream_id = id;
+      ds->partials.push_back(sp);
     }
-    StreamPartials* sp = new StreamPartials;
-    sp->stream_id = id;
-    ds->partials.push_back(sp);
-    return sp;
+    busy_ = std::unique_lock<std::mutex>(sp->busy);
+    sp->last_use = ++ds->uses;
+    if (sp->bytes < bytes) {
+      size_t grown = kMinPartialsBytes;
+      while (grown < bytes) grown *= 2;
+      if (sp->memory != nullptr) {
+        const cudaError_t err = cudaStreamSynchronize(stream_);
+        if (err != cudaSuccess)
+          return FailWith("cannot wait for the stream's earlier calls to grow its scratch", err);
+        cudaFree(sp->memory);
+        sp->memory = nullptr;
+        sp->bytes = 0;
+      }
+      void* fresh = nullptr;
+      const cudaError_t err = cudaMalloc(&fresh, grown);
+      if (err != cudaSuccess)
+        return FailWith("cannot allocate device memory for the split-key partials", err);
+      sp->memory = fresh;
+      sp->bytes = grown;
+    }
+    *memory = sp->memory;
+    return true;
+  }
+
+  // Frees the least recently used partials buffer that no call holds (the
+  // caller holds g_scratch_mutex and has waited for the device).
+  static void EvictOldest(DeviceScratch* ds) {
+    int oldest = -1;
+    for (int i = 0; i < int(ds->partials.size()); ++i)
+      if (oldest < 0 || ds->partials[i]->last_use < ds->partials[oldest]->last_use) {
+        if (!ds->partials[i]->busy.try_lock()) continue;
+        if (oldest >= 0) ds->partials[oldest]->busy.unlock();
+        oldest = i;
+      }
+    if (oldest < 0) return;
+    StreamPartials* evicted = ds->partials[oldest];
+    if (evicted->memory != nullptr) cudaFree(evicted->memory);
+    evicted->busy.unlock();
+    delete evicted;
+    ds->partials.erase(ds->partials.begin() + oldest);
   }
 
   cudaStream_t stream_;
