@@ -299,6 +299,22 @@ TEST_F(RunnerTest, NonZeroReturnCarriesWhatTheCallPrinted) {
   }
 }
 
+// A kernel that floods its output before failing: the verdict is still
+// crash, and its message keeps only the end of what was printed, bounded.
+TEST_F(RunnerTest, FloodedOutputIsCutInTheMessage) {
+  RunResult r = Run(Job(Build(
+      "floods_and_fails",
+      KernelSource("for (int i = 0; i < 20000; ++i) std::fprintf(stderr, \"flood line %d\\n\", i);\n"
+                   "  return 2;",
+                   "#include <cstdio>\n"))));
+  ASSERT_FALSE(r.scenarios.empty()) << Describe(r);
+  const ScenarioResult& s = r.scenarios[0];
+  ASSERT_EQ(s.status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_EQ(s.error.rfind("kseek_launch returned 2; its process printed: ...", 0), 0u) << s.error;
+  EXPECT_NE(s.error.find("flood line 19999"), std::string::npos) << s.error;
+  EXPECT_LT(s.error.size(), 700u) << s.error;
+}
+
 // A system call the sandbox refuses shows in the failed call's message
 // (the kernel host's seccomp filter reports it): here socket(2), refused
 // with EPERM, which the kernel reports by returning 1.
