@@ -3,6 +3,7 @@
 #include "harness/src/runner.h"
 
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -333,7 +334,29 @@ TEST_F(RunnerTest, RefusedSystemCallShowsInTheMessage) {
   ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
   EXPECT_EQ(r.scenarios[0].error,
             absl::StrCat("kseek_launch returned 1: no socket; its process printed: "
-                         "kseek sandbox: system call ", SYS_socket, " refused"));
+                         "kseek sandbox: system call ", SYS_socket, " (socket) refused"));
+}
+
+TEST_F(RunnerTest, RefusedOpenForWritingNamesThePath) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  const std::string target = *dir_ + "/written_by_the_kernel";
+  RunJob job = Job(Build(
+      "refused_open",
+      KernelSource("if (open(kPath, O_RDWR | O_CREAT, 0600) < 0) return 1;",
+                   absl::StrCat("#include <fcntl.h>\n"
+                                "static const char kPath[] = \"", target, "\";\n"
+                                "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                                "{ return \"no file\"; }"))));
+  job.scenarios.resize(1);
+  job.sandbox.enabled = true;
+  RunResult r = Run(job);
+  ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_EQ(r.scenarios[0].error,
+            absl::StrCat("kseek_launch returned 1: no file; its process printed: "
+                         "kseek sandbox: system call ", SYS_openat, " (openat for writing ",
+                         target, ") refused"));
+  EXPECT_NE(access(target.c_str(), F_OK), 0) << target << " was created";
 }
 
 TEST_F(RunnerTest, SegfaultCrashesOnlyItsScenario) {

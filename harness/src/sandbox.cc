@@ -101,11 +101,79 @@ class Program {
   std::vector<sock_filter> code_;
 };
 
-// Writes "kseek sandbox: system call N refused" and makes the call return
-// -EPERM. Async-signal-safe.
+// A refused call's name and, for calls that take a path, which argument.
+struct CallName {
+  long nr;
+  const char* name;
+  int path_arg;  // -1: none
+};
+
+#define KSEEK_CALL(n) CallName{SYS_##n, #n, -1}
+#define KSEEK_PATH_CALL(n, arg) CallName{SYS_##n, #n, arg}
+constexpr CallName kCallNames[] = {
+#ifdef SYS_open
+    KSEEK_PATH_CALL(open, 0), KSEEK_CALL(fork), KSEEK_CALL(vfork), KSEEK_PATH_CALL(creat, 0),
+    KSEEK_PATH_CALL(unlink, 0), KSEEK_PATH_CALL(rename, 0), KSEEK_PATH_CALL(mkdir, 0),
+    KSEEK_PATH_CALL(rmdir, 0), KSEEK_PATH_CALL(link, 1), KSEEK_PATH_CALL(symlink, 1),
+    KSEEK_PATH_CALL(chmod, 0), KSEEK_PATH_CALL(chown, 0), KSEEK_PATH_CALL(lchown, 0),
+    KSEEK_PATH_CALL(mknod, 0), KSEEK_PATH_CALL(utime, 0), KSEEK_PATH_CALL(utimes, 0),
+    KSEEK_PATH_CALL(futimesat, 1),
+#endif
+#if defined(__x86_64__)
+    KSEEK_CALL(iopl), KSEEK_CALL(ioperm), KSEEK_PATH_CALL(uselib, 0),
+#endif
+#ifdef SYS_memfd_secret
+    KSEEK_CALL(memfd_secret),
+#endif
+    KSEEK_PATH_CALL(openat, 1), KSEEK_CALL(clone), KSEEK_CALL(mprotect),
+    KSEEK_CALL(pkey_mprotect), KSEEK_CALL(mmap), KSEEK_CALL(kill), KSEEK_CALL(tgkill),
+    KSEEK_CALL(rt_sigqueueinfo), KSEEK_CALL(rt_tgsigqueueinfo), KSEEK_PATH_CALL(execve, 0),
+    KSEEK_PATH_CALL(execveat, 1), KSEEK_CALL(tkill), KSEEK_CALL(pidfd_send_signal),
+    KSEEK_CALL(pidfd_open), KSEEK_CALL(pidfd_getfd), KSEEK_CALL(ptrace),
+    KSEEK_CALL(process_vm_readv), KSEEK_CALL(process_vm_writev), KSEEK_CALL(kcmp),
+    KSEEK_CALL(process_madvise), KSEEK_CALL(socket), KSEEK_CALL(socketpair),
+    KSEEK_CALL(memfd_create), KSEEK_CALL(io_uring_setup), KSEEK_CALL(io_uring_enter),
+    KSEEK_CALL(io_uring_register), KSEEK_CALL(bpf), KSEEK_CALL(perf_event_open),
+    KSEEK_CALL(userfaultfd), KSEEK_CALL(unshare), KSEEK_CALL(setns), KSEEK_CALL(setsid),
+    KSEEK_CALL(setpgid), KSEEK_PATH_CALL(mount, 1), KSEEK_PATH_CALL(umount2, 0),
+    KSEEK_CALL(pivot_root), KSEEK_PATH_CALL(chroot, 0), KSEEK_CALL(open_tree),
+    KSEEK_CALL(move_mount), KSEEK_CALL(fsopen), KSEEK_CALL(fsconfig), KSEEK_CALL(fsmount),
+    KSEEK_CALL(fspick), KSEEK_CALL(mount_setattr), KSEEK_CALL(name_to_handle_at),
+    KSEEK_CALL(open_by_handle_at), KSEEK_PATH_CALL(unlinkat, 1), KSEEK_PATH_CALL(renameat, 1),
+    KSEEK_PATH_CALL(renameat2, 1), KSEEK_PATH_CALL(mkdirat, 1), KSEEK_PATH_CALL(linkat, 3),
+    KSEEK_PATH_CALL(symlinkat, 2), KSEEK_CALL(fchmod), KSEEK_PATH_CALL(fchmodat, 1),
+    KSEEK_CALL(fchown), KSEEK_PATH_CALL(fchownat, 1), KSEEK_PATH_CALL(truncate, 0),
+    KSEEK_CALL(ftruncate), KSEEK_CALL(fallocate), KSEEK_PATH_CALL(mknodat, 1),
+    KSEEK_PATH_CALL(utimensat, 1), KSEEK_PATH_CALL(setxattr, 0), KSEEK_PATH_CALL(lsetxattr, 0),
+    KSEEK_CALL(fsetxattr), KSEEK_PATH_CALL(removexattr, 0), KSEEK_PATH_CALL(lremovexattr, 0),
+    KSEEK_CALL(fremovexattr), KSEEK_CALL(init_module), KSEEK_CALL(finit_module),
+    KSEEK_CALL(delete_module), KSEEK_CALL(kexec_load), KSEEK_CALL(kexec_file_load),
+    KSEEK_CALL(reboot), KSEEK_CALL(personality), KSEEK_CALL(keyctl), KSEEK_CALL(add_key),
+    KSEEK_CALL(request_key), KSEEK_PATH_CALL(acct, 0), KSEEK_CALL(settimeofday),
+    KSEEK_CALL(clock_settime), KSEEK_CALL(clock_adjtime), KSEEK_CALL(adjtimex),
+    KSEEK_CALL(sethostname), KSEEK_CALL(setdomainname), KSEEK_PATH_CALL(swapon, 0),
+    KSEEK_PATH_CALL(swapoff, 0), KSEEK_CALL(quotactl), KSEEK_CALL(fanotify_init),
+    KSEEK_CALL(setpriority),
+};
+#undef KSEEK_CALL
+#undef KSEEK_PATH_CALL
+
+// Appends `s` to text[*len], at most up to `cap`.
+void Append(char* text, size_t* len, size_t cap, const char* s, size_t max) {
+  for (size_t i = 0; i < max && s[i] != '\0' && *len < cap; ++i) text[(*len)++] = s[i];
+}
+
+// Writes "kseek sandbox: system call N (NAME[ PATH]) refused" (the name
+// where it is known; for open and openat, "for writing"; the path where
+// the call takes one, as the process passed it, at most 160 bytes) and
+// makes the call return -EPERM. Async-signal-safe. The path is read from
+// the process's own memory: a pointer that is not readable ends the
+// process with SIGSEGV, which is its own doing.
 void OnRefused(int, siginfo_t* info, void* context) {
-  char text[80] = "kseek sandbox: system call ";
-  size_t len = strlen(text);
+  constexpr size_t kCap = 300;
+  char text[kCap + 1];
+  size_t len = 0;
+  Append(text, &len, kCap, "kseek sandbox: system call ", 64);
   char digits[16];
   int n = 0;
   unsigned v = static_cast<unsigned>(info->si_syscall);
@@ -114,11 +182,36 @@ void OnRefused(int, siginfo_t* info, void* context) {
     v /= 10;
   } while (v != 0 && n < 15);
   while (n > 0) text[len++] = digits[--n];
-  const char tail[] = " refused\n";
-  memcpy(text + len, tail, sizeof(tail) - 1);
-  len += sizeof(tail) - 1;
-  (void)!write(STDERR_FILENO, text, len);
   auto* uc = static_cast<ucontext_t*>(context);
+  const CallName* call = nullptr;
+  for (const CallName& c : kCallNames) {
+    if (c.nr == info->si_syscall) call = &c;
+  }
+  if (call != nullptr) {
+    Append(text, &len, kCap, " (", 8);
+    Append(text, &len, kCap, call->name, 32);
+    bool open_call = call->nr == SYS_openat;
+#ifdef SYS_open
+    open_call = open_call || call->nr == SYS_open;
+#endif
+    if (open_call) Append(text, &len, kCap, " for writing", 16);
+    if (call->path_arg >= 0) {
+#if defined(__x86_64__)
+      const int regs[6] = {REG_RDI, REG_RSI, REG_RDX, REG_R10, REG_R8, REG_R9};
+      const auto path = reinterpret_cast<const char*>(uc->uc_mcontext.gregs[regs[call->path_arg]]);
+#elif defined(__aarch64__)
+      const auto path = reinterpret_cast<const char*>(uc->uc_mcontext.regs[call->path_arg]);
+#endif
+      if (path != nullptr) {
+        Append(text, &len, kCap, " ", 1);
+        Append(text, &len, kCap, path, 160);
+      }
+    }
+    Append(text, &len, kCap, ")", 1);
+  }
+  Append(text, &len, kCap, " refused\n", 16);
+  if (text[len - 1] != '\n') text[len++] = '\n';
+  (void)!write(STDERR_FILENO, text, len);
 #if defined(__x86_64__)
   uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
 #elif defined(__aarch64__)

@@ -5,7 +5,8 @@
 // under it. harness/README.md ("Threat model") says what it refuses and
 // why.
 //
-// Refused with EPERM (and a line on stderr naming the system call, as long
+// Refused with EPERM (and a line on stderr naming the system call, its
+// number, name and, for calls that take one, the path it was given, as long
 // as the process keeps the SIGSYS handler installed here): new processes
 // (fork, vfork, clone without CLONE_THREAD — and with it too on the host
 // target, where kernels may not start threads), exec, signals to any other
