@@ -470,14 +470,20 @@
 //   1.123x cuDNN over the FA3 grid, 1.100x FA3 / 1.386x cuDNN over all,
 //   every class at or above 1.0x FA3. But under the harness's sandbox
 //   every split-key call failed: the pool's memory could not be
-//   allocated there.
+//   allocated there (an open for writing, which the filter refuses).
 //   Version 4b (this file; NOTES.md v4b): calls that are not captured
 //   take their split partials from a buffer of their stream's own
 //   (cudaMalloc, grown as needed; at most 16 streams keep one), no memory
 //   pool; captured calls as in 4a. The mma.sync and decode kernels'
 //   combine launched as their grid ends (KSEEK_FA_MMA_PDL_END=7: decode
-//   1.024x on an H100). Not yet run through the harness on the device
-//   (bench/plans/final_v4b.sh).
+//   1.024x on an H100). On an H100 (bench/plans/final_v4b.sh,
+//   bench/results/hopper_v4b_h100.txt): all 312 scenarios and 27 extra
+//   ones correct by kseek eval in the sandbox; 1.041x FA3 and 1.120x cuDNN
+//   over the FA3 grid (561 TFLOP/s; FA3 539, cuDNN 501), 1.114x FA3 /
+//   1.389x cuDNN over all, every class at or above 1.0x FA3, nothing under
+//   0.95x the best of FA3 and cuDNN; head_dim 128 s16384 bf16 non-causal
+//   756 TFLOP/s (FA3 731); streams_check all 486 outputs matching; host
+//   time per call 6-10 us (v4a 7-14).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
