@@ -129,7 +129,9 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Start(const ChildSpe
 
   int file_fd = -1;
   if (spec.stdout_to == ChildOutput::kFile || spec.stderr_to == ChildOutput::kFile) {
-    file_fd = open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    // Appending: another process (the judge's OpenBroker) may add lines.
+    file_fd = open(spec.output_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC,
+                   0600);
     if (file_fd < 0) {
       const int err = errno;
       close_all();

@@ -39,7 +39,7 @@ namespace kseek {
 // Where one of the child's output streams goes.
 enum class ChildOutput {
   kPipe,     // a pipe this process reads (Pump)
-  kFile,     // ChildSpec::output_file (created 0600, truncated)
+  kFile,     // ChildSpec::output_file (created 0600, truncated, appended to)
   kNull,     // /dev/null
   kInherit,  // this process's own descriptor
 };

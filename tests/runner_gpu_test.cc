@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "harness/src/compile.h"
 #include "harness/src/runner.h"
+#include "harness/src/sandbox.h"
 #include "harness/src/task.h"
 #include "harness/src/verdict.h"
 #include "tests/test_util.h"
@@ -220,6 +221,47 @@ TEST_F(RunnerGpuTest, CorrectKernelIsOkAndTimed) {
     EXPECT_GE(s.time->n, 3);
     ASSERT_TRUE(s.baseline.has_value());
     ASSERT_TRUE(s.speedup.has_value());
+  }
+}
+
+// The driver opens its device files again when it maps a memory pool's
+// memory, after the host's filter is installed: the judge's OpenBroker
+// opens them for the host (open_broker.h). A kernel that allocates from a
+// pool of its own and from the device's default pool runs sandboxed.
+TEST_F(RunnerGpuTest, MemoryPoolsWorkUnderTheSandbox) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  ASSERT_TRUE(Build("pools", R"(
+  static cudaMemPool_t pool = nullptr;
+  if (pool == nullptr) {
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    int device = 0;
+    cudaGetDevice(&device);
+    props.location.id = device;
+    if (cudaMemPoolCreate(&pool, &props) != cudaSuccess) return 5;
+  }
+  const size_t bytes = static_cast<size_t>(n) * (x.dtype == KSEEK_BF16 ? 2 : 4);
+  void* from_pool = nullptr;
+  void* from_default = nullptr;
+  if (cudaMallocFromPoolAsync(&from_pool, bytes, pool, stream) != cudaSuccess) return 6;
+  if (cudaMallocAsync(&from_default, bytes, stream) != cudaSuccess) return 7;
+  Scale<<<blocks, 256, 0, stream>>>(x.data, from_pool, x.dtype, n, 2.0f);
+  cudaMemcpyAsync(from_default, from_pool, bytes, cudaMemcpyDeviceToDevice, stream);
+  cudaMemcpyAsync(y.data, from_default, bytes, cudaMemcpyDeviceToDevice, stream);
+  cudaFreeAsync(from_pool, stream);
+  cudaFreeAsync(from_default, stream);)"));
+  RunJob job = Job("pools", Target::kSm90a);
+  job.sandbox.enabled = true;
+  absl::StatusOr<RunResult> r = RunScenarios(job, nullptr);
+  if (!r.ok() && r.status().message().find("compute capability") != std::string::npos) {
+    job.target = Target::kSm100a;
+    r = RunScenarios(job, nullptr);
+  }
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const ScenarioResult& s : r->scenarios) {
+    EXPECT_EQ(s.status, ScenarioStatus::kOk) << Describe(*r);
   }
 }
 

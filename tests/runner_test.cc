@@ -3,6 +3,8 @@
 #include "harness/src/runner.h"
 
 #include <sys/syscall.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "harness/src/open_broker.h"
 #include "harness/src/sandbox.h"
 #include "harness/src/task.h"
 #include "harness/src/verdict.h"
@@ -357,6 +360,93 @@ TEST_F(RunnerTest, RefusedOpenForWritingNamesThePath) {
                          "kseek sandbox: system call ", SYS_openat, " (openat for writing ",
                          target, ") refused"));
   EXPECT_NE(access(target.c_str(), F_OK), 0) << target << " was created";
+}
+
+// Opens for writing that create or truncate nothing go to the judge's
+// OpenBroker: the null device (and, on GPU machines, the driver's device
+// files) opens; a file does not, and the refusal names it.
+TEST_F(RunnerTest, TheNullDeviceOpensForWritingUnderTheSandbox) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  if (!CanSuperviseOpens()) GTEST_SKIP() << "skipped: this kernel cannot supervise opens";
+  RunJob job = Job(Build(
+      "null_device",
+      KernelSource(std::string("const int fd = open(\"/dev/null\", O_WRONLY | O_CLOEXEC);\n"
+                               "  if (fd < 0 || write(fd, \"x\", 1) != 1) return 1;\n"
+                               "  close(fd);\n  ") +
+                       kGoodLoop,
+                   "#include <fcntl.h>\n#include <unistd.h>\n")));
+  job.sandbox.enabled = true;
+  RunResult r = Run(job);
+  for (const ScenarioResult& s : r.scenarios) {
+    EXPECT_EQ(s.status, ScenarioStatus::kOk) << Describe(r);
+  }
+}
+
+TEST_F(RunnerTest, SupervisedOpenOfAFileForWritingIsRefusedWithThePath) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  if (!CanSuperviseOpens()) GTEST_SKIP() << "skipped: this kernel cannot supervise opens";
+  // A file anyone may write, so that only the sandbox stands in the way.
+  const std::string target = *dir_ + "/anyone_may_write";
+  WriteFile(target, "before");
+  ASSERT_EQ(chmod(target.c_str(), 0666), 0);
+  ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+  for (const std::string& path : {target, std::string("/proc/self/mem")}) {
+    RunJob job = Job(Build(
+        "refused_rdwr",
+        KernelSource("const int fd = open(kPath, O_RDWR);\n"
+                     "  if (fd < 0) return 1;\n"
+                     "  (void)!write(fd, \"after\", 5);\n  close(fd);",
+                     absl::StrCat("#include <fcntl.h>\n#include <unistd.h>\n"
+                                  "static const char kPath[] = \"", path, "\";\n"
+                                  "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                                  "{ return \"not opened\"; }"))));
+    job.scenarios.resize(1);
+    job.sandbox.enabled = true;
+    RunResult r = Run(job);
+    ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
+    EXPECT_EQ(r.scenarios[0].error,
+              absl::StrCat("kseek_launch returned 1: not opened; its process printed: "
+                           "kseek sandbox: system call ", SYS_openat, " (openat for writing ",
+                           path, ") refused"));
+  }
+  EXPECT_EQ(testing::ReadFile(target), "before");
+}
+
+TEST(OpenBrokerTest, OpensTheDriversCharacterDevicesAndTheNullDeviceOnly) {
+  const std::string devices =
+      "Character devices:\n  1 mem\n  4 tty\n195 nvidia-frontend\n508 nvidia-uvm\n"
+      "511 nvidia-caps\n\nBlock devices:\n  7 loop\n259 blkext\n";
+  EXPECT_TRUE(BrokerMayOpen(makedev(195, 0), devices));
+  EXPECT_TRUE(BrokerMayOpen(makedev(195, 255), devices));
+  EXPECT_TRUE(BrokerMayOpen(makedev(508, 1), devices));
+  EXPECT_TRUE(BrokerMayOpen(makedev(1, 3), devices));   // /dev/null
+  EXPECT_FALSE(BrokerMayOpen(makedev(1, 1), devices));  // /dev/mem
+  EXPECT_FALSE(BrokerMayOpen(makedev(1, 5), devices));  // /dev/zero
+  EXPECT_FALSE(BrokerMayOpen(makedev(4, 0), devices));
+  EXPECT_FALSE(BrokerMayOpen(makedev(259, 0), devices));  // a block device's number
+  EXPECT_FALSE(BrokerMayOpen(makedev(195, 0), "Character devices:\n  1 mem\n"));
+  EXPECT_FALSE(BrokerMayOpen(makedev(195, 0), "Block devices:\n195 nvidia\n"));
+}
+
+TEST_F(RunnerTest, AFilterOfTheKernelsOwnIsRefused) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  RunJob job = Job(Build(
+      "own_filter",
+      KernelSource("uint32_t action = SECCOMP_RET_USER_NOTIF;\n"
+                   "  if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0) return 1;",
+                   "#include <linux/seccomp.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                   "{ return \"no filter\"; }")));
+  job.scenarios.resize(1);
+  job.sandbox.enabled = true;
+  RunResult r = Run(job);
+  ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_EQ(r.scenarios[0].error,
+            absl::StrCat("kseek_launch returned 1: no filter; its process printed: "
+                         "kseek sandbox: system call ", SYS_seccomp, " (seccomp) refused"));
 }
 
 TEST_F(RunnerTest, SegfaultCrashesOnlyItsScenario) {

@@ -222,7 +222,7 @@ absl::StatusOr<std::unique_ptr<KernelHost>> KernelHost::Start(const KernelHostOp
   host->options_ = options;
   host->child_ = std::move(*child);
   host->socket_ = sv[0];
-  absl::StatusOr<std::string> hello = host->Receive();
+  absl::StatusOr<std::string> hello = host->Receive(false, &host->broker_);
   if (!hello.ok()) return absl::FailedPreconditionError(hello.status().message());
   json j = json::parse(*hello, nullptr, /*allow_exceptions=*/false);
   if (j.is_object() && j.contains("error") && j["error"].is_string()) {
@@ -286,10 +286,23 @@ absl::Status KernelHost::Send(const std::string& text, int fd) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> KernelHost::Receive(bool spin) {
+absl::StatusOr<std::string> KernelHost::Receive(bool spin, std::unique_ptr<OpenBroker>* broker) {
   if (dead_) return absl::AbortedError(Died(""));
   std::string text;
-  if (!ReceivePacket(socket_, &text, nullptr, spin)) return absl::AbortedError(Died(""));
+  int fd = -1;
+  if (!ReceivePacket(socket_, &text, broker != nullptr ? &fd : nullptr, spin)) {
+    return absl::AbortedError(Died(""));
+  }
+  if (broker == nullptr) return text;
+  // A sandboxed host's first packet may be its filter's listener, before
+  // it loads the library: from then on the judge answers its opens.
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (fd >= 0 && j.is_object() && j.value("listener", false) == true && *broker == nullptr) {
+    *broker = OpenBroker::Start(fd, options_.log_path);
+    if (*broker == nullptr) close(fd);
+    return Receive(spin);
+  }
+  if (fd >= 0) close(fd);
   return text;
 }
 
@@ -426,8 +439,17 @@ int ServeKernel(int argc, char** argv) {
   if (seccomp) {
     SeccompOptions so;
     so.allow_threads = *target != Target::kHost;
-    absl::Status st = InstallSeccomp(so);
+    so.supervise_opens = true;
+    int listener = -1;
+    absl::Status st = InstallSeccomp(so, &listener);
     if (!st.ok()) return Fail(sock, absl::StrCat("cannot sandbox the ", role, ": ", st.message()));
+    // The judge answers the opens the filter hands over (open_broker.h);
+    // this process keeps no copy of the listener.
+    if (listener >= 0) {
+      const bool sent = SendPacket(sock, Dump(json{{"listener", true}}), listener);
+      close(listener);
+      if (!sent) return 2;
+    }
   }
   // Loaded under the sandbox: static constructors and ifunc resolvers are
   // the library's code.

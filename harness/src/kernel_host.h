@@ -17,6 +17,7 @@
 // the judge, and its times are cross-checked with clocks outside it.
 //
 // Messages are JSON objects, one per packet:
+//   host -> judge   {"listener": true} + its filter's listener     (sandboxed, before ready)
 //   host -> judge   {"ready": true} | {"error": "..."}              (once, at start)
 //   judge -> host   {"op": "map", "id": N, "bytes": B, "handle": "hex"} (+ a memfd on host)
 //                   {"op": "unmap", "id": N}
@@ -43,6 +44,7 @@
 
 #include "absl/status/statusor.h"
 #include "base/child_process.h"
+#include "harness/src/open_broker.h"
 #include "harness/src/runner_device.h"
 #include "harness/src/task.h"
 #include "kernelseek/abi.h"
@@ -134,14 +136,18 @@ class KernelHost {
  private:
   KernelHost() = default;
   absl::Status Send(const std::string& text, int fd = -1);
-  // `spin`: poll before blocking (kernel_host.cc, kSpinWait).
-  absl::StatusOr<std::string> Receive(bool spin = false);
+  // `spin`: poll before blocking (kernel_host.cc, kSpinWait). With
+  // `broker`, a first packet that hands over the host's filter listener
+  // starts *broker on it, and the next packet is returned.
+  absl::StatusOr<std::string> Receive(bool spin = false,
+                                      std::unique_ptr<OpenBroker>* broker = nullptr);
   // Marks the host dead and says how it ended, for an error message.
   std::string Died(const std::string& what);
 
   KernelHostOptions options_;
   std::unique_ptr<ChildProcess> child_;
   int socket_ = -1;
+  std::unique_ptr<OpenBroker> broker_;  // answers its opens for writing, when sandboxed
   bool dead_ = false;
 };
 

@@ -37,6 +37,7 @@ constexpr uint32_t kAllow = SECCOMP_RET_ALLOW;
 constexpr uint32_t kRefuse = SECCOMP_RET_TRAP;  // SIGSYS: the handler says which, returns EPERM
 constexpr uint32_t kNoSuchCall = SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
 constexpr uint32_t kKill = SECCOMP_RET_KILL_PROCESS;
+constexpr uint32_t kSupervise = SECCOMP_RET_USER_NOTIF;
 
 constexpr uint32_t kNrOffset = offsetof(struct seccomp_data, nr);
 constexpr uint32_t kArchOffset = offsetof(struct seccomp_data, arch);
@@ -80,6 +81,21 @@ class Program {
     for (uint8_t i = 0; i < n; ++i) JumpEq(values[i], static_cast<uint8_t>(n - i), 0);
     Ret(kRefuse);
     Ret(kAllow);
+  }
+  // An open: refused when it creates or truncates; with `supervise`, one
+  // for writing goes to the supervisor, else it is refused too.
+  void Open(long nr, int arg, bool supervise) {
+    if (!supervise) {
+      RefuseWhenSet(nr, arg, O_WRONLY | O_RDWR | O_CREAT | O_TRUNC);
+      return;
+    }
+    JumpEq(static_cast<uint32_t>(nr), 0, 6);
+    Load(ArgLow(arg));
+    JumpSet(O_CREAT | O_TRUNC, 2, 0);
+    JumpSet(O_WRONLY | O_RDWR, 2, 0);
+    Ret(kAllow);
+    Ret(kRefuse);
+    Ret(kSupervise);
   }
   // mmap: executable only as a read-only mapping of a file.
   void Mmap(long nr) {
@@ -153,7 +169,7 @@ constexpr CallName kCallNames[] = {
     KSEEK_CALL(clock_settime), KSEEK_CALL(clock_adjtime), KSEEK_CALL(adjtimex),
     KSEEK_CALL(sethostname), KSEEK_CALL(setdomainname), KSEEK_PATH_CALL(swapon, 0),
     KSEEK_PATH_CALL(swapoff, 0), KSEEK_CALL(quotactl), KSEEK_CALL(fanotify_init),
-    KSEEK_CALL(setpriority),
+    KSEEK_CALL(setpriority), KSEEK_CALL(seccomp),
 };
 #undef KSEEK_CALL
 #undef KSEEK_PATH_CALL
@@ -247,11 +263,10 @@ void Build(const SeccompOptions& options, Program* p) {
   }
   p->Answer(SYS_clone3, kNoSuchCall);
   p->Answer(SYS_openat2, kNoSuchCall);
-  const uint32_t writes = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
 #ifdef SYS_open
-  p->RefuseWhenSet(SYS_open, 1, writes);
+  p->Open(SYS_open, 1, options.supervise_opens);
 #endif
-  p->RefuseWhenSet(SYS_openat, 2, writes);
+  p->Open(SYS_openat, 2, options.supervise_opens);
   p->RefuseWhenSet(SYS_mprotect, 2, PROT_EXEC);
   p->RefuseWhenSet(SYS_pkey_mprotect, 2, PROT_EXEC);
   p->Mmap(SYS_mmap);
@@ -283,7 +298,7 @@ void Build(const SeccompOptions& options, Program* p) {
       SYS_personality, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_acct,
       SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname,
       SYS_setdomainname, SYS_swapon, SYS_swapoff, SYS_quotactl, SYS_fanotify_init,
-      SYS_setpriority,
+      SYS_setpriority, SYS_seccomp,
 #if defined(__x86_64__)
       SYS_iopl, SYS_ioperm, SYS_uselib,
 #endif
@@ -294,7 +309,9 @@ void Build(const SeccompOptions& options, Program* p) {
 
 // Installs `prog`; async-signal-safe (the probe calls it after fork).
 // Returns 0 or the errno value of the step that failed (*step names it).
-int InstallProgram(sock_fprog* prog, const char** step) {
+// With `listen`, the filter's listener is *listener (-1 otherwise).
+int InstallProgram(sock_fprog* prog, const char** step, bool listen = false,
+                   int* listener = nullptr) {
   struct sigaction sa {};
   sa.sa_sigaction = OnRefused;
   sa.sa_flags = SA_SIGINFO;
@@ -304,6 +321,17 @@ int InstallProgram(sock_fprog* prog, const char** step) {
   *step = "prctl(PR_SET_NO_NEW_PRIVS)";
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   *step = "seccomp(SECCOMP_SET_MODE_FILTER)";
+  if (listen) {
+    // TSYNC_ESRCH: with a listener, a thread that cannot be synchronised
+    // is reported as ESRCH (its id could not be told from a descriptor).
+    const long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                            SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_TSYNC_ESRCH |
+                                SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                            prog);
+    if (fd < 0) return errno;
+    *listener = static_cast<int>(fd);
+    return 0;
+  }
   if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, prog) != 0) {
     return errno;
   }
@@ -312,12 +340,32 @@ int InstallProgram(sock_fprog* prog, const char** step) {
 
 }  // namespace
 
-absl::Status InstallSeccomp(const SeccompOptions& options) {
+// Whether this kernel lets a filter hand requests to a supervisor
+// (SECCOMP_RET_USER_NOTIF, Linux 5.0; TSYNC with a listener, 5.7, fails
+// the install where missing). A supervisor that cannot hand a descriptor
+// over (SECCOMP_IOCTL_NOTIF_ADDFD, 5.9) refuses the open instead.
+bool CanSuperviseOpens() {
+  seccomp_notif_sizes sizes{};
+  return syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) == 0 &&
+         syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &kSupervise) == 0;
+}
+
+absl::Status InstallSeccomp(const SeccompOptions& options, int* listener) {
+  SeccompOptions chosen = options;
+  chosen.supervise_opens = options.supervise_opens && listener != nullptr && CanSuperviseOpens();
+  if (listener != nullptr) *listener = -1;
   Program program;
-  Build(options, &program);
+  Build(chosen, &program);
   sock_fprog prog = program.Get();
   const char* step = "";
-  const int err = InstallProgram(&prog, &step);
+  int err = InstallProgram(&prog, &step, chosen.supervise_opens, listener);
+  if (err == EINVAL && chosen.supervise_opens) {  // a kernel without TSYNC_ESRCH: unsupervised
+    chosen.supervise_opens = false;
+    Program plain;
+    Build(chosen, &plain);
+    prog = plain.Get();
+    err = InstallProgram(&prog, &step);
+  }
   if (err != 0) {
     return absl::FailedPreconditionError(absl::StrCat(step, ": ", strerror(err)));
   }

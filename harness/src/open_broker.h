@@ -1,0 +1,63 @@
+// The judge's answer to a kernel host's opens for writing (sandbox.h,
+// SeccompOptions::supervise_opens).
+//
+// A kernel host opens the GPU before its filter is installed, but the
+// driver opens its device files again later (to map a memory pool's
+// memory, for one); the filter cannot read a path, so it hands each open
+// for writing that neither creates nor truncates to this broker, in the
+// judge, through the filter's listener. The broker reads the path from the
+// host's memory, and opens it itself only when it names a character device
+// of the GPU's driver (a major number that /proc/devices gives a name
+// starting with "nvidia") or /dev/null; the descriptor it got goes into the
+// host as the open's result (SECCOMP_IOCTL_NOTIF_ADDFD). Anything else is
+// refused with EPERM, and the broker writes to the host's log the line the
+// filter writes for what it refuses itself ("kseek sandbox: system call N
+// (openat for writing PATH) refused"). Files are opened by the broker, not
+// by the host, so a path the host changes after the broker read it cannot
+// open something else; a host gains nothing it does not hold already (it
+// has the driver's files open since before its filter).
+//
+// One thread per broker; the destructor stops it.
+#ifndef KERNELSEEK_HARNESS_OPEN_BROKER_H_
+#define KERNELSEEK_HARNESS_OPEN_BROKER_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+namespace kseek {
+
+// Whether a character device `rdev` may be opened for a kernel host: the
+// GPU driver's (majors from `proc_devices`, the text of /proc/devices) or
+// /dev/null.
+bool BrokerMayOpen(dev_t rdev, const std::string& proc_devices);
+
+class OpenBroker {
+ public:
+  // Takes `listener` (closed by the destructor); appends its refusals to
+  // the file at `log_path`.
+  static std::unique_ptr<OpenBroker> Start(int listener, std::string log_path);
+  ~OpenBroker();
+
+  OpenBroker(const OpenBroker&) = delete;
+  OpenBroker& operator=(const OpenBroker&) = delete;
+
+ private:
+  OpenBroker() = default;
+  void Loop();
+  void Answer();  // one request
+
+  int listener_ = -1;
+  int wake_[2] = {-1, -1};  // a pipe: the destructor's byte ends Loop
+  std::string log_path_;
+  std::string proc_devices_;
+  size_t request_bytes_ = 0;
+  size_t response_bytes_ = 0;
+  std::thread thread_;
+};
+
+}  // namespace kseek
+
+#endif  // KERNELSEEK_HARNESS_OPEN_BROKER_H_
