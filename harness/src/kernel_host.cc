@@ -298,8 +298,9 @@ absl::StatusOr<std::string> KernelHost::Receive(bool spin, std::unique_ptr<OpenB
   // it loads the library: from then on the judge answers its opens.
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (fd >= 0 && j.is_object() && j.value("listener", false) == true && *broker == nullptr) {
+    // Start takes the listener; where it fails, the host's opens for
+    // writing fail (ENOSYS) as the listener closes.
     *broker = OpenBroker::Start(fd, options_.log_path);
-    if (*broker == nullptr) close(fd);
     return Receive(spin);
   }
   if (fd >= 0) close(fd);

@@ -96,7 +96,7 @@ std::unique_ptr<OpenBroker> OpenBroker::Start(int listener, std::string log_path
   seccomp_notif_sizes sizes{};
   if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0 ||
       pipe2(broker->wake_, O_CLOEXEC) != 0) {
-    return nullptr;  // the destructor closes the listener: the host's opens fail (ENOSYS)
+    return nullptr;  // the destructor closes the listener: the host's opens fail
   }
   broker->request_bytes_ = std::max<size_t>(sizes.seccomp_notif, sizeof(seccomp_notif));
   broker->response_bytes_ = std::max<size_t>(sizes.seccomp_notif_resp, sizeof(seccomp_notif_resp));

@@ -36,8 +36,8 @@ bool BrokerMayOpen(dev_t rdev, const std::string& proc_devices);
 
 class OpenBroker {
  public:
-  // Takes `listener` (closed by the destructor); appends its refusals to
-  // the file at `log_path`.
+  // Takes `listener` (closed by the destructor, or here when it fails and
+  // returns nullptr); appends its refusals to the file at `log_path`.
   static std::unique_ptr<OpenBroker> Start(int listener, std::string log_path);
   ~OpenBroker();
 
