@@ -359,7 +359,9 @@ absl::Status InstallSeccomp(const SeccompOptions& options, int* listener) {
   sock_fprog prog = program.Get();
   const char* step = "";
   int err = InstallProgram(&prog, &step, chosen.supervise_opens, listener);
-  if (err == EINVAL && chosen.supervise_opens) {  // a kernel without TSYNC_ESRCH: unsupervised
+  // A kernel without TSYNC_ESRCH (EINVAL), or one that refuses a listener
+  // for another reason: the filter alone, every open for writing refused.
+  if (err != 0 && chosen.supervise_opens) {
     chosen.supervise_opens = false;
     Program plain;
     Build(chosen, &plain);
