@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -467,6 +468,61 @@ TEST(FaBenchToolsTest, FinalResultsFileFromARunsOutput) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("has no final.log, anchor.log, pad_sweep.log"), std::string::npos)
       << bad.err;
+}
+
+// kernel_resources.py on a small kernel file with two of hopper.cu's
+// kernel names: ptxas's figures per instance, and the dynamic shared
+// memory from the file's own constants.
+TEST(FaBenchToolsTest, KernelResourcesPerInstance) {
+  if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: nvcc not found";
+  const std::string dir = testing::TempDir("kernel_resources");
+  testing::WriteFile(dir + "/small.cu", R"(#include "kernelseek/abi.h"
+namespace {
+constexpr int kCombineWarps = 8;
+template <int D, int R>
+struct DecodeConfig {
+  static constexpr int kSmemBytes = D * R * 100;
+};
+template <typename T, int D, int R, int KD>
+__global__ void AttentionDecode(T* o) {
+  extern __shared__ float s[];
+  s[threadIdx.x] = float(threadIdx.x);
+  __syncthreads();
+  o[threadIdx.x] = T(s[threadIdx.x ^ 1] * KD);
+}
+template <typename T, int D, int kInFlight>
+__global__ void CombineSplits(T* o) { o[threadIdx.x] = T(D + kInFlight); }
+}  // namespace
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) {
+  float* o = static_cast<float*>(a->tensors[0].data);
+  AttentionDecode<float, 64, 2, 48><<<1, 32, DecodeConfig<64, 2>::kSmemBytes>>>(o);
+  CombineSplits<float, 128, 4><<<1, 32>>>(o);
+  return 0;
+}
+)");
+  const ProcessResult r = RunBench(
+      "kernel_resources.py", {"--kernel", dir + "/small.cu", "--kseek", testing::BinDir() + "/kseek",
+                              "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<nlohmann::json> lines;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u) << r.out;
+  EXPECT_EQ(lines[0]["kernel"], "AttentionDecode");
+  EXPECT_EQ(lines[0]["template"], nlohmann::json({"64", "2", "48"}));
+  EXPECT_EQ(lines[0]["types"], nlohmann::json({"float"}));
+  EXPECT_EQ(lines[0]["dynamic_smem"], 12800);
+  EXPECT_GT(lines[0]["registers"].get<int>(), 0);
+  EXPECT_EQ(lines[0]["barriers"], 1);
+  EXPECT_EQ(lines[1]["kernel"], "CombineSplits");
+  EXPECT_EQ(lines[1]["dynamic_smem"], 8 * 128 * 4);
+  EXPECT_EQ(lines[1]["spill_stores"], 0);
+
+  const ProcessResult bad = RunBench("kernel_resources.py",
+                                     {"--kernel", dir + "/missing.cu", "--kseek",
+                                      testing::BinDir() + "/kseek"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("kseek compile failed"), std::string::npos) << bad.err;
 }
 
 }  // namespace
