@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -233,6 +234,37 @@ bool UseCoordinator(std::string* error) {
 
 }  // namespace
 
+// The errors the table cut (past its column, or past a first line), each
+// text once with the scenarios that got it: at most kMaxFullErrors texts of
+// kMaxFullError characters.
+static std::string ErrorsInFull(const Verdict& v) {
+  constexpr size_t kMaxFullErrors = 5;
+  constexpr size_t kMaxFullError = 1000;
+  std::vector<std::pair<std::string, std::vector<std::string>>> cut;  // text, scenarios
+  for (const auto& s : v.scenarios) {
+    if (s.error.size() <= 120 && s.error.find('\n') == std::string::npos) continue;
+    auto same = std::find_if(cut.begin(), cut.end(), [&](const auto& c) { return c.first == s.error; });
+    if (same == cut.end()) {
+      cut.push_back({s.error, {s.name}});
+    } else {
+      same->second.push_back(s.name);
+    }
+  }
+  if (cut.empty()) return "";
+  std::string out = "errors in full (the table cuts them):\n";
+  for (size_t i = 0; i < cut.size() && i < kMaxFullErrors; ++i) {
+    const auto& [text, names] = cut[i];
+    std::string who = names[0];
+    if (names.size() > 1) absl::StrAppend(&who, " and ", names.size() - 1, " more");
+    std::string shown = text.size() > kMaxFullError ? text.substr(0, kMaxFullError) + " ..." : text;
+    absl::StrAppend(&out, "  ", who, ": ", absl::StrReplaceAll(shown, {{"\n", "\n    "}}), "\n");
+  }
+  if (cut.size() > kMaxFullErrors) {
+    absl::StrAppend(&out, "  and ", cut.size() - kMaxFullErrors, " other texts (--json has every one)\n");
+  }
+  return out;
+}
+
 std::string FormatVerdict(const Verdict& v) {
   std::string out = absl::StrFormat("task %s  target %s  device %s\n", v.task, v.target,
                                     v.device.name.empty() ? "-" : v.device.name);
@@ -269,6 +301,7 @@ std::string FormatVerdict(const Verdict& v) {
   absl::StrAppendFormat(&out, "%d/%d correct; geomean speedup %s; goal %.2fx %s\n", ok, v.scenarios.size(),
                         v.geomean_speedup ? absl::StrFormat("%.3fx", *v.geomean_speedup) : "n/a",
                         v.goal_speedup, v.goal_met ? "met" : "not met");
+  absl::StrAppend(&out, ErrorsInFull(v));
   // Where the judge's time went, summed over the scenarios, largest first.
   std::map<std::string, double> phases;
   double judged_s = 0;

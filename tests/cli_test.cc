@@ -153,6 +153,36 @@ TEST(Cli, EvaluatesAHostKernelWithExtraScenarios) {
   EXPECT_NE(table.out.find("2/2 correct"), std::string::npos) << table.out;
 }
 
+// A long error is cut in the table and printed whole once below it, with
+// the scenarios that got it.
+TEST(Cli, ErrorsTheTableCutsArePrintedInFull) {
+  std::string dir = testing::TempDir("cli-long-error");
+  std::string message(150, 'x');
+  message += " the end";
+  testing::WriteFile(dir + "/fails.cc", R"(#include "kernelseek/abi.h"
+extern "C" KSEEK_EXPORT const char* kseek_error_message() { return ")" + message + R"("; }
+extern "C" KSEEK_EXPORT int kseek_launch(const kseek_launch_args* a) { (void)a; return 3; }
+)");
+  json task = json::parse(testing::ReadFile(Softmax() + "/task.json"));
+  std::vector<std::string> names;
+  for (const auto& s : task["scenarios"]) {
+    if (s.contains("targets") && s["targets"] == json::array({"host"}) && names.size() < 2) {
+      names.push_back(s["name"].get<std::string>());
+    }
+  }
+  ASSERT_EQ(names.size(), 2u);
+  auto r = RunProcess({Kseek(), "eval", "--local", "--task", Softmax(), "--target", "host",
+                       "--scenarios", names[0] + "," + names[1], "--no-timing", "--cache-dir",
+                       dir + "/cache", dir + "/fails.cc"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  const std::string full = "kseek_launch returned 3: " + message;
+  EXPECT_NE(r.out.find("~"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("errors in full (the table cuts them):\n  " + names[0] + " and 1 more: " +
+                       full + "\n"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Cli, WrongKernelExitsOne) {
   std::string dir = testing::TempDir("cli-wrong");
   // Writes 1/cols everywhere: right shape, wrong function.
