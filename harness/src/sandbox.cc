@@ -117,62 +117,77 @@ class Program {
   std::vector<sock_filter> code_;
 };
 
-// A refused call's name and, for calls that take a path, which argument.
+// The calls the filter names when it refuses one: the name and, for
+// calls that take a path, which argument; `always`: refused whatever the
+// arguments (the others are refused by their arguments, in Build).
 struct CallName {
   long nr;
   const char* name;
   int path_arg;  // -1: none
+  bool always;
 };
 
-#define KSEEK_CALL(n) CallName{SYS_##n, #n, -1}
-#define KSEEK_PATH_CALL(n, arg) CallName{SYS_##n, #n, arg}
+#define KSEEK_REFUSED(n) CallName{SYS_##n, #n, -1, true}
+#define KSEEK_REFUSED_PATH(n, arg) CallName{SYS_##n, #n, arg, true}
+#define KSEEK_BY_ARGS(n) CallName{SYS_##n, #n, -1, false}
+#define KSEEK_BY_ARGS_PATH(n, arg) CallName{SYS_##n, #n, arg, false}
 constexpr CallName kCallNames[] = {
 #ifdef SYS_open
-    KSEEK_PATH_CALL(open, 0), KSEEK_CALL(fork), KSEEK_CALL(vfork), KSEEK_PATH_CALL(creat, 0),
-    KSEEK_PATH_CALL(unlink, 0), KSEEK_PATH_CALL(rename, 0), KSEEK_PATH_CALL(mkdir, 0),
-    KSEEK_PATH_CALL(rmdir, 0), KSEEK_PATH_CALL(link, 1), KSEEK_PATH_CALL(symlink, 1),
-    KSEEK_PATH_CALL(chmod, 0), KSEEK_PATH_CALL(chown, 0), KSEEK_PATH_CALL(lchown, 0),
-    KSEEK_PATH_CALL(mknod, 0), KSEEK_PATH_CALL(utime, 0), KSEEK_PATH_CALL(utimes, 0),
-    KSEEK_PATH_CALL(futimesat, 1),
+    KSEEK_BY_ARGS_PATH(open, 0),
 #endif
-#if defined(__x86_64__)
-    KSEEK_CALL(iopl), KSEEK_CALL(ioperm), KSEEK_PATH_CALL(uselib, 0),
+    KSEEK_BY_ARGS_PATH(openat, 1), KSEEK_BY_ARGS(clone), KSEEK_BY_ARGS(mprotect),
+    KSEEK_BY_ARGS(pkey_mprotect), KSEEK_BY_ARGS(mmap), KSEEK_BY_ARGS(kill), KSEEK_BY_ARGS(tgkill),
+    KSEEK_BY_ARGS(rt_sigqueueinfo), KSEEK_BY_ARGS(rt_tgsigqueueinfo),
+#ifdef SYS_fork
+    KSEEK_REFUSED(fork), KSEEK_REFUSED(vfork),
 #endif
+    KSEEK_REFUSED_PATH(execve, 0), KSEEK_REFUSED_PATH(execveat, 1), KSEEK_REFUSED(tkill),
+    KSEEK_REFUSED(pidfd_send_signal), KSEEK_REFUSED(pidfd_open), KSEEK_REFUSED(pidfd_getfd),
+    KSEEK_REFUSED(ptrace), KSEEK_REFUSED(process_vm_readv), KSEEK_REFUSED(process_vm_writev),
+    KSEEK_REFUSED(kcmp), KSEEK_REFUSED(process_madvise), KSEEK_REFUSED(socket),
+    KSEEK_REFUSED(socketpair), KSEEK_REFUSED(memfd_create),
 #ifdef SYS_memfd_secret
-    KSEEK_CALL(memfd_secret),
+    KSEEK_REFUSED(memfd_secret),
 #endif
-    KSEEK_PATH_CALL(openat, 1), KSEEK_CALL(clone), KSEEK_CALL(mprotect),
-    KSEEK_CALL(pkey_mprotect), KSEEK_CALL(mmap), KSEEK_CALL(kill), KSEEK_CALL(tgkill),
-    KSEEK_CALL(rt_sigqueueinfo), KSEEK_CALL(rt_tgsigqueueinfo), KSEEK_PATH_CALL(execve, 0),
-    KSEEK_PATH_CALL(execveat, 1), KSEEK_CALL(tkill), KSEEK_CALL(pidfd_send_signal),
-    KSEEK_CALL(pidfd_open), KSEEK_CALL(pidfd_getfd), KSEEK_CALL(ptrace),
-    KSEEK_CALL(process_vm_readv), KSEEK_CALL(process_vm_writev), KSEEK_CALL(kcmp),
-    KSEEK_CALL(process_madvise), KSEEK_CALL(socket), KSEEK_CALL(socketpair),
-    KSEEK_CALL(memfd_create), KSEEK_CALL(io_uring_setup), KSEEK_CALL(io_uring_enter),
-    KSEEK_CALL(io_uring_register), KSEEK_CALL(bpf), KSEEK_CALL(perf_event_open),
-    KSEEK_CALL(userfaultfd), KSEEK_CALL(unshare), KSEEK_CALL(setns), KSEEK_CALL(setsid),
-    KSEEK_CALL(setpgid), KSEEK_PATH_CALL(mount, 1), KSEEK_PATH_CALL(umount2, 0),
-    KSEEK_CALL(pivot_root), KSEEK_PATH_CALL(chroot, 0), KSEEK_CALL(open_tree),
-    KSEEK_CALL(move_mount), KSEEK_CALL(fsopen), KSEEK_CALL(fsconfig), KSEEK_CALL(fsmount),
-    KSEEK_CALL(fspick), KSEEK_CALL(mount_setattr), KSEEK_CALL(name_to_handle_at),
-    KSEEK_CALL(open_by_handle_at), KSEEK_PATH_CALL(unlinkat, 1), KSEEK_PATH_CALL(renameat, 1),
-    KSEEK_PATH_CALL(renameat2, 1), KSEEK_PATH_CALL(mkdirat, 1), KSEEK_PATH_CALL(linkat, 3),
-    KSEEK_PATH_CALL(symlinkat, 2), KSEEK_CALL(fchmod), KSEEK_PATH_CALL(fchmodat, 1),
-    KSEEK_CALL(fchown), KSEEK_PATH_CALL(fchownat, 1), KSEEK_PATH_CALL(truncate, 0),
-    KSEEK_CALL(ftruncate), KSEEK_CALL(fallocate), KSEEK_PATH_CALL(mknodat, 1),
-    KSEEK_PATH_CALL(utimensat, 1), KSEEK_PATH_CALL(setxattr, 0), KSEEK_PATH_CALL(lsetxattr, 0),
-    KSEEK_CALL(fsetxattr), KSEEK_PATH_CALL(removexattr, 0), KSEEK_PATH_CALL(lremovexattr, 0),
-    KSEEK_CALL(fremovexattr), KSEEK_CALL(init_module), KSEEK_CALL(finit_module),
-    KSEEK_CALL(delete_module), KSEEK_CALL(kexec_load), KSEEK_CALL(kexec_file_load),
-    KSEEK_CALL(reboot), KSEEK_CALL(personality), KSEEK_CALL(keyctl), KSEEK_CALL(add_key),
-    KSEEK_CALL(request_key), KSEEK_PATH_CALL(acct, 0), KSEEK_CALL(settimeofday),
-    KSEEK_CALL(clock_settime), KSEEK_CALL(clock_adjtime), KSEEK_CALL(adjtimex),
-    KSEEK_CALL(sethostname), KSEEK_CALL(setdomainname), KSEEK_PATH_CALL(swapon, 0),
-    KSEEK_PATH_CALL(swapoff, 0), KSEEK_CALL(quotactl), KSEEK_CALL(fanotify_init),
-    KSEEK_CALL(setpriority), KSEEK_CALL(seccomp),
+    KSEEK_REFUSED(io_uring_setup), KSEEK_REFUSED(io_uring_enter), KSEEK_REFUSED(io_uring_register),
+    KSEEK_REFUSED(bpf), KSEEK_REFUSED(perf_event_open), KSEEK_REFUSED(userfaultfd),
+    KSEEK_REFUSED(unshare), KSEEK_REFUSED(setns), KSEEK_REFUSED(setsid), KSEEK_REFUSED(setpgid),
+    KSEEK_REFUSED_PATH(mount, 1), KSEEK_REFUSED_PATH(umount2, 0), KSEEK_REFUSED(pivot_root),
+    KSEEK_REFUSED_PATH(chroot, 0), KSEEK_REFUSED(open_tree), KSEEK_REFUSED(move_mount),
+    KSEEK_REFUSED(fsopen), KSEEK_REFUSED(fsconfig), KSEEK_REFUSED(fsmount), KSEEK_REFUSED(fspick),
+    KSEEK_REFUSED(mount_setattr), KSEEK_REFUSED(name_to_handle_at),
+    KSEEK_REFUSED(open_by_handle_at),
+#ifdef SYS_creat
+    KSEEK_REFUSED_PATH(creat, 0), KSEEK_REFUSED_PATH(unlink, 0), KSEEK_REFUSED_PATH(rename, 0),
+    KSEEK_REFUSED_PATH(mkdir, 0), KSEEK_REFUSED_PATH(rmdir, 0), KSEEK_REFUSED_PATH(link, 1),
+    KSEEK_REFUSED_PATH(symlink, 1), KSEEK_REFUSED_PATH(chmod, 0), KSEEK_REFUSED_PATH(chown, 0),
+    KSEEK_REFUSED_PATH(lchown, 0), KSEEK_REFUSED_PATH(mknod, 0), KSEEK_REFUSED_PATH(utime, 0),
+    KSEEK_REFUSED_PATH(utimes, 0), KSEEK_REFUSED_PATH(futimesat, 1),
+#endif
+    KSEEK_REFUSED_PATH(unlinkat, 1), KSEEK_REFUSED_PATH(renameat, 1),
+    KSEEK_REFUSED_PATH(renameat2, 1), KSEEK_REFUSED_PATH(mkdirat, 1),
+    KSEEK_REFUSED_PATH(linkat, 3), KSEEK_REFUSED_PATH(symlinkat, 2), KSEEK_REFUSED(fchmod),
+    KSEEK_REFUSED_PATH(fchmodat, 1), KSEEK_REFUSED(fchown), KSEEK_REFUSED_PATH(fchownat, 1),
+    KSEEK_REFUSED_PATH(truncate, 0), KSEEK_REFUSED(ftruncate), KSEEK_REFUSED(fallocate),
+    KSEEK_REFUSED_PATH(mknodat, 1), KSEEK_REFUSED_PATH(utimensat, 1),
+    KSEEK_REFUSED_PATH(setxattr, 0), KSEEK_REFUSED_PATH(lsetxattr, 0), KSEEK_REFUSED(fsetxattr),
+    KSEEK_REFUSED_PATH(removexattr, 0), KSEEK_REFUSED_PATH(lremovexattr, 0),
+    KSEEK_REFUSED(fremovexattr), KSEEK_REFUSED(init_module), KSEEK_REFUSED(finit_module),
+    KSEEK_REFUSED(delete_module), KSEEK_REFUSED(kexec_load), KSEEK_REFUSED(kexec_file_load),
+    KSEEK_REFUSED(reboot), KSEEK_REFUSED(personality), KSEEK_REFUSED(keyctl),
+    KSEEK_REFUSED(add_key), KSEEK_REFUSED(request_key), KSEEK_REFUSED_PATH(acct, 0),
+    KSEEK_REFUSED(settimeofday), KSEEK_REFUSED(clock_settime), KSEEK_REFUSED(clock_adjtime),
+    KSEEK_REFUSED(adjtimex), KSEEK_REFUSED(sethostname), KSEEK_REFUSED(setdomainname),
+    KSEEK_REFUSED_PATH(swapon, 0), KSEEK_REFUSED_PATH(swapoff, 0), KSEEK_REFUSED(quotactl),
+    KSEEK_REFUSED(fanotify_init), KSEEK_REFUSED(setpriority), KSEEK_REFUSED(seccomp),
+#if defined(__x86_64__)
+    KSEEK_REFUSED(iopl), KSEEK_REFUSED(ioperm), KSEEK_REFUSED_PATH(uselib, 0),
+#endif
 };
-#undef KSEEK_CALL
-#undef KSEEK_PATH_CALL
+#undef KSEEK_REFUSED
+#undef KSEEK_REFUSED_PATH
+#undef KSEEK_BY_ARGS
+#undef KSEEK_BY_ARGS_PATH
 
 // Appends `s` to text[*len], at most up to `cap`.
 void Append(char* text, size_t* len, size_t cap, const char* s, size_t max) {
@@ -181,7 +196,7 @@ void Append(char* text, size_t* len, size_t cap, const char* s, size_t max) {
 
 // Writes "kseek sandbox: system call N (NAME[ PATH]) refused" (the name
 // where it is known; for open and openat, "for writing"; the path where
-// the call takes one, as the process passed it, at most 160 bytes) and
+// the call takes one, as the process passed it, at most kRefusedPathBytes) and
 // makes the call return -EPERM. Async-signal-safe. The path is read from
 // the process's own memory: a pointer that is not readable ends the
 // process with SIGSEGV, which is its own doing.
@@ -220,7 +235,7 @@ void OnRefused(int, siginfo_t* info, void* context) {
 #endif
       if (path != nullptr) {
         Append(text, &len, kCap, " ", 1);
-        Append(text, &len, kCap, path, 160);
+        Append(text, &len, kCap, path, kRefusedPathBytes);
       }
     }
     Append(text, &len, kCap, ")", 1);
@@ -271,39 +286,9 @@ void Build(const SeccompOptions& options, Program* p) {
   p->RefuseWhenSet(SYS_pkey_mprotect, 2, PROT_EXEC);
   p->Mmap(SYS_mmap);
 
-  const long refused[] = {
-#ifdef SYS_fork
-      SYS_fork, SYS_vfork,
-#endif
-      SYS_execve, SYS_execveat, SYS_tkill, SYS_pidfd_send_signal, SYS_pidfd_open,
-      SYS_pidfd_getfd, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_kcmp,
-      SYS_process_madvise, SYS_socket, SYS_socketpair, SYS_memfd_create,
-#ifdef SYS_memfd_secret
-      SYS_memfd_secret,
-#endif
-      SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register, SYS_bpf,
-      SYS_perf_event_open, SYS_userfaultfd, SYS_unshare, SYS_setns, SYS_setsid, SYS_setpgid,
-      SYS_mount, SYS_umount2, SYS_pivot_root, SYS_chroot, SYS_open_tree, SYS_move_mount,
-      SYS_fsopen, SYS_fsconfig, SYS_fsmount, SYS_fspick, SYS_mount_setattr,
-      SYS_name_to_handle_at, SYS_open_by_handle_at,
-#ifdef SYS_creat
-      SYS_creat, SYS_unlink, SYS_rename, SYS_mkdir, SYS_rmdir, SYS_link, SYS_symlink,
-      SYS_chmod, SYS_chown, SYS_lchown, SYS_mknod, SYS_utime, SYS_utimes, SYS_futimesat,
-#endif
-      SYS_unlinkat, SYS_renameat, SYS_renameat2, SYS_mkdirat, SYS_linkat, SYS_symlinkat,
-      SYS_fchmod, SYS_fchmodat, SYS_fchown, SYS_fchownat, SYS_truncate, SYS_ftruncate,
-      SYS_fallocate, SYS_mknodat, SYS_utimensat, SYS_setxattr, SYS_lsetxattr, SYS_fsetxattr,
-      SYS_removexattr, SYS_lremovexattr, SYS_fremovexattr, SYS_init_module,
-      SYS_finit_module, SYS_delete_module, SYS_kexec_load, SYS_kexec_file_load, SYS_reboot,
-      SYS_personality, SYS_keyctl, SYS_add_key, SYS_request_key, SYS_acct,
-      SYS_settimeofday, SYS_clock_settime, SYS_clock_adjtime, SYS_adjtimex, SYS_sethostname,
-      SYS_setdomainname, SYS_swapon, SYS_swapoff, SYS_quotactl, SYS_fanotify_init,
-      SYS_setpriority, SYS_seccomp,
-#if defined(__x86_64__)
-      SYS_iopl, SYS_ioperm, SYS_uselib,
-#endif
-  };
-  for (long nr : refused) p->Answer(nr, kRefuse);
+  for (const CallName& c : kCallNames) {
+    if (c.always) p->Answer(c.nr, kRefuse);
+  }
   p->Ret(kAllow);
 }
 

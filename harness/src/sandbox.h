@@ -25,11 +25,16 @@
 #ifndef KERNELSEEK_HARNESS_SANDBOX_H_
 #define KERNELSEEK_HARNESS_SANDBOX_H_
 
+#include <cstddef>
 #include <string>
 
 #include "absl/status/status.h"
 
 namespace kseek {
+
+// At most this many bytes of a refused call's path go into its message
+// (the filter's, and the supervisor's for the opens it refuses).
+constexpr size_t kRefusedPathBytes = 160;
 
 struct SeccompOptions {
   bool allow_threads = false;  // CUDA targets: the driver starts threads
