@@ -234,6 +234,9 @@ bool UseCoordinator(std::string* error) {
 
 }  // namespace
 
+// The width of the table's error column.
+constexpr size_t kErrorColumn = 120;
+
 // The errors the table cut (past its column, or past a first line), each
 // text once with the scenarios that got it: at most kMaxFullErrors texts of
 // kMaxFullError characters.
@@ -242,7 +245,7 @@ static std::string ErrorsInFull(const Verdict& v) {
   constexpr size_t kMaxFullError = 1000;
   std::vector<std::pair<std::string, std::vector<std::string>>> cut;  // text, scenarios
   for (const auto& s : v.scenarios) {
-    if (s.error.size() <= 120 && s.error.find('\n') == std::string::npos) continue;
+    if (s.error.size() <= kErrorColumn && s.error.find('\n') == std::string::npos) continue;
     auto same = std::find_if(cut.begin(), cut.end(), [&](const auto& c) { return c.first == s.error; });
     if (same == cut.end()) {
       cut.push_back({s.error, {s.name}});
@@ -294,7 +297,7 @@ std::string FormatVerdict(const Verdict& v) {
     if (size_t nl = error.find('\n'); nl != std::string::npos) error = error.substr(0, nl) + " ...";
     if (!s.flag.empty()) error = "FLAG: " + s.flag + (error.empty() ? "" : "; " + error);
     absl::StrAppendFormat(&out, "%-34s %-16s %-22s %-11s %-8s %-12s %s\n", Fit(s.name, 34),
-                          StatusName(s.status), time, base, speed, rate, Fit(error, 120));
+                          StatusName(s.status), time, base, speed, rate, Fit(error, kErrorColumn));
   }
   int ok = 0;
   for (const auto& s : v.scenarios) ok += s.status == ScenarioStatus::kOk;

@@ -11,11 +11,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -23,13 +21,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/file.h"
+#include "harness/src/sandbox.h"
 
 namespace kseek {
 
 namespace {
 
 constexpr size_t kMaxPath = 4096;
-constexpr size_t kPathInMessage = 160;  // as the filter's own message (sandbox.cc)
 
 // Reads a NUL-terminated string of at most kMaxPath bytes at `address` in
 // process `pid`, a page at a time (a read that crosses into an unmapped
@@ -53,13 +52,6 @@ bool ReadString(pid_t pid, uint64_t address, std::string* out) {
     out->append(buffer, static_cast<size_t>(n));
   }
   return false;
-}
-
-std::string ReadProcDevices() {
-  std::ifstream in("/proc/devices");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 }  // namespace
@@ -92,7 +84,7 @@ std::unique_ptr<OpenBroker> OpenBroker::Start(int listener, std::string log_path
   std::unique_ptr<OpenBroker> broker(new OpenBroker());
   broker->listener_ = listener;
   broker->log_path_ = std::move(log_path);
-  broker->proc_devices_ = ReadProcDevices();
+  broker->proc_devices_ = ReadFile("/proc/devices").value_or("");
   seccomp_notif_sizes sizes{};
   if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes) != 0 ||
       pipe2(broker->wake_, O_CLOEXEC) != 0) {
@@ -179,13 +171,7 @@ void OpenBroker::Answer() {
       if (added < 0 && errno == EINVAL) {  // before Linux 5.14: add, then answer
         addfd.flags = 0;
         added = ioctl(listener_, SECCOMP_IOCTL_NOTIF_ADDFD, &addfd);
-        if (added >= 0) {
-          std::vector<char> response_buffer(response_bytes_, 0);
-          auto* response = reinterpret_cast<seccomp_notif_resp*>(response_buffer.data());
-          response->id = request->id;
-          response->val = added;
-          (void)ioctl(listener_, SECCOMP_IOCTL_NOTIF_SEND, response);
-        }
+        if (added >= 0) Respond(request->id, added, 0);
       }
       const int add_error = errno;
       close(fd);
@@ -198,7 +184,7 @@ void OpenBroker::Answer() {
   if (error == EPERM) {
     const std::string line =
         absl::StrCat("kseek sandbox: system call ", request->data.nr, " (", name, " for writing",
-                     readable ? absl::StrCat(" ", path.substr(0, kPathInMessage)) : "",
+                     readable ? absl::StrCat(" ", path.substr(0, kRefusedPathBytes)) : "",
                      ") refused\n");
     const int log = open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (log >= 0) {
@@ -206,9 +192,14 @@ void OpenBroker::Answer() {
       close(log);
     }
   }
-  std::vector<char> response_buffer(response_bytes_, 0);
-  auto* response = reinterpret_cast<seccomp_notif_resp*>(response_buffer.data());
-  response->id = request->id;
+  Respond(request->id, 0, error);
+}
+
+void OpenBroker::Respond(uint64_t id, int64_t value, int error) {
+  std::vector<char> buffer(response_bytes_, 0);
+  auto* response = reinterpret_cast<seccomp_notif_resp*>(buffer.data());
+  response->id = id;
+  response->val = value;
   response->error = -error;
   (void)ioctl(listener_, SECCOMP_IOCTL_NOTIF_SEND, response);
 }

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
@@ -48,6 +49,8 @@ class OpenBroker {
   OpenBroker() = default;
   void Loop();
   void Answer();  // one request
+  // Answers request `id`: the call returns `value`, or fails with `error`.
+  void Respond(uint64_t id, int64_t value, int error);
 
   int listener_ = -1;
   int wake_[2] = {-1, -1};  // a pipe: the destructor's byte ends Loop
