@@ -88,7 +88,7 @@ def parse(demangled):
 
 def smem_expression(name, args):
     """The C++ expression of the instance's dynamic shared memory, or None."""
-    ints = [a for a in args[1:]]
+    ints = args[1:]  # after the element type
     if name == "AttentionForwardWgmma" and len(ints) >= 4:
         d, nc, bn, qb = ints[:4]
         return f"WgmmaConfig<{d}, {nc}, {bn}, {qb}>::kSmemBytes"
