@@ -1,6 +1,6 @@
 // Every CUDA source in the repository compiles for every GPU target.
 //
-// Finds each *.cu under kernels/ and tests/ (folders named build* are
+// Finds each *.cu under kernels/, tests/ and scripts/ (folders named build* are
 // skipped) and registers one test per file and target. The compiles go
 // through Compile() into a scratch cache, several at once; the file's own
 // folder is on the include path, as it is when a task is evaluated.
@@ -122,15 +122,15 @@ class CudaSourceCompiles : public ::testing::Test {
 class NoCudaSources : public ::testing::Test {
  public:
   void TestBody() override {
-    GTEST_SKIP() << "skipped: no *.cu files under kernels/ or tests/ of " << testing::SourceDir();
+    GTEST_SKIP() << "skipped: no *.cu files under kernels/, tests/ or scripts/ of " << testing::SourceDir();
   }
 };
 
 // Registers the tests before main() runs them.
 const bool kRegistered = [] {
   std::vector<std::string> files = CudaSources(testing::SourceDir() + "/kernels");
-  for (const std::string& f : CudaSources(testing::SourceDir() + "/tests")) {
-    files.push_back(f);
+  for (const char* root : {"/tests", "/scripts"}) {
+    for (const std::string& f : CudaSources(testing::SourceDir() + root)) files.push_back(f);
   }
   if (files.empty()) {
     ::testing::RegisterTest("CudaSources", "NoneFound", nullptr, nullptr, __FILE__, __LINE__,
