@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4a: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4c: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -93,6 +93,7 @@
 //       128    |     2     |    176 (w)    |     1     |     2      | 226 KB
 //       128    |     2     |  64 or 80 (s) |     2     |     3      | 194 / 218 KB
 //       256    |     2     |     80        |     1     |     2      | 225 KB
+//       256    |     2     |     64 (s)    |     1     |     2      | 193 KB
 //
 //   (c) causal masking, and sequences too short for (w); (q) causal up to
 //   512 keys and without causal masking up to 4096
@@ -103,7 +104,9 @@
 //   without causal masking where 176-key tiles pad the keys by at most 5%
 //   more than 128-key tiles (WideKeyTiles): fewer, longer tiles per item;
 //   (s) seqlen_k <= 64 (<= 80): one short tile per item instead of a
-//   128-key one mostly masked (many short sequences). With two consumers
+//   128-key one mostly masked (many short sequences); at head_dim 256
+//   seqlen_k <= 64 only (longer keys stay on 80-key tiles even where 64
+//   would pad them less: measured slower, NOTES.md v4c). With two consumers
 //   at head_dim 128, and at 64 on short tiles, the shared memory includes
 //   2 KB per consumer warp (or 4 KB: two buffers where they fit) for O's
 //   TMA stores (KSEEK_FA_TMA_STORES, KSEEK_FA_TMA_LONG_TILES); on head_dim
@@ -471,7 +474,7 @@
 //   every class at or above 1.0x FA3. But under the harness's sandbox
 //   every split-key call failed: the pool's memory could not be
 //   allocated there (an open for writing, which the filter refuses).
-//   Version 4b (this file; NOTES.md v4b): calls that are not captured
+//   Version 4b (NOTES.md v4b): calls that are not captured
 //   take their split partials from a buffer of their stream's own
 //   (cudaMalloc, grown as needed; at most 16 streams keep one), no memory
 //   pool; captured calls as in 4a. The mma.sync and decode kernels'
@@ -484,6 +487,11 @@
 //   0.95x the best of FA3 and cuDNN; head_dim 128 s16384 bf16 non-causal
 //   756 TFLOP/s (FA3 731); streams_check all 486 outputs matching; host
 //   time per call 6-10 us (v4a 7-14).
+//   Version 4c (this file; NOTES.md v4c): head_dim 193-256 with seqlen_k
+//   <= 64 on one 64-key tile per item instead of an 80-key one (many
+//   short sequences: +7% at s32, +12% at s8 on an H100). 64-key tiles
+//   where 80-key ones pad more keys (s512: 560 computed for 512; causal
+//   s512-s1024) measured 1-13% slower there, and stay off.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -690,7 +698,9 @@
 //   KSEEK_FA_SHORT_KEYS         1: at head_dim 64 and 128, shapes with
 //                               seqlen_k <= 64 (<= 80) take 64-key (80-key)
 //                               tiles, one per item (2 Q buffers and 3 K/V
-//                               stages at head_dim 128); 0: 128-key tiles
+//                               stages at head_dim 128), and at 193-256
+//                               seqlen_k <= 64 one 64-key tile; 0: 128-key
+//                               tiles (80 at 256)
 //   KSEEK_FA_Q_PER_CONSUMER     head dims where each consumer's 64 rows of Q
 //                               have their own full/empty barriers, so the
 //                               next item's rows of the consumer ahead in
@@ -5007,6 +5017,14 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (on192) return LaunchWgmma<T, D / 4 * 3, 2>(p, args, sms);
       } else if (narrow) {  // (D = 256 with KSEEK_FA_D192: on192 is all of narrow)
         return LaunchWgmma<T, D, 2, 0, 0, kNarrowD>(p, args, sms);
+      }
+      if constexpr (D == 256 && KSEEK_FA_SHORT_KEYS) {
+        // Keys that fit one 64-key tile: one 64-key tile per item instead
+        // of an 80-key one (many_short s8 and s32: +7-13%). Longer keys
+        // stay on 80 even where 64 would pad less (s512: 560 keys computed
+        // against 512, yet 64-key tiles 13% slower; NOTES.md v4c). Such
+        // items are never clustered (one query tile per head).
+        if (p.seqlen_k <= 64) return LaunchWgmma<T, D, 2, 64>(p, args, sms);
       }
       if constexpr (kClusterHere && D == 256)
         if (cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
