@@ -666,6 +666,15 @@
 //   KSEEK_FA_EARLY_NEXT         1 (default): the WGMMA producer asks the
 //                               queue for its next item before waiting for
 //                               its item's last V stage; 0: after
+//   KSEEK_FA_L2_PREFETCH        WGMMA kernels (WgmmaDimBit bits) whose
+//                               producer asks L2 for an item's K and V tiles
+//                               ahead of their loads into the ring
+//                               (cp.async.bulk.prefetch.tensor): the first
+//                               KSEEK_FA_L2_PREFETCH_TILES as the item
+//                               starts, then tile i + that many as it loads
+//                               K of tile i (default 0: none; written, not
+//                               yet measured: NOTES.md v4c)
+//   KSEEK_FA_L2_PREFETCH_TILES  that distance in key tiles (default 4)
 //   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
 //                               kernel's items (default 16)
 //   KSEEK_FA_FULL_L2_SECTION_DIMS, KSEEK_FA_FULL_L2_SECTION_MB the WGMMA
@@ -767,6 +776,12 @@
 //                               same K/V)
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
+#endif
+#ifndef KSEEK_FA_L2_PREFETCH
+#define KSEEK_FA_L2_PREFETCH 0
+#endif
+#ifndef KSEEK_FA_L2_PREFETCH_TILES
+#define KSEEK_FA_L2_PREFETCH_TILES 4
 #endif
 #ifndef KSEEK_FA_HD256_BLOCK_N
 #define KSEEK_FA_HD256_BLOCK_N 80
@@ -2829,6 +2844,17 @@ __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
   }
 }
 
+// Asks L2 for the box of a 4-D tensor map that TmaLoad4d would load at
+// those coordinates, writing no shared memory and counting on no barrier:
+// a later load of the box finds it in L2 (KSEEK_FA_L2_PREFETCH).
+__device__ __forceinline__ void TmaPrefetch4d(const CUtensorMap* map, int c0, int c1, int c2,
+                                              int c3) {
+  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+
 template <int kRegs>
 __device__ __forceinline__ void RaiseRegisters() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
@@ -3395,6 +3421,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // cluster instances of KSEEK_FA_KEYS_FROM_END_CLUSTER's head dims).
   constexpr bool kFromEnd =
       kCluster && (KSEEK_FA_KEYS_FROM_END_CLUSTER & WgmmaDimBit(D)) != 0;
+  // The producer's L2 prefetch distance in key tiles (KSEEK_FA_L2_PREFETCH).
+  constexpr bool kPrefetch = (KSEEK_FA_L2_PREFETCH & WgmmaDimBit(D)) != 0;
+  constexpr int kPrefetchTiles = KSEEK_FA_L2_PREFETCH_TILES;
+  static_assert(!kPrefetch || kPrefetchTiles >= 1, "a prefetch distance of at least one tile");
   auto tile_of = [](const BlockWork& w, int i) {
     return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
   };
@@ -3551,7 +3581,22 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // K runs one tile ahead of V: the consumers issue S of tile i
       // together with P V of tile i - 1.
       const int tiles = w.tile_end - w.tile_begin;
+      // KSEEK_FA_L2_PREFETCH: K and V of tile i asked of L2 (in a cluster
+      // this block's column blocks, which it loads into both blocks), the
+      // first kPrefetchTiles before the item's loads, then each
+      // kPrefetchTiles ahead of its K's load, so that a load the ring
+      // holds back finds its tile in L2.
+      auto prefetch = [&](int i) {
+        for (int cb = kCluster ? int(ClusterRank()) : 0; cb < C::kColBlocks; cb += kCluster ? 2 : 1) {
+          TmaPrefetch4d(&k_map, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
+          TmaPrefetch4d(&v_map, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
+        }
+      };
+      if constexpr (kPrefetch)
+        for (int i = 0; i < tiles && i < kPrefetchTiles; ++i) prefetch(i);
       for (int i = 0; i < tiles; ++i) {
+        if constexpr (kPrefetch)
+          if (i + kPrefetchTiles < tiles) prefetch(i + kPrefetchTiles);
         load(i, false);
         if (i > 0) load(i - 1, true);
       }

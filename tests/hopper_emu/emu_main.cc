@@ -648,6 +648,7 @@ int main(int argc, char** argv) {
       {"w_hd128_f16_full_q640_k1_b2", 2, 640, 1, 2, 2, 128, 0, false, 1},
       {"w_hd64_f16_many_short_b9_s8_causal", 9, 8, 8, 2, 2, 64, 1, false, 1},
       {"w_hd128_bf16_many_short_b5_s65", 5, 65, 65, 2, 1, 128, 0, true, 1},
+      {"w_hd256_f16_many_short_b3_s40_causal", 3, 40, 40, 2, 2, 256, 1, false, 1},
       {"w_hd128_bf16_decode_q1_k1000_b3", 3, 1, 1000, 2, 2, 128, 1, true, 1},
       {"w_hd256_f16_sections_q150_k2100_b2h3", 2, 150, 2100, 3, 3, 256, 1, false, 1},
       {"w_hd64_bf16_causal_q100_k4000", 1, 100, 4000, 2, 1, 64, 1, true, 1},

@@ -10,6 +10,10 @@
 #   f5    64-key tiles where 80-key ones compute at least 5% more keys
 #         (KSEEK_FA_HD256_FIT64_PCT=5: grid s512 full and causal, causal
 #         s1024, ragged s1000 causal, qlong q1024_k512, many_short s32)
+#         The switch existed for this run only (NOTES.md v4c says what it
+#         did): v4c removed it, so today the script stops at its check
+#         ("no switch to set"); bench/results/hopper_after_v4b_variants_h100.txt
+#         holds the run.
 # on the 56 head_dim 256 scenarios with whole items (grid, GQA/MQA,
 # ragged, qlong, many-short, heads1), beside cuDNN. First kseek eval
 # --no-timing of f5's file (hopper.cu with the switch's default set to 5)
