@@ -489,7 +489,7 @@
 //   time per call 6-10 us (v4a 7-14).
 //   Version 4c (this file; NOTES.md v4c): head_dim 193-256 with seqlen_k
 //   <= 64 on one 64-key tile per item instead of an 80-key one (many
-//   short sequences: +7% at s32, +12% at s8 on an H100). 64-key tiles
+//   short sequences: +6-7% at s32, +12-13% at s8 on an H100). 64-key tiles
 //   where 80-key ones pad more keys (s512: 560 computed for 512; causal
 //   s512-s1024) measured 1-13% slower there, and stay off.
 
@@ -5065,7 +5065,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
       }
       if constexpr (D == 256 && KSEEK_FA_SHORT_KEYS) {
         // Keys that fit one 64-key tile: one 64-key tile per item instead
-        // of an 80-key one (many_short s8 and s32: +7-13%). Longer keys
+        // of an 80-key one (many_short s8 and s32: +6-13%). Longer keys
         // stay on 80 even where 64 would pad less (s512: 560 keys computed
         // against 512, yet 64-key tiles 13% slower; NOTES.md v4c). Such
         // items are never clustered (one query tile per head).
