@@ -37,7 +37,9 @@
 # ($OUT/ncu_stalls.txt, printed). With FA_NCU_FA3=SCENARIO (several
 # separated by ';'; .anchors/fa3 carried), FA3's first forward-kernel
 # launch on each SCENARIO is profiled the same way, run by anchor.py
-# beside the first build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt). The
+# beside the first build ($OUT/ncu_fa3_details.txt, $OUT/ncu_fa3_stalls.txt);
+# with FA_NCU_CUDNN=SCENARIO (several separated by ';') cuDNN's attention
+# kernel likewise ($OUT/ncu_cudnn_details.txt, ncu_cudnn_stalls.txt). The
 # per-instruction CSVs and the logs go into $OUT/ncu_raw.tgz (the reports
 # stay on the device: they are large).
 set -uo pipefail
@@ -260,7 +262,24 @@ if [[ -n "${FA_NCU_FA3:-}" ]]; then
     echo "== ncu (fa3): the FA3 anchor did not set up"; tail -5 "$work/fa3_setup.log" 2>/dev/null
   fi
 fi
-if [[ -n "${FA_NCU:-}${FA_NCU_FA3:-}" ]]; then
+# FA_NCU_CUDNN may name several scenarios, separated by ';': cuDNN's
+# attention kernel (SDPA through PyTorch; a name with "fprop" in it, e.g.
+# cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_..., whose tile
+# sizes are in the name) on each, run by anchor.py beside the first build
+# without FA3; the first profile's files are ncu_cudnn_*, the others'
+# ncu_cudnn_2_*, ...
+if [[ -n "${FA_NCU_CUDNN:-}" ]]; then
+  IFS=';' read -r -a cudnn_scens <<< "$FA_NCU_CUDNN"
+  for i in "${!cudnn_scens[@]}"; do
+    tag=cudnn; (( i > 0 )) && tag=cudnn_$((i + 1))
+    echo "== ncu $tag: cuDNN on ${cudnn_scens[i]}"
+    FA3_HOPPER= profile "$tag" "fprop" -- python3 anchor.py \
+      --lib "$work/${names[0]}.so" --scenarios "${cudnn_scens[i]}" \
+      --samples 1 --warmup 0 --budget-s 0.01 --no-auto-pad \
+      --out "$work/ncu/anchor_$tag.json"
+  done
+fi
+if [[ -n "${FA_NCU:-}${FA_NCU_FA3:-}${FA_NCU_CUDNN:-}" ]]; then
   cp "$work/fa3_setup.log" "$work/ncu/" 2>/dev/null
   (cd "$work" && tar -czf "$OUT/ncu_raw.tgz" ncu/*.csv.gz ncu/*.log)
 fi
