@@ -90,7 +90,7 @@ const char kEvalUsage[] =
     "--wait-limit), 130 interrupted.\n";
 
 const char kCompileUsage[] =
-    "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache_dir DIR] KERNEL\n"
+    "usage: kseek compile --target sm_90a|sm_100a|host [--task DIR] [--json] [--cache-dir DIR] KERNEL\n"
     "\n"
     "Compiles KERNEL with the harness's exact flags (through the compile cache) and prints\n"
     "the shared library's path and the resource report.\n";
