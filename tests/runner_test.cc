@@ -7,10 +7,14 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "harness/src/open_broker.h"
 #include "harness/src/sandbox.h"
@@ -411,6 +415,63 @@ TEST_F(RunnerTest, SupervisedOpenOfAFileForWritingIsRefusedWithThePath) {
                            "kseek sandbox: system call ", SYS_openat, " (openat for writing ",
                            path, ") refused"));
   }
+  EXPECT_EQ(testing::ReadFile(target), "before");
+}
+
+// A host that floods the judge's broker with refused opens: each is
+// refused, but only the first kBrokerLoggedRefusals reach the log, then
+// one line says the rest are not logged (the broker's writes are not under
+// the host's file-size limit).
+TEST_F(RunnerTest, AFloodOfRefusedOpensLogsOnlyTheFirst) {
+  std::string why;
+  if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
+  if (!CanSuperviseOpens()) GTEST_SKIP() << "skipped: this kernel cannot supervise opens";
+  const std::string target = *dir_ + "/anyone_may_write";
+  WriteFile(target, "before");
+  ASSERT_EQ(chmod(target.c_str(), 0666), 0);
+  ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+  constexpr int kOpens = 200;
+  RunJob job = Job(Build(
+      "refused_flood",
+      KernelSource(absl::StrCat("int refused = 0;\n"
+                                "  for (int i = 0; i < ", kOpens, "; ++i) {\n"
+                                "    const int fd = open(kPath, O_WRONLY);\n"
+                                "    if (fd < 0) ++refused; else close(fd);\n"
+                                "  }\n"
+                                "  if (refused == ", kOpens, ") return 1;"),
+                   absl::StrCat("#include <fcntl.h>\n#include <unistd.h>\n"
+                                "static const char kPath[] = \"", target, "\";\n"
+                                "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
+                                "{ return \"every open refused\"; }"))));
+  job.scenarios.resize(1);
+  job.sandbox.enabled = true;
+  RunResult r = Run(job);
+  ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
+  EXPECT_NE(r.scenarios[0].error.find("kseek_launch returned 1: every open refused"),
+            std::string::npos)
+      << Describe(r);
+  // Per kernel host process (a log file each, candidate-PID-N.log in the
+  // job's folder): the first kBrokerLoggedRefusals refusals, then the one
+  // line for the rest.
+  const std::string refusal =
+      absl::StrCat("kseek sandbox: system call ", SYS_openat, " (openat for writing ", target,
+                   ") refused");
+  const std::string rest = "kseek sandbox: more opens for writing refused, not logged";
+  int hosts = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(job.work_dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("candidate-", 0) != 0) continue;
+    const std::string log = testing::ReadFile(entry.path().string());
+    if (!absl::StrContains(log, refusal)) continue;
+    ++hosts;
+    const std::vector<std::string> lines = absl::StrSplit(log, '\n');
+    const auto count = [&](const std::string& text) {
+      return std::count(lines.begin(), lines.end(), text);
+    };
+    EXPECT_EQ(count(refusal), kBrokerLoggedRefusals) << log;
+    EXPECT_EQ(count(rest), 1) << log;
+  }
+  EXPECT_GE(hosts, 1) << "no candidate host log in " << job.work_dir;
   EXPECT_EQ(testing::ReadFile(target), "before");
 }
 

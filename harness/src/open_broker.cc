@@ -181,11 +181,14 @@ void OpenBroker::Answer() {
       close(fd);
     }
   }
-  if (error == EPERM) {
+  if (error == EPERM && refusals_ <= kBrokerLoggedRefusals) {
     const std::string line =
-        absl::StrCat("kseek sandbox: system call ", request->data.nr, " (", name, " for writing",
-                     readable ? absl::StrCat(" ", path.substr(0, kRefusedPathBytes)) : "",
-                     ") refused\n");
+        ++refusals_ > kBrokerLoggedRefusals
+            ? std::string("kseek sandbox: more opens for writing refused, not logged\n")
+            : absl::StrCat("kseek sandbox: system call ", request->data.nr, " (", name,
+                           " for writing",
+                           readable ? absl::StrCat(" ", path.substr(0, kRefusedPathBytes)) : "",
+                           ") refused\n");
     const int log = open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
     if (log >= 0) {
       (void)!write(log, line.data(), line.size());

@@ -12,9 +12,12 @@
 // host as the open's result (SECCOMP_IOCTL_NOTIF_ADDFD). Anything else is
 // refused with EPERM, and the broker writes to the host's log the line the
 // filter writes for what it refuses itself ("kseek sandbox: system call N
-// (openat for writing PATH) refused"). Files are opened by the broker, not
-// by the host, so a path the host changes after the broker read it cannot
-// open something else; a host gains nothing it does not hold already (it
+// (openat for writing PATH) refused"), for the first kBrokerLoggedRefusals
+// refusals, then once that further ones go unlogged: the judge's writes are
+// not under the host's file-size limit, so a host that floods the broker
+// with opens cannot fill the disk through them. Files are opened by the
+// broker, not by the host, so a path the host changes after the broker read
+// it cannot open something else; a host gains nothing it does not hold already (it
 // has the driver's files open since before its filter).
 //
 // One thread per broker; the destructor stops it.
@@ -29,6 +32,10 @@
 #include <thread>
 
 namespace kseek {
+
+// The refusals a broker writes to the host's log, each on a line of its
+// own; past them one line says that further refusals go unlogged.
+inline constexpr int kBrokerLoggedRefusals = 16;
 
 // Whether a character device `rdev` may be opened for a kernel host: the
 // GPU driver's (majors from `proc_devices`, the text of /proc/devices) or
@@ -58,6 +65,7 @@ class OpenBroker {
   std::string proc_devices_;
   size_t request_bytes_ = 0;
   size_t response_bytes_ = 0;
+  int refusals_ = 0;  // written to the log so far (the broker's thread only)
   std::thread thread_;
 };
 
