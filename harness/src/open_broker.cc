@@ -152,13 +152,22 @@ void OpenBroker::Answer() {
 
   int error = EPERM;
   struct stat st {};
-  // World-writable device files only: the broker may run as root for a
-  // host that does not, and opens nothing the host could not.
-  if (readable && !path.empty() && path[0] == '/' && stat(path.c_str(), &st) == 0 &&
-      S_ISCHR(st.st_mode) && (st.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH) &&
+  // The file is looked up once, without opening it (O_PATH: no driver's
+  // open runs, a FIFO does not block), checked, and only that file is then
+  // opened, through /proc/self/fd: a path swapped after the check (a
+  // symlink turned to another file) opens nothing else. World-writable
+  // device files only: the broker may run as root for a host that does
+  // not, and opens nothing the host could not.
+  const int looked_up = readable && !path.empty() && path[0] == '/'
+                            ? open(path.c_str(), O_PATH | O_CLOEXEC)
+                            : -1;
+  if (looked_up >= 0 && fstat(looked_up, &st) == 0 && S_ISCHR(st.st_mode) &&
+      (st.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH) &&
       BrokerMayOpen(st.st_rdev, proc_devices_)) {
     const int keep = O_ACCMODE | O_NONBLOCK | O_APPEND | O_DSYNC | O_SYNC;
-    const int fd = open(path.c_str(), (flags & keep) | O_CLOEXEC | O_NOCTTY);
+    const std::string same_file = absl::StrCat("/proc/self/fd/", looked_up);
+    const int fd = open(same_file.c_str(), (flags & keep) | O_CLOEXEC | O_NOCTTY);
+    close(looked_up);
     struct stat opened {};
     if (fd >= 0 && fstat(fd, &opened) == 0 && S_ISCHR(opened.st_mode) &&
         opened.st_rdev == st.st_rdev) {
@@ -180,6 +189,8 @@ void OpenBroker::Answer() {
     } else if (fd >= 0) {
       close(fd);
     }
+  } else if (looked_up >= 0) {
+    close(looked_up);
   }
   if (error == EPERM && refusals_ <= kBrokerLoggedRefusals) {
     const std::string line =

@@ -17,7 +17,11 @@
 // not under the host's file-size limit, so a host that floods the broker
 // with opens cannot fill the disk through them. Files are opened by the
 // broker, not by the host, so a path the host changes after the broker read
-// it cannot open something else; a host gains nothing it does not hold already (it
+// it cannot open something else; and the broker looks the path up once
+// (O_PATH, which opens nothing), checks that file and opens that very file
+// through /proc/self/fd, so a symlink swapped between its check and its
+// open cannot make it open another one (as root, a device whose open alone
+// acts, or a FIFO whose open would block the broker); a host gains nothing it does not hold already (it
 // has the driver's files open since before its filter).
 //
 // One thread per broker; the destructor stops it.
