@@ -95,6 +95,17 @@ std::string KernelSource(const std::string& body, const std::string& extra = "")
 
 constexpr char kGoodLoop[] = "for (int64_t i = 0; i < n; ++i) StoreY(y, i, 2.0f * LoadX(x, i));";
 
+// A kernel library's kseek_error_message, returning `message`.
+std::string ErrorMessageIs(const std::string& message) {
+  return "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() { return \"" + message +
+         "\"; }\n";
+}
+
+// A kernel library's constant kPath, holding `path`.
+std::string PathIs(const std::string& path) {
+  return "static const char kPath[] = \"" + path + "\";\n";
+}
+
 class RunnerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -165,6 +176,23 @@ class RunnerTest : public ::testing::Test {
       EXPECT_EQ(r->scenarios[i].name, job.scenarios[i].name);
     }
     return *r;
+  }
+
+  // Runs `job` on its first scenario only, in the sandbox.
+  RunResult RunFirstScenarioSandboxed(RunJob job) {
+    job.scenarios.resize(1);
+    job.sandbox.enabled = true;
+    return Run(job);
+  }
+
+  // A file holding "before" that anyone may write, in a folder anyone may
+  // enter: only the sandbox stands between a kernel and it.
+  static std::string FileAnyoneMayWrite() {
+    const std::string path = *dir_ + "/anyone_may_write";
+    WriteFile(path, "before");
+    EXPECT_EQ(chmod(path.c_str(), 0666), 0);
+    EXPECT_EQ(chmod(dir_->c_str(), 0755), 0);
+    return path;
   }
 
   static std::string Describe(const RunResult& r) {
@@ -279,8 +307,7 @@ TEST_F(RunnerTest, NonZeroReturnIsACrashWithTheKernelsMessage) {
   RunResult r = Run(Job(Build(
       "returns_error",
       KernelSource("return 7;",
-                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                   "{ return \"unsupported shape\"; }"))));
+                   ErrorMessageIs("unsupported shape")))));
   for (const ScenarioResult& s : r.scenarios) {
     ASSERT_EQ(s.status, ScenarioStatus::kCrash) << Describe(r);
     EXPECT_EQ(s.error, "kseek_launch returned 7: unsupported shape");
@@ -295,9 +322,7 @@ TEST_F(RunnerTest, NonZeroReturnCarriesWhatTheCallPrinted) {
       KernelSource("static int calls = 0;\n"
                    "  std::fprintf(stderr, \"arena exhausted at call %d\\n\", ++calls);\n"
                    "  return 5;",
-                   "#include <cstdio>\n"
-                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                   "{ return \"no arena\"; }"))));
+                   "#include <cstdio>\n" + ErrorMessageIs("no arena")))));
   ASSERT_GE(r.scenarios.size(), 2u) << Describe(r);
   for (const ScenarioResult& s : r.scenarios) {
     ASSERT_EQ(s.status, ScenarioStatus::kCrash) << Describe(r);
@@ -332,12 +357,8 @@ TEST_F(RunnerTest, RefusedSystemCallShowsInTheMessage) {
   RunJob job = Job(Build(
       "refused_socket",
       KernelSource("if (socket(AF_INET, SOCK_STREAM, 0) < 0) return 1;",
-                   "#include <sys/socket.h>\n"
-                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                   "{ return \"no socket\"; }")));
-  job.scenarios.resize(1);
-  job.sandbox.enabled = true;
-  RunResult r = Run(job);
+                   "#include <sys/socket.h>\n" + ErrorMessageIs("no socket"))));
+  RunResult r = RunFirstScenarioSandboxed(job);
   ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
   EXPECT_EQ(r.scenarios[0].error,
             absl::StrCat("kseek_launch returned 1: no socket; its process printed: "
@@ -351,13 +372,8 @@ TEST_F(RunnerTest, RefusedOpenForWritingNamesThePath) {
   RunJob job = Job(Build(
       "refused_open",
       KernelSource("if (open(kPath, O_RDWR | O_CREAT, 0600) < 0) return 1;",
-                   absl::StrCat("#include <fcntl.h>\n"
-                                "static const char kPath[] = \"", target, "\";\n"
-                                "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                                "{ return \"no file\"; }"))));
-  job.scenarios.resize(1);
-  job.sandbox.enabled = true;
-  RunResult r = Run(job);
+                   "#include <fcntl.h>\n" + PathIs(target) + ErrorMessageIs("no file"))));
+  RunResult r = RunFirstScenarioSandboxed(job);
   ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
   EXPECT_EQ(r.scenarios[0].error,
             absl::StrCat("kseek_launch returned 1: no file; its process printed: "
@@ -391,24 +407,16 @@ TEST_F(RunnerTest, SupervisedOpenOfAFileForWritingIsRefusedWithThePath) {
   std::string why;
   if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
   if (!CanSuperviseOpens()) GTEST_SKIP() << "skipped: this kernel cannot supervise opens";
-  // A file anyone may write, so that only the sandbox stands in the way.
-  const std::string target = *dir_ + "/anyone_may_write";
-  WriteFile(target, "before");
-  ASSERT_EQ(chmod(target.c_str(), 0666), 0);
-  ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+  const std::string target = FileAnyoneMayWrite();
   for (const std::string& path : {target, std::string("/proc/self/mem")}) {
     RunJob job = Job(Build(
         "refused_rdwr",
         KernelSource("const int fd = open(kPath, O_RDWR);\n"
                      "  if (fd < 0) return 1;\n"
                      "  (void)!write(fd, \"after\", 5);\n  close(fd);",
-                     absl::StrCat("#include <fcntl.h>\n#include <unistd.h>\n"
-                                  "static const char kPath[] = \"", path, "\";\n"
-                                  "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                                  "{ return \"not opened\"; }"))));
-    job.scenarios.resize(1);
-    job.sandbox.enabled = true;
-    RunResult r = Run(job);
+                     "#include <fcntl.h>\n#include <unistd.h>\n" + PathIs(path) +
+                         ErrorMessageIs("not opened"))));
+    RunResult r = RunFirstScenarioSandboxed(job);
     ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
     EXPECT_EQ(r.scenarios[0].error,
               absl::StrCat("kseek_launch returned 1: not opened; its process printed: "
@@ -426,10 +434,7 @@ TEST_F(RunnerTest, AFloodOfRefusedOpensLogsOnlyTheFirst) {
   std::string why;
   if (!CanUseSeccomp(&why)) GTEST_SKIP() << "skipped: no seccomp filter here: " << why;
   if (!CanSuperviseOpens()) GTEST_SKIP() << "skipped: this kernel cannot supervise opens";
-  const std::string target = *dir_ + "/anyone_may_write";
-  WriteFile(target, "before");
-  ASSERT_EQ(chmod(target.c_str(), 0666), 0);
-  ASSERT_EQ(chmod(dir_->c_str(), 0755), 0);
+  const std::string target = FileAnyoneMayWrite();
   constexpr int kOpens = 200;
   RunJob job = Job(Build(
       "refused_flood",
@@ -439,13 +444,9 @@ TEST_F(RunnerTest, AFloodOfRefusedOpensLogsOnlyTheFirst) {
                                 "    if (fd < 0) ++refused; else close(fd);\n"
                                 "  }\n"
                                 "  if (refused == ", kOpens, ") return 1;"),
-                   absl::StrCat("#include <fcntl.h>\n#include <unistd.h>\n"
-                                "static const char kPath[] = \"", target, "\";\n"
-                                "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                                "{ return \"every open refused\"; }"))));
-  job.scenarios.resize(1);
-  job.sandbox.enabled = true;
-  RunResult r = Run(job);
+                   "#include <fcntl.h>\n#include <unistd.h>\n" + PathIs(target) +
+                       ErrorMessageIs("every open refused"))));
+  RunResult r = RunFirstScenarioSandboxed(job);
   ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
   EXPECT_NE(r.scenarios[0].error.find("kseek_launch returned 1: every open refused"),
             std::string::npos)
@@ -498,12 +499,9 @@ TEST_F(RunnerTest, AFilterOfTheKernelsOwnIsRefused) {
       "own_filter",
       KernelSource("uint32_t action = SECCOMP_RET_USER_NOTIF;\n"
                    "  if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0) return 1;",
-                   "#include <linux/seccomp.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n"
-                   "extern \"C\" KSEEK_EXPORT const char* kseek_error_message() "
-                   "{ return \"no filter\"; }")));
-  job.scenarios.resize(1);
-  job.sandbox.enabled = true;
-  RunResult r = Run(job);
+                   "#include <linux/seccomp.h>\n#include <sys/syscall.h>\n#include <unistd.h>\n" +
+                       ErrorMessageIs("no filter"))));
+  RunResult r = RunFirstScenarioSandboxed(job);
   ASSERT_EQ(r.scenarios[0].status, ScenarioStatus::kCrash) << Describe(r);
   EXPECT_EQ(r.scenarios[0].error,
             absl::StrCat("kseek_launch returned 1: no filter; its process printed: "
