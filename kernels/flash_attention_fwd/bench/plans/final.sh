@@ -6,7 +6,9 @@
 # calls under 150 us, by the GPU's timeline; the pad sweep) into $OUT, its
 # log $OUT/final.log; then tests/fa_streams/streams_check.cu on the same
 # file (calls on four streams at once and from a graph, against the same
-# calls made alone; about 20 s more) into $OUT/streams.txt. The final runs since v3p
+# calls made alone; about 20 s more) into $OUT/streams.txt; the GPU's
+# bf16 matmul rate and copy bandwidth before and after the run
+# (bench/ceilings.py, about 10 s) into $OUT/ceilings.txt. The final runs since v3p
 # (bench/results/hopper_v3*_h200.txt, hopper_v4_h200.txt).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final.sh

@@ -118,7 +118,9 @@ streams_check_report() {
 
 # final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
 # its log there as final.log, then the log's last 60 lines (the plan
-# final.sh); and tests/fa_streams/streams_check.cu on the same file (built
+# final.sh), between two measurements of the GPU's ceilings (bf16 matmul
+# and copy bandwidth: bench/ceilings.py, into ceilings.txt); and
+# tests/fa_streams/streams_check.cu on the same file (built
 # while the run goes; about 20 s of GPU time after it) into streams.txt.
 final_plan() {
   local out=${OUT:-/tmp/fa_final} sc
@@ -126,7 +128,10 @@ final_plan() {
   sc=$(mktemp -d)
   streams_check_start "$sc" hopper kernels/flash_attention_fwd/hopper.cu
   local pid=$!
+  python3 kernels/flash_attention_fwd/bench/ceilings.py --label before > "$out/ceilings.txt" 2>&1
   OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
+  python3 kernels/flash_attention_fwd/bench/ceilings.py --label after >> "$out/ceilings.txt" 2>&1
   tail -60 "$out/final.log"
+  cat "$out/ceilings.txt"
   streams_check_report "$pid" "$sc" hopper "$out/streams.txt"
 }
