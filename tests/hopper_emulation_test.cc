@@ -228,10 +228,7 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // the tiles that need no mask without the softmax's test for a row that
 // has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST), and
 // the decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW; the g_
-// shapes of head_dim 80, 96 and 192, the first two on the long splits),
-// and the WGMMA producers' L2 prefetches two tiles ahead at every head dim
-// (KSEEK_FA_L2_PREFETCH; a prefetch is a no-op in the emulation, so this
-// checks that the producer's loop around them still loads every tile).
+// shapes of head_dim 80, 96 and 192, the first two on the long splits).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {

@@ -491,7 +491,17 @@
 //   <= 64 on one 64-key tile per item instead of an 80-key one (many
 //   short sequences: +6-7% at s32, +12-13% at s8 on an H100). 64-key tiles
 //   where 80-key ones pad more keys (s512: 560 computed for 512; causal
-//   s512-s1024) measured 1-13% slower there, and stay off.
+//   s512-s1024) measured 1-13% slower there, and stay off. On an H100
+//   (bench/plans/final.sh, bench/results/hopper_v4c_h100.txt): all 312
+//   scenarios and 27 extra ones correct by kseek eval in the sandbox;
+//   1.043x FA3 and 1.142x cuDNN over the FA3 grid (563 TFLOP/s; FA3 540,
+//   cuDNN 493), 1.128x FA3 / 1.405x cuDNN over all, every class at or
+//   above 1.0x FA3, nothing under 0.95x the best of FA3 and cuDNN (lowest
+//   grid_hd256_causal_s512 0.956 by the timeline, against cuDNN); head_dim
+//   128 s16384 bf16 non-causal 771 TFLOP/s (FA3 731), about the 762-768
+//   TFLOP/s the same GPU's 8192^3 bf16 matmul measured around the run.
+//   The producer asking L2 for K/V tiles ahead of their loads
+//   (cp.async.bulk.prefetch.tensor) cost 2-25% everywhere and was removed.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -666,15 +676,6 @@
 //   KSEEK_FA_EARLY_NEXT         1 (default): the WGMMA producer asks the
 //                               queue for its next item before waiting for
 //                               its item's last V stage; 0: after
-//   KSEEK_FA_L2_PREFETCH        WGMMA kernels (WgmmaDimBit bits) whose
-//                               producer asks L2 for an item's K and V tiles
-//                               ahead of their loads into the ring
-//                               (cp.async.bulk.prefetch.tensor): the first
-//                               KSEEK_FA_L2_PREFETCH_TILES as the item
-//                               starts, then tile i + that many as it loads
-//                               K of tile i (default 0: none; written, not
-//                               yet measured: NOTES.md v4c)
-//   KSEEK_FA_L2_PREFETCH_TILES  that distance in key tiles (default 4)
 //   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
 //                               kernel's items (default 16)
 //   KSEEK_FA_FULL_L2_SECTION_DIMS, KSEEK_FA_FULL_L2_SECTION_MB the WGMMA
@@ -776,12 +777,6 @@
 //                               same K/V)
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
-#endif
-#ifndef KSEEK_FA_L2_PREFETCH
-#define KSEEK_FA_L2_PREFETCH 0
-#endif
-#ifndef KSEEK_FA_L2_PREFETCH_TILES
-#define KSEEK_FA_L2_PREFETCH_TILES 4
 #endif
 #ifndef KSEEK_FA_HD256_BLOCK_N
 #define KSEEK_FA_HD256_BLOCK_N 80
@@ -2844,17 +2839,6 @@ __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
   }
 }
 
-// Asks L2 for the box of a 4-D tensor map that TmaLoad4d would load at
-// those coordinates, writing no shared memory and counting on no barrier:
-// a later load of the box finds it in L2 (KSEEK_FA_L2_PREFETCH).
-__device__ __forceinline__ void TmaPrefetch4d(const CUtensorMap* map, int c0, int c1, int c2,
-                                              int c3) {
-  asm volatile("cp.async.bulk.prefetch.tensor.4d.L2.global.tile [%0, {%1, %2, %3, %4}];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(c3)
-               : "memory");
-}
-
 template <int kRegs>
 __device__ __forceinline__ void RaiseRegisters() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
@@ -3421,10 +3405,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // cluster instances of KSEEK_FA_KEYS_FROM_END_CLUSTER's head dims).
   constexpr bool kFromEnd =
       kCluster && (KSEEK_FA_KEYS_FROM_END_CLUSTER & WgmmaDimBit(D)) != 0;
-  // The producer's L2 prefetch distance in key tiles (KSEEK_FA_L2_PREFETCH).
-  constexpr bool kPrefetch = (KSEEK_FA_L2_PREFETCH & WgmmaDimBit(D)) != 0;
-  constexpr int kPrefetchTiles = KSEEK_FA_L2_PREFETCH_TILES;
-  static_assert(!kPrefetch || kPrefetchTiles >= 1, "a prefetch distance of at least one tile");
   auto tile_of = [](const BlockWork& w, int i) {
     return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
   };
@@ -3581,22 +3561,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // K runs one tile ahead of V: the consumers issue S of tile i
       // together with P V of tile i - 1.
       const int tiles = w.tile_end - w.tile_begin;
-      // KSEEK_FA_L2_PREFETCH: K and V of tile i asked of L2 (in a cluster
-      // this block's column blocks, which it loads into both blocks), the
-      // first kPrefetchTiles before the item's loads, then each
-      // kPrefetchTiles ahead of its K's load, so that a load the ring
-      // holds back finds its tile in L2.
-      auto prefetch = [&](int i) {
-        for (int cb = kCluster ? int(ClusterRank()) : 0; cb < C::kColBlocks; cb += kCluster ? 2 : 1) {
-          TmaPrefetch4d(&k_map, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
-          TmaPrefetch4d(&v_map, 64 * cb, hkv, tile_of(w, i) * kN, w.b);
-        }
-      };
-      if constexpr (kPrefetch)
-        for (int i = 0; i < tiles && i < kPrefetchTiles; ++i) prefetch(i);
       for (int i = 0; i < tiles; ++i) {
-        if constexpr (kPrefetch)
-          if (i + kPrefetchTiles < tiles) prefetch(i + kPrefetchTiles);
         load(i, false);
         if (i > 0) load(i - 1, true);
       }
