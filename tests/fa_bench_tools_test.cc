@@ -463,6 +463,45 @@ TEST(FaBenchToolsTest, FinalResultsFileFromARunsOutput) {
             "== pad sweep\npad sweep: TFLOP/s per backend\n"
             "== streams\nstreams_check: all match (486 outputs)\n");
 
+  // With the GPU's ceilings measured around the run (ceilings.txt): the
+  // grid's s16384 rows of the anchor's first table as % of the matmul's
+  // mean median, before the other outputs; rows of later tables ignored.
+  testing::WriteFile(dir + "/anchor.log",
+                     "device NVIDIA H100; torch 2.11; cuDNN 91900\n"
+                     "scenario   cand  cuDNN  FA2  FA3  c/FA3\n"
+                     "grid_hd128_full_s512_bf16  500.0  480.0  300.0  490.0  1.020\n"
+                     "grid_hd128_full_s16384_bf16  780.0  650.0  320.0  740.0  1.054\n"
+                     "\n"
+                     "scenario  by  c/best  c/FA3  c/cuDNN\n"
+                     "grid_hd256_full_s16384_bf16  span  0.9  0.9  0.9\n");
+  testing::WriteFile(dir + "/ceilings.txt",
+                     "ceilings (before) on NVIDIA H100: bf16 matmul 8192^3 random 760.0 TFLOP/s "
+                     "median, 770.0 best; device copy of 2 GiB 2.98 TB/s median\n"
+                     "ceilings (after) on NVIDIA H100: bf16 matmul 8192^3 random 800.0 TFLOP/s "
+                     "median, 790.0 best; device copy of 2 GiB 2.97 TB/s median\n");
+  const ProcessResult c = RunBench("final_results.py", {dir});
+  ASSERT_EQ(c.exit_code, 0) << c.out << c.err;
+  const size_t at = c.out.find("== against the matmul\n");
+  ASSERT_NE(at, std::string::npos) << c.out;
+  EXPECT_LT(at, c.out.find("== ceilings\n")) << c.out;
+  const std::string part = c.out.substr(at, c.out.find("== ceilings\n") - at);
+  EXPECT_NE(part.find("bf16 matmul 780.0 TFLOP/s (mean of 2 medians; best 790.0)"),
+            std::string::npos)
+      << part;
+  // 780 / 780 = 100.0%, 740 -> 94.9%, 650 -> 83.3%.
+  EXPECT_NE(part.find("grid_hd128_full_s16384_bf16"), std::string::npos) << part;
+  EXPECT_NE(part.find("780.0    740.0    650.0   100.0%   94.9%   83.3%"), std::string::npos)
+      << part;
+  EXPECT_EQ(part.find("s512"), std::string::npos) << part;
+  EXPECT_EQ(part.find("hd256"), std::string::npos) << part;  // a later table's row
+
+  testing::WriteFile(dir + "/ceilings.txt", "ceilings.py: skipped: no CUDA device\n");
+  const ProcessResult none = RunBench("final_results.py", {dir});
+  ASSERT_EQ(none.exit_code, 0) << none.out << none.err;
+  EXPECT_NE(none.out.find("== against the matmul\nno bf16 matmul figure in ceilings.txt\n"),
+            std::string::npos)
+      << none.out;
+
   const std::string empty = testing::TempDir("final_results_empty");
   const ProcessResult bad = RunBench("final_results.py", {empty});
   EXPECT_NE(bad.exit_code, 0);

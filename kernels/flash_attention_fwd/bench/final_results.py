@@ -7,9 +7,11 @@ table), pad_sweep.log and the streams_check outputs (streams*.txt) and,
 from final_v4b.sh, v4a_*.txt. This prints, in the order of the earlier
 results files: the given header lines (each as a "# " comment), the GPU
 named by anchor.log's first line, final.log up to the anchor's JSON,
-"== anchor table" and anchor.log, "== pad sweep" and pad_sweep.log, then
-each other .txt file under "== NAME"; Python's warnings (and the source
-line each prints after it) left out.
+"== anchor table" and anchor.log, "== pad sweep" and pad_sweep.log, where
+the run measured the GPU's ceilings (ceilings.txt, bench/ceilings.py)
+"== against the matmul" (the grid's s16384 rows as % of the bf16
+matmul's median), then each other .txt file under "== NAME"; Python's
+warnings (and the source line each prints after it) left out.
 
   python3 bench/final_results.py /work/.device/4 \\
       --header "v4b: hopper.cu at abc1234 on all 312 scenarios ..." \\
@@ -45,6 +47,42 @@ def read(path):
         return f.read().splitlines()
 
 
+MATMUL = re.compile(r"bf16 matmul \S+ random ([0-9.]+) TFLOP/s median, ([0-9.]+) best")
+
+
+def against_matmul(ceilings, anchor):
+    """The grid's s16384 rows of the anchor's first table (candidate, FA3,
+    cuDNN) as % of the bf16 matmul's median that ceilings.py measured
+    around the run (the mean of its medians; the best of its bests)."""
+    found = [MATMUL.search(l) for l in ceilings]
+    found = [m for m in found if m]
+    if not found:
+        return ["no bf16 matmul figure in ceilings.txt"]
+    median = sum(float(m.group(1)) for m in found) / len(found)
+    best = max(float(m.group(2)) for m in found)
+    start = next((i for i, l in enumerate(anchor)
+                  if l.startswith("scenario ") and " FA3 " in l and " cand " in l), None)
+    out = [f"bf16 matmul {median:.1f} TFLOP/s (mean of {len(found)} medians; best {best:.1f}); "
+           "the grid's s16384 rows as % of it"]
+    if start is None:
+        return out + ["no table with cand and FA3 columns in anchor.log"]
+    cols = {name: i for i, name in enumerate(anchor[start].split())}
+    out.append(f"{'scenario':<34} {'cand':>8} {'FA3':>8} {'cuDNN':>8}   (TFLOP/s, then %)")
+    for l in anchor[start + 1:]:
+        f = l.split()
+        if not f:
+            break  # the table's end
+        if not f[0].startswith("grid_") or "_s16384_" not in f[0]:
+            continue
+        try:
+            vals = [float(f[cols[c]]) for c in ("cand", "FA3", "cuDNN")]
+        except (KeyError, IndexError, ValueError):
+            continue
+        pct = "  ".join(f"{100 * v / median:5.1f}%" for v in vals)
+        out.append(f"{f[0]:<34} " + " ".join(f"{v:8.1f}" for v in vals) + f"   {pct}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out_dir", help="the final run's $OUT (as fetched from the device)")
@@ -70,6 +108,10 @@ def main():
     lines += clean(anchor)
     lines.append("== pad sweep")
     lines += clean(read(os.path.join(a.out_dir, "pad_sweep.log")))
+    ceilings = os.path.join(a.out_dir, "ceilings.txt")
+    if os.path.isfile(ceilings):
+        lines.append("== against the matmul")
+        lines += against_matmul(read(ceilings), anchor)
     for name in sorted(os.listdir(a.out_dir)):
         if name.endswith(".txt") and name not in ("summary.txt",):
             lines.append(f"== {name[:-4]}")
