@@ -501,7 +501,8 @@
 //   128 s16384 bf16 non-causal 771 TFLOP/s (FA3 731), about the 762-768
 //   TFLOP/s the same GPU's 8192^3 bf16 matmul measured around the run.
 //   The producer asking L2 for K/V tiles ahead of their loads
-//   (cp.async.bulk.prefetch.tensor) cost 2-25% everywhere and was removed.
+//   (cp.async.bulk.prefetch.tensor) lost 8-13% overall (up to 25% on short
+//   causal rows) and was removed.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
