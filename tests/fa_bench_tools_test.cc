@@ -509,6 +509,54 @@ TEST(FaBenchToolsTest, FinalResultsFileFromARunsOutput) {
       << bad.err;
 }
 
+// item_trace.py --parse on records laid out as hopper.cu's trace build
+// writes them (KSEEK_FA_TRACE; word 0: query row, key tiles << 32, SM
+// << 48, kind << 56; then the global timer at the round's start and end,
+// the SM's clock at its points, head and batch). At one cycle per ns:
+// block 0 runs two consumer rounds (4 and 2 key tiles), block 1 one; a
+// record whose word 0 is empty (a round past the last item) is left out.
+TEST(FaBenchToolsTest, ItemTraceSummarizesSavedRecords) {
+  const std::string dir = testing::TempDir("item_trace");
+  auto id = [](uint64_t q0, uint64_t tiles, uint64_t sm, uint64_t kind) {
+    return std::to_string(q0 | tiles << 32 | sm << 48 | kind << 56);
+  };
+  const std::string records =
+      "[[0,0,1," + id(0, 4, 5, 1) + ",1000,8000,0,500,1500,2500,6500,7000,3],"
+      "[0,1,1," + id(128, 2, 5, 1) + ",8000,11700,7000,7100,7200,8200,10200,10700,3],"
+      "[1,0,1," + id(256, 4, 9, 1) + ",1000,8500,100,1100,2100,3100,7100,7600,3],"
+      "[1,1,1,0,9000,0,7600,0,0,0,0,0,0],"
+      "[0,0,2," + id(0, 4, 5, 2) + ",900,3000,0,100,300,400,2000,0,3]]";
+  const std::string raw = dir + "/raw.json";
+  testing::WriteFile(raw, "{\"scenario\": \"synthetic\", \"layout\": [4, 4, 10], "
+                          "\"events_us\": 12.5, \"records\": " + records + "}");
+  ProcessResult r = RunBench("item_trace.py", {"--parse", raw, "--bins", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* line :
+       {"== synthetic: span 10.8 us by the global timer, events 12.5 us; clock 1000 MHz; "
+        "2 blocks, 3 rounds (at most 2 per block); ramp median 0.10 / max 0.10 us, "
+        "tail median 0.00 / max 3.20 us",
+        "  q                                0.50     1.00     8.8%",
+        "  loop                             4.00     4.00    54.9%",
+        "  per key tile (s + loop over tiles): 1.250 us",
+        "      4 tiles      2   0.75 / 1.00 / 1.00 / 4.00 / 0.50",
+        "  to_last_v                        1.60     1.60",
+        // Bin 0 (0.9-3.6 us): both blocks wait 1.5 + 2.0 us of 5.4.
+        "       0.0    64.8  31.5   0.0   3.7"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  r = RunBench("item_trace.py", {"--parse", raw, "--json", "-"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"rounds\": 3"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("== synthetic"), std::string::npos) << r.out;  // JSON only
+
+  testing::WriteFile(raw, "{\"layout\": [4, 4, 10], \"records\": [[1,1,1,0,9000,0,7600,0,0,0,0,0,0]]}");
+  r = RunBench("item_trace.py", {"--parse", raw});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read the records of " + raw + ": no complete consumer round"),
+            std::string::npos)
+      << r.err;
+}
+
 // kernel_resources.py on a small kernel file with two of hopper.cu's
 // kernel names: ptxas's figures per instance, and the dynamic shared
 // memory from the file's own constants.

@@ -410,5 +410,27 @@ TEST(HopperEmulationTest, PlantedRegisterOverdraftDeadlocks) {
   ExpectPlantStops("overdraft", "w_hd128_f16_causal", "deadlock: setmaxnreg.inc waits");
 }
 
+// The item trace's diagnostic build (KSEEK_FA_TRACE, read on the device by
+// bench/item_trace.py): after every call the emulation checks its records
+// through kseek_fa_trace_reset and kseek_fa_trace_read (emu_host.h
+// TraceFault: one consumer and one producer record per round of the same
+// item, rounds without gaps, each record's points in the order stamped,
+// the rounds' query rows covering every (batch, head)), besides O and the
+// LSE. On the w_ shapes (one block and many, split keys, GQA, causal) and
+// the clustered c_ shapes.
+TEST(HopperEmulationTest, TraceBuildRecordsEveryRound) {
+  ProcessResult r = ExpectAllPass("trace", "w_", 30);
+  EXPECT_GT(EmuCount(r, " traced rounds"), 100) << EmulationTail(r.out);
+  r = ExpectAllPass("trace", "c_", 22);
+  EXPECT_GT(ClusteredLaunches(r), 0) << EmulationTail(r.out);
+  EXPECT_GT(EmuCount(r, " traced rounds"), 20) << EmulationTail(r.out);
+}
+
+// The consumer's record one key tile off the producer's: the check fails.
+TEST(HopperEmulationTest, PlantedTraceItemFails) {
+  ExpectPlantStops("trace_item", "w_hd128_f16_causal",
+                   "the consumer's and the producer's items differ");
+}
+
 }  // namespace
 }  // namespace kseek

@@ -679,6 +679,12 @@
 //                               its item's last V stage; 0: after
 //   KSEEK_FA_WGMMA_L2_SECTION_MB MB of K/V per L2 section of the WGMMA
 //                               kernel's items (default 16)
+//   KSEEK_FA_TRACE              1: a diagnostic build (never a candidate)
+//                               whose WGMMA kernels stamp each item's
+//                               phases (SM clock, global timer) into a
+//                               device array that the exported
+//                               kseek_fa_trace() copies out
+//                               (bench/item_trace.py); default 0: none
 //   KSEEK_FA_FULL_L2_SECTION_DIMS, KSEEK_FA_FULL_L2_SECTION_MB the WGMMA
 //                               kernels (WgmmaDimBit bits; default 2) whose
 //                               items without causal masking take sections
@@ -778,6 +784,9 @@
 //                               same K/V)
 #ifndef KSEEK_FA_FAST_EXP2
 #define KSEEK_FA_FAST_EXP2 1
+#endif
+#ifndef KSEEK_FA_TRACE
+#define KSEEK_FA_TRACE 0
 #endif
 #ifndef KSEEK_FA_HD256_BLOCK_N
 #define KSEEK_FA_HD256_BLOCK_N 80
@@ -2501,6 +2510,30 @@ __global__ void __launch_bounds__(DecodeConfig<D, R>::kBlockThreads,
   }
 }
 
+#if KSEEK_FA_TRACE
+// The item trace (KSEEK_FA_TRACE): per block and round one record of the
+// first consumer's thread 0 and one of the producer, kTraceWords words
+// each: [0] the item (bits 0-31), its key tiles (32-47), the SM (48-55),
+// the kind (56-63: 1 consumer, 2 producer); [1] and [2] the global timer
+// (ns) at the round's start and end; from [3] the SM's clock at the
+// round's points (consumer [3..8]: start, Q landed, first K landed, first
+// S done, last P V done, O stored; producer [3..7]: start, item located,
+// Q issued (after its buffer's wait), first K issued, last V issued);
+// [9] the head (bits 0-31) and the batch (32-63). Rounds past kTraceRounds and
+// blocks past kTraceBlocks are not recorded; a record is written by one
+// thread with plain stores, no atomics, so that stamping costs the
+// round a few stores.
+constexpr int kTraceBlocks = 264;
+constexpr int kTraceRounds = 128;
+constexpr int kTraceWords = 10;
+__device__ unsigned long long g_trace[kTraceBlocks * kTraceRounds * 2 * kTraceWords];
+
+// Code that only the trace build has (the default build compiles none of it).
+#define KSEEK_FA_TRACE_ONLY(...) __VA_ARGS__
+#else
+#define KSEEK_FA_TRACE_ONLY(...)
+#endif
+
 // ---------------------------------------------------------------------------
 // PTX wrappers of the WGMMA kernel: WGMMA, TMA, mbarriers, register
 // reallocation. sm_90a only (the kernel is empty for other targets).
@@ -2840,6 +2873,26 @@ __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
   }
 }
 
+
+#if KSEEK_FA_TRACE
+// The item trace's clock, global timer (ns) and SM (KSEEK_FA_TRACE).
+__device__ __forceinline__ unsigned long long TraceClock() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(t)::"memory");
+  return t;
+}
+__device__ __forceinline__ unsigned long long TraceTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t)::"memory");
+  return t;
+}
+__device__ __forceinline__ unsigned TraceSm() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;\n" : "=r"(s));
+  return s;
+}
+#endif
+
 template <int kRegs>
 __device__ __forceinline__ void RaiseRegisters() {
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
@@ -2959,6 +3012,46 @@ __device__ __forceinline__ void TmaLoad4dMulticast(uint32_t dst, const CUtensorM
 }
 
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
+
+#if KSEEK_FA_TRACE && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// The item trace's records (KSEEK_FA_TRACE) from the clock, the timer and
+// the SM above (the emulation brings its own three).
+// Round n's record of kind 1 (consumer) or 2 (producer) for this block, or
+// null where it is not recorded.
+__device__ __forceinline__ unsigned long long* TraceRecord(int n, int kind) {
+  if (blockIdx.x >= kTraceBlocks || n >= kTraceRounds) return nullptr;
+  return g_trace + ((size_t(blockIdx.x) * kTraceRounds + n) * 2 + (kind - 1)) * kTraceWords;
+}
+// The stamps. Each finds its record again from the round, so that no
+// pointer stays live through the round (the producer has 24 registers).
+// The round's start: the global timer and the clock.
+__device__ __forceinline__ void TraceStart(int n, int kind) {
+  if (unsigned long long* const rec = TraceRecord(n, kind)) {
+    rec[1] = TraceTimer();
+    rec[3] = TraceClock();
+  }
+}
+// The clock at one of the round's points (word 4 on).
+__device__ __forceinline__ void TraceAt(int n, int kind, int word) {
+  if (unsigned long long* const rec = TraceRecord(n, kind)) rec[word] = TraceClock();
+}
+// The round's end: the clock at `word`, then the global timer.
+__device__ __forceinline__ void TraceEnd(int n, int kind, int word) {
+  if (unsigned long long* const rec = TraceRecord(n, kind)) {
+    rec[word] = TraceClock();
+    rec[2] = TraceTimer();
+  }
+}
+// The record's first and last words: the item's query row, key tiles, SM
+// and kind; its head and batch.
+__device__ __forceinline__ void TraceItem(int n, int kind, int q0, int tiles, int hq, int b) {
+  if (unsigned long long* const rec = TraceRecord(n, kind)) {
+    rec[0] = (unsigned long long)(unsigned)q0 | (unsigned long long)(tiles & 0xffff) << 32 |
+             (unsigned long long)(TraceSm() & 0xff) << 48 | (unsigned long long)kind << 56;
+    rec[9] = (unsigned long long)(unsigned)hq | (unsigned long long)(unsigned)b << 32;
+  }
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // The WGMMA kernel: configuration.
@@ -3458,6 +3551,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // cluster c).
     int ring = 0, item = kCluster ? blockIdx.x / 2 : blockIdx.x;
     for (int n = 0;; ++n) {
+      KSEEK_FA_TRACE_ONLY(TraceStart(n, 2);)
       // Round n: Q of the item into buffer n % kQB once the consumers'
       // last S of round n - kQB is done, the item published on that
       // buffer's full barrier; past the last item a round with no bytes
@@ -3495,6 +3589,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       }
       int item_split;
       const BlockWork w = locate(item, item_split);
+      KSEEK_FA_TRACE_ONLY(TraceAt(n, 2, 4);
+                          TraceItem(n, 2, w.q0, w.tile_end - w.tile_begin, w.hq, w.b);)
       if constexpr (kPublish) {
         // The item and where it lies, published by the arrivals on the
         // parts' Q full barriers.
@@ -3562,8 +3658,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // K runs one tile ahead of V: the consumers issue S of tile i
       // together with P V of tile i - 1.
       const int tiles = w.tile_end - w.tile_begin;
+      KSEEK_FA_TRACE_ONLY(TraceAt(n, 2, 5);)
       for (int i = 0; i < tiles; ++i) {
         load(i, false);
+        KSEEK_FA_TRACE_ONLY(if (i == 0) TraceAt(n, 2, 6);)
         if (i > 0) load(i - 1, true);
       }
       // Items are taken in order from a queue, like blocks from the
@@ -3579,6 +3677,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       int next = 0;
       if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster) next = from_queue();
       if (tiles > 0) load(tiles - 1, true);
+      KSEEK_FA_TRACE_ONLY(TraceEnd(n, 2, 7);)
       ring += tiles;
       if constexpr (kCluster)
         item += gridDim.x / 2;
@@ -3685,7 +3784,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     const int qb = n % kQB;
     BlockWork w;
     int split;
+    // (KSEEK_FA_TRACE: consumer 0's first thread stamps the round.)
+    KSEEK_FA_TRACE_ONLY(const bool tracer = threadIdx.x == kWgThreads;
+                        if (tracer) TraceStart(n, 1);)
     if (!take(n, w, split)) break;
+    KSEEK_FA_TRACE_ONLY(if (tracer) {
+      TraceAt(n, 1, 4);
+      TraceItem(n, 1, w.q0, w.tile_end - w.tile_begin, w.hq, w.b);
+    })
     const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
@@ -3705,6 +3811,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       bool rescale = true;
       const int s0 = RingStage<C::kStages>(ring);
       Wait(full_k(s0), RingPhase<C::kStages>(ring));
+      KSEEK_FA_TRACE_ONLY(if (tracer) TraceAt(n, 1, 5);)
       if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
       float sc[kN / 8][4];
       HoldRegisters(sc);
@@ -3715,6 +3822,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
       WgmmaWait<0>();
       HoldRegisters(sc);
+      KSEEK_FA_TRACE_ONLY(if (tracer) TraceAt(n, 1, 6);)
       if (lane == 0) {
         Arrive(empty_k(s0));
         to_peer(empty_k(s0), true);
@@ -3848,6 +3956,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       WgmmaWait<0>();
       HoldRegisters(pk);
       HoldRegisters(st.acc);
+      KSEEK_FA_TRACE_ONLY(if (tracer) TraceAt(n, 1, 7);)
       if (kTmaInV && p.splits == 1 &&
           tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
         held_v = pending;  // released once O's stores have read it
@@ -3899,6 +4008,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       StoreOutputDirect<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
     else
       StorePartial<D, false, KO>(p, scratch, w, st, total[0], total[1], warp, lane, split);
+    KSEEK_FA_TRACE_ONLY(if (tracer) TraceEnd(n, 1, 8);)
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
   // The last TMA stores done before the block's shared memory goes.
@@ -5060,6 +5170,30 @@ int LaunchForDim(int head_dim, const Problem& p,
 }
 
 }  // namespace
+
+#if KSEEK_FA_TRACE
+// The item trace's host side (KSEEK_FA_TRACE; bench/item_trace.py): its
+// layout, a reset before a traced call, and a copy of every record. Each
+// returns 0 or the CUDA error's code.
+extern "C" KSEEK_EXPORT int kseek_fa_trace_layout(int* blocks, int* rounds, int* words) {
+  *blocks = kTraceBlocks;
+  *rounds = kTraceRounds;
+  *words = kTraceWords;
+  return 0;
+}
+extern "C" KSEEK_EXPORT int kseek_fa_trace_reset(void) {
+  void* at = nullptr;
+  cudaError_t e = cudaGetSymbolAddress(&at, g_trace);
+  if (e == cudaSuccess) e = cudaMemset(at, 0, sizeof(g_trace));
+  if (e == cudaSuccess) e = cudaDeviceSynchronize();
+  return int(e);
+}
+extern "C" KSEEK_EXPORT int kseek_fa_trace_read(unsigned long long* out) {
+  cudaError_t e = cudaDeviceSynchronize();
+  if (e == cudaSuccess) e = cudaMemcpyFromSymbol(out, g_trace, sizeof(g_trace));
+  return int(e);
+}
+#endif
 
 extern "C" KSEEK_EXPORT const char* kseek_error_message(void) {
   return g_error;

@@ -441,6 +441,9 @@ inline int g_pool_live = 0;
 inline bool g_capturing = false;
 inline int g_streams = 0;  // --streams=N: calls go round N streams
 inline int g_frees = 0;    // cudaFree calls
+// The item trace's clock and timer (KSEEK_FA_TRACE): one count that every
+// stamp advances, so a round's stamps rise in the order they were taken.
+inline unsigned long long g_trace_ticks = 0;
 inline thread_local int g_capture_mode = 0;  // a cudaStreamCaptureMode
 // An unsafe call under a capture: what CUDA refuses unless relaxed.
 inline bool CaptureForbids() { return g_capturing && g_capture_mode != 2; }
@@ -516,5 +519,21 @@ inline const char* cudaGetErrorString(cudaError_t e) {
 }
 inline cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
   memset(p, value, bytes);
+  return cudaSuccess;
+}
+// A __device__ variable is host memory here (the item trace's array,
+// KSEEK_FA_TRACE).
+template <typename T>
+inline cudaError_t cudaGetSymbolAddress(void** p, T& symbol) {
+  *p = (void*)&symbol;
+  return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+  memset(p, value, bytes);
+  return cudaSuccess;
+}
+template <typename T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t bytes) {
+  memcpy(dst, (const void*)&symbol, bytes);
   return cudaSuccess;
 }

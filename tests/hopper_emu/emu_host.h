@@ -7,7 +7,10 @@
 // and lists its shapes in main: `return RunShapes(argc, argv, all);`.
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emu.h"
@@ -74,6 +77,86 @@ struct Guarded {
   }
 };
 
+#if KSEEK_FA_TRACE
+// Rounds the item trace recorded over the run (printed at its end).
+inline int g_traced_rounds = 0;
+
+// The item trace after a call (hopper.cu "The item trace"), read through
+// kseek_fa_trace_read: "" or its first fault. Every block's rounds are
+// recorded from round 0 on without a gap; each round has a consumer and a
+// producer record of the same item (query row, key tiles, SM = the block,
+// head, batch within the shape), the global timer rising from the round's
+// start to its end and the clock through the round's points in order
+// (here one count that every stamp advances, so out of order is a stamp
+// in the wrong place); and the rounds' query rows cover every (batch,
+// head) from row 0 in equal steps to the last row.
+inline std::string TraceFault(const Scen& s) {
+  std::vector<unsigned long long> t(sizeof(g_trace) / sizeof(g_trace[0]));
+  if (kseek_fa_trace_read(t.data()) != 0) return "kseek_fa_trace_read failed";
+  auto at = [&](int blk, int n, int kind) {
+    return &t[((size_t(blk) * kTraceRounds + n) * 2 + kind - 1) * kTraceWords];
+  };
+  char why[200];
+  auto fault = [&](int blk, int n, const char* what) {
+    snprintf(why, sizeof why, "trace: block %d round %d: %s", blk, n, what);
+    return std::string(why);
+  };
+  std::map<std::pair<unsigned, unsigned>, std::set<unsigned>> rows;  // (batch, head) -> q0
+  bool full = false;
+  for (int blk = 0; blk < kTraceBlocks; ++blk) {
+    bool ended = false;
+    for (int n = 0; n < kTraceRounds; ++n) {
+      const unsigned long long* c = at(blk, n, 1);
+      const unsigned long long* p = at(blk, n, 2);
+      if (c[0] == 0) {
+        ended = true;  // past the block's last item (or no round at all)
+        continue;
+      }
+      if (ended) return fault(blk, n, "recorded after a round without an item");
+      if (n == kTraceRounds - 1) full = true;
+      if (c[0] >> 56 != 1) return fault(blk, n, "the consumer record's kind is not 1");
+      if (p[0] >> 56 != 2) return fault(blk, n, "no producer record");
+      const unsigned long long mask = (1ull << 56) - 1;
+      if ((c[0] & mask) != (p[0] & mask) || c[9] != p[9])
+        return fault(blk, n, "the consumer's and the producer's items differ");
+      const unsigned tiles = (c[0] >> 32) & 0xffff, sm = (c[0] >> 48) & 0xff;
+      const unsigned q0 = c[0] & 0xffffffffu, hq = c[9] & 0xffffffffu, b = c[9] >> 32;
+      if (sm != (unsigned(blk) & 0xff)) return fault(blk, n, "the SM is not the block's");
+      if (b >= unsigned(s.batch) || hq >= unsigned(s.hq) || q0 >= unsigned(s.sq))
+        return fault(blk, n, "the item lies outside the shape");
+      for (const unsigned long long* r : {c, p})
+        if (!(r[1] < r[2])) return fault(blk, n, "the timer does not rise over the round");
+      // The points stamped: consumer 3..8, producer 3..7; without key
+      // tiles neither the first K nor the first S nor the last P V.
+      const std::vector<int> cw = tiles ? std::vector<int>{3, 4, 5, 6, 7, 8} : std::vector<int>{3, 4, 8};
+      const std::vector<int> pw = tiles ? std::vector<int>{3, 4, 5, 6, 7} : std::vector<int>{3, 4, 5, 7};
+      for (size_t i = 1; i < cw.size(); ++i)
+        if (!(c[cw[i - 1]] < c[cw[i]])) return fault(blk, n, "the consumer's points are out of order");
+      for (size_t i = 1; i < pw.size(); ++i)
+        if (!(p[pw[i - 1]] < p[pw[i]])) return fault(blk, n, "the producer's points are out of order");
+      if (!tiles && (c[5] || c[6] || c[7] || p[6]))
+        return fault(blk, n, "a point stamped for an item without key tiles");
+      rows[{b, hq}].insert(q0);
+      ++g_traced_rounds;
+    }
+  }
+  if (rows.empty() || full) return "";  // not the WGMMA kernel, or rounds past the record
+  if (rows.size() != size_t(s.batch) * s.hq) return "trace: some (batch, head) has no round";
+  for (const auto& [bh, q0s] : rows) {
+    std::vector<unsigned> v(q0s.begin(), q0s.end());
+    const unsigned step = v.size() > 1 ? v[1] - v[0] : unsigned(s.sq);
+    bool even = v[0] == 0 && v.back() + step >= unsigned(s.sq);
+    for (size_t i = 1; i < v.size(); ++i) even = even && v[i] - v[i - 1] == step;
+    if (!even) {
+      snprintf(why, sizeof why, "trace: batch %u head %u: the rounds' query rows do not cover 0..%d",
+               bh.first, bh.second, s.sq - 1);
+      return why;
+    }
+  }
+  return "";
+}
+#endif
+
 static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   emu::g_sms = s.sms; emu::g_lazy_copies = lazy; emu::g_lazy_async = lazy; emu::g_launches = 0;
   const size_t nq = size_t(s.batch) * s.sq * s.hq * s.d, nk = size_t(s.batch) * s.sk * s.hkv * s.d;
@@ -103,11 +186,23 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   static int calls = 0;
   cudaStream_t stream = emu::g_streams > 0 ? (cudaStream_t)(uintptr_t)(1 + calls++ % emu::g_streams) : nullptr;
   kseek_launch_args args = {KSEEK_ABI_VERSION, 8, params, 5, t, stream};
+#if KSEEK_FA_TRACE
+  if (kseek_fa_trace_reset() != 0) {
+    printf("%s: kseek_fa_trace_reset failed -> FAIL\n", s.name);
+    return false;
+  }
+#endif
   const int rc = kseek_launch(&args);
   if (rc) {
     printf("%s: launch returned %d: %s\n", s.name, rc, kseek_error_message());
     return false;
   }
+#if KSEEK_FA_TRACE
+  if (const std::string why = TraceFault(s); !why.empty()) {
+    printf("%s: %s -> FAIL\n", s.name, why.c_str());
+    return false;
+  }
+#endif
   if (emu::g_pool_live != 0) {
     printf("%s: %d scratch allocations not freed after the call -> FAIL\n", s.name, emu::g_pool_live);
     return false;
@@ -222,6 +317,9 @@ inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
   // So that a test can tell the cluster path ran (only hopper.cu has it).
   printf("emu: %d clustered launches\n", emu::g_clustered_launches);
   printf("emu: %d cudaFree calls\n", emu::g_frees);
+#if KSEEK_FA_TRACE
+  printf("emu: %d traced rounds\n", g_traced_rounds);
+#endif
   printf("%d/%d passed\n", runs - fails, runs);
   return fails != 0;
 }

@@ -54,6 +54,10 @@ PLANTS = {
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
                     "      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n"),
+    # The item trace (KSEEK_FA_TRACE): the consumer records one key tile
+    # more than the producer loads for the item.
+    "trace_item": ("      TraceItem(n, 1, w.q0, w.tile_end - w.tile_begin, w.hq, w.b);\n",
+                   "      TraceItem(n, 1, w.q0, w.tile_end - w.tile_begin + 1, w.hq, w.b);\n"),
     # The decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW) leave out
     # S's last 16 columns.
     "narrow_short": ("  for (int kk = 0; kk < KD / 16; ++kk) {\n    uint32_t a[4];\n",

@@ -28,6 +28,10 @@
 # FA_TIMELINE=SCENARIOS timeline.py shows each kernel of a call of the
 # builds, FA3 and cuDNN on the GPU's timeline, its duration and its gap
 # after the kernel before it ($OUT/timeline.txt, timeline.json). With
+# FA_ITEM_TRACE=SCENARIOS item_trace.py reads the per-round stamps of a
+# build made with -DKSEEK_FA_TRACE=1 (FA_ITEM_TRACE_BUILD, default the
+# first build): each phase of an item inside the WGMMA kernel
+# ($OUT/item_trace.txt, item_trace.json, item_trace_raw.tgz). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch (or first launch of the
 # kernel whose name matches the regex KERNEL) on SCENARIO (full set,
@@ -180,6 +184,22 @@ fi
 if [[ -n "${FA_ITEM_COSTS:-}" ]]; then
   # shellcheck disable=SC2086  # FA_ITEM_COSTS_ARGS: several words
   with_fa3 item_costs.py "$FA_ITEM_COSTS" "${FA_ITEM_COSTS_TIMEOUT:-300}" ${FA_ITEM_COSTS_ARGS:-}
+fi
+
+# With FA_ITEM_TRACE=SCENARIOS, item_trace.py on the build named
+# FA_ITEM_TRACE_BUILD (default the first), which must be built with
+# -DKSEEK_FA_TRACE=1: where each round of the WGMMA kernel's blocks spends
+# its time, from the kernel's own stamps ($OUT/item_trace.txt, for scripts
+# $OUT/item_trace.json, the records in $OUT/item_trace_raw.tgz).
+if [[ -n "${FA_ITEM_TRACE:-}" ]]; then
+  tr_build=${FA_ITEM_TRACE_BUILD:-${names[0]}}
+  start=$(date +%s)
+  # shellcheck disable=SC2086  # FA_ITEM_TRACE_ARGS: several words
+  timeout "${FA_ITEM_TRACE_TIMEOUT:-180}" python3 item_trace.py --lib "$work/$tr_build.so" \
+    --scenarios "$FA_ITEM_TRACE" --json "$OUT/item_trace.json" --raw "$work/item_trace" \
+    ${FA_ITEM_TRACE_ARGS:-} 2>&1 | tee "$OUT/item_trace.txt"
+  echo "== item_trace.py ($tr_build): exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  [[ -d $work/item_trace ]] && tar -C "$work" -czf "$OUT/item_trace_raw.tgz" item_trace
 fi
 
 # With FA_TIMELINE=SCENARIOS, timeline.py: each kernel of a call of the
