@@ -426,6 +426,30 @@ TEST(HopperEmulationTest, TraceBuildRecordsEveryRound) {
   EXPECT_GT(EmuCount(r, " traced rounds"), 20) << EmulationTail(r.out);
 }
 
+// The records as the kernel code lays them out, read by the device's own
+// reader: the emulation writes a call's records (--trace-json) and
+// bench/item_trace.py --parse summarises them. A causal shape of 700 rows
+// on one SM: 6 rounds of 128-row items, 1 to 6 key tiles each.
+TEST(HopperEmulationTest, TraceRecordsReadByItemTrace) {
+  const std::string dir = testing::TempDir("emu_trace_json");
+  const ProcessResult w =
+      Emulate("trace", {"w_hd128_f16_causal_q700_k700", "--trace-json=" + dir});
+  ASSERT_EQ(w.exit_code, 0) << EmulationTail(w.out) << w.err;
+  const auto [passed, runs] = EmulationCounts(w);
+  ASSERT_EQ(runs, 2) << EmulationTail(w.out);  // eager and lazy
+  ASSERT_EQ(passed, runs) << EmulationTail(w.out);
+  const ProcessResult p = testing::RunProcess(
+      {"/usr/bin/env", "python3",
+       testing::SourceDir() + "/kernels/flash_attention_fwd/bench/item_trace.py", "--parse",
+       dir + "/w_hd128_f16_causal_q700_k700_lazy.json", "--json", "-"});
+  ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  EXPECT_NE(p.out.find("\"blocks\": 1,"), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("\"rounds\": 6,"), std::string::npos) << p.out;
+  for (const char* tiles : {"\"1\": {", "\"6\": {"})
+    EXPECT_NE(p.out.find(tiles), std::string::npos) << tiles << "\n" << p.out;
+  EXPECT_NE(p.out.find("\"to_last_v\""), std::string::npos) << p.out;  // producer records
+}
+
 // The consumer's record one key tile off the producer's: the check fails.
 TEST(HopperEmulationTest, PlantedTraceItemFails) {
   ExpectPlantStops("trace_item", "w_hd128_f16_causal",

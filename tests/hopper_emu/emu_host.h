@@ -80,6 +80,35 @@ struct Guarded {
 #if KSEEK_FA_TRACE
 // Rounds the item trace recorded over the run (printed at its end).
 inline int g_traced_rounds = 0;
+// --trace-json=DIR: each call's records as bench/item_trace.py --parse
+// reads them, in DIR/SHAPE_eager.json and DIR/SHAPE_lazy.json.
+inline std::string g_trace_json_dir;
+
+inline bool WriteTraceJson(const Scen& s, bool lazy) {
+  std::vector<unsigned long long> t(sizeof(g_trace) / sizeof(g_trace[0]));
+  if (kseek_fa_trace_read(t.data()) != 0) return false;
+  const std::string path =
+      g_trace_json_dir + "/" + s.name + (lazy ? "_lazy" : "_eager") + ".json";
+  FILE* f = fopen(path.c_str(), "w");
+  if (!f) return false;
+  fprintf(f, "{\"scenario\": \"%s\", \"layout\": [%d, %d, %d], \"records\": [", s.name,
+          kTraceBlocks, kTraceRounds, kTraceWords);
+  bool first = true;
+  for (int blk = 0; blk < kTraceBlocks; ++blk)
+    for (int n = 0; n < kTraceRounds; ++n)
+      for (int kind = 1; kind <= 2; ++kind) {
+        const unsigned long long* w = &t[((size_t(blk) * kTraceRounds + n) * 2 + kind - 1) * kTraceWords];
+        bool any = false;
+        for (int i = 0; i < kTraceWords; ++i) any = any || w[i] != 0;
+        if (!any) continue;
+        fprintf(f, "%s\n[%d, %d, %d", first ? "" : ",", blk, n, kind);
+        for (int i = 0; i < kTraceWords; ++i) fprintf(f, ", %llu", w[i]);
+        fprintf(f, "]");
+        first = false;
+      }
+  fprintf(f, "]}\n");
+  return fclose(f) == 0;
+}
 
 // The item trace after a call (hopper.cu "The item trace"), read through
 // kseek_fa_trace_read: "" or its first fault. Every block's rounds are
@@ -202,6 +231,11 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
     printf("%s: %s -> FAIL\n", s.name, why.c_str());
     return false;
   }
+  if (!g_trace_json_dir.empty() && !WriteTraceJson(s, lazy)) {
+    printf("%s: cannot write the trace's records under %s -> FAIL\n", s.name,
+           g_trace_json_dir.c_str());
+    return false;
+  }
 #endif
   if (emu::g_pool_live != 0) {
     printf("%s: %d scratch allocations not freed after the call -> FAIL\n", s.name, emu::g_pool_live);
@@ -275,7 +309,8 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   return ok;
 }
 
-// emu [FILTER] [--shard=I/N] [--captured] [--streams=N]: the shapes whose
+// emu [FILTER] [--shard=I/N] [--captured] [--streams=N] [--trace-json=DIR]
+// (the last in the item trace's build only): the shapes whose
 // name contains FILTER, and of those the I-th of every N (0 <= I < N), so
 // that N runs of it cover them all; --captured: every stream reports a
 // graph capture, so calls take their scratch as captured calls do;
@@ -295,6 +330,10 @@ inline int RunShapes(int argc, char** argv, const std::vector<Scen>& all) {
         fprintf(stderr, "bad %s: want --streams=N with N >= 1\n", arg.c_str());
         return 2;
       }
+#if KSEEK_FA_TRACE
+    } else if (arg.rfind("--trace-json=", 0) == 0) {
+      g_trace_json_dir = arg.substr(strlen("--trace-json="));
+#endif
     } else if (arg.rfind("--shard=", 0) == 0) {
       if (sscanf(arg.c_str(), "--shard=%d/%d", &shard, &shards) != 2 || shards < 1 || shard < 0 || shard >= shards) {
         fprintf(stderr, "bad %s: want --shard=I/N with 0 <= I < N\n", arg.c_str());
