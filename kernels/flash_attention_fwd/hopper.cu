@@ -683,7 +683,7 @@
 //                               whose WGMMA kernels stamp each item's
 //                               phases (SM clock, global timer) into a
 //                               device array that the exported
-//                               kseek_fa_trace() copies out
+//                               kseek_fa_trace_read copies out
 //                               (bench/item_trace.py); default 0: none
 //   KSEEK_FA_FULL_L2_SECTION_DIMS, KSEEK_FA_FULL_L2_SECTION_MB the WGMMA
 //                               kernels (WgmmaDimBit bits; default 2) whose
