@@ -84,9 +84,18 @@ inline int g_traced_rounds = 0;
 // reads them, in DIR/SHAPE_eager.json and DIR/SHAPE_lazy.json.
 inline std::string g_trace_json_dir;
 
-inline bool WriteTraceJson(const Scen& s, bool lazy) {
-  std::vector<unsigned long long> t(sizeof(g_trace) / sizeof(g_trace[0]));
-  if (kseek_fa_trace_read(t.data()) != 0) return false;
+// A call's records, read once through kseek_fa_trace_read, and the record
+// of a block's round of one kind (1 consumer, 2 producer) as hopper.cu's
+// TraceRecord places it.
+struct TraceRecords {
+  std::vector<unsigned long long> words = std::vector<unsigned long long>(sizeof(g_trace) / sizeof(g_trace[0]));
+  bool Read() { return kseek_fa_trace_read(words.data()) == 0; }
+  const unsigned long long* Of(int blk, int n, int kind) const {
+    return &words[((size_t(blk) * kTraceRounds + n) * 2 + kind - 1) * kTraceWords];
+  }
+};
+
+inline bool WriteTraceJson(const Scen& s, bool lazy, const TraceRecords& t) {
   const std::string path =
       g_trace_json_dir + "/" + s.name + (lazy ? "_lazy" : "_eager") + ".json";
   FILE* f = fopen(path.c_str(), "w");
@@ -97,7 +106,7 @@ inline bool WriteTraceJson(const Scen& s, bool lazy) {
   for (int blk = 0; blk < kTraceBlocks; ++blk)
     for (int n = 0; n < kTraceRounds; ++n)
       for (int kind = 1; kind <= 2; ++kind) {
-        const unsigned long long* w = &t[((size_t(blk) * kTraceRounds + n) * 2 + kind - 1) * kTraceWords];
+        const unsigned long long* w = t.Of(blk, n, kind);
         bool any = false;
         for (int i = 0; i < kTraceWords; ++i) any = any || w[i] != 0;
         if (!any) continue;
@@ -110,8 +119,8 @@ inline bool WriteTraceJson(const Scen& s, bool lazy) {
   return fclose(f) == 0;
 }
 
-// The item trace after a call (hopper.cu "The item trace"), read through
-// kseek_fa_trace_read: "" or its first fault. Every block's rounds are
+// The item trace after a call (hopper.cu "The item trace"): "" or its
+// first fault. Every block's rounds are
 // recorded from round 0 on without a gap; each round has a consumer and a
 // producer record of the same item (query row, key tiles, SM = the block,
 // head, batch within the shape), the global timer rising from the round's
@@ -119,12 +128,7 @@ inline bool WriteTraceJson(const Scen& s, bool lazy) {
 // (here one count that every stamp advances, so out of order is a stamp
 // in the wrong place); and the rounds' query rows cover every (batch,
 // head) from row 0 in equal steps to the last row.
-inline std::string TraceFault(const Scen& s) {
-  std::vector<unsigned long long> t(sizeof(g_trace) / sizeof(g_trace[0]));
-  if (kseek_fa_trace_read(t.data()) != 0) return "kseek_fa_trace_read failed";
-  auto at = [&](int blk, int n, int kind) {
-    return &t[((size_t(blk) * kTraceRounds + n) * 2 + kind - 1) * kTraceWords];
-  };
+inline std::string TraceFault(const Scen& s, const TraceRecords& t) {
   char why[200];
   auto fault = [&](int blk, int n, const char* what) {
     snprintf(why, sizeof why, "trace: block %d round %d: %s", blk, n, what);
@@ -135,8 +139,8 @@ inline std::string TraceFault(const Scen& s) {
   for (int blk = 0; blk < kTraceBlocks; ++blk) {
     bool ended = false;
     for (int n = 0; n < kTraceRounds; ++n) {
-      const unsigned long long* c = at(blk, n, 1);
-      const unsigned long long* p = at(blk, n, 2);
+      const unsigned long long* c = t.Of(blk, n, 1);
+      const unsigned long long* p = t.Of(blk, n, 2);
       if (c[0] == 0) {
         ended = true;  // past the block's last item (or no round at all)
         continue;
@@ -227,11 +231,16 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
     return false;
   }
 #if KSEEK_FA_TRACE
-  if (const std::string why = TraceFault(s); !why.empty()) {
+  TraceRecords trace;
+  if (!trace.Read()) {
+    printf("%s: kseek_fa_trace_read failed -> FAIL\n", s.name);
+    return false;
+  }
+  if (const std::string why = TraceFault(s, trace); !why.empty()) {
     printf("%s: %s -> FAIL\n", s.name, why.c_str());
     return false;
   }
-  if (!g_trace_json_dir.empty() && !WriteTraceJson(s, lazy)) {
+  if (!g_trace_json_dir.empty() && !WriteTraceJson(s, lazy, trace)) {
     printf("%s: cannot write the trace's records under %s -> FAIL\n", s.name,
            g_trace_json_dir.c_str());
     return false;
