@@ -10,12 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/gpu-suite-out}
 mkdir -p "$out"
-export KSEEK_SOURCE_DIR=$PWD
-export KSEEK_BIN_DIR=$PWD/.device/bin
-export KSEEK_INCLUDE_DIR=$PWD/.device/include
-export KSEEK_CACHE_DIR=$(mktemp -d)
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
+source scripts/device/bundle_env.sh
 bin=.device/bin
 target=${KSEEK_GPU_TARGET:-sm_90a}
 

@@ -15,10 +15,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/pool-cost-out}
 mkdir -p "$out"
-export KSEEK_SOURCE_DIR=$PWD KSEEK_BIN_DIR=$PWD/.device/bin KSEEK_INCLUDE_DIR=$PWD/.device/include
-export KSEEK_CACHE_DIR=$(mktemp -d)
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
+source scripts/device/bundle_env.sh
 bin=.device/bin
 work=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/pool_cost.txt" 2>&1

@@ -14,10 +14,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${OUT:-$PWD/trust-out}
 mkdir -p "$out"
-export KSEEK_SOURCE_DIR=$PWD KSEEK_BIN_DIR=$PWD/.device/bin KSEEK_INCLUDE_DIR=$PWD/.device/include
-export KSEEK_CACHE_DIR=$(mktemp -d)
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=/usr/local/cuda/bin:$PATH
+source scripts/device/bundle_env.sh
 bin=.device/bin
 summary=()
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$out/gpu.txt" 2>&1
