@@ -228,7 +228,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // the tiles that need no mask without the softmax's test for a row that
 // has seen no key, at every head dim (KSEEK_FA_UNMASKED_NO_INF_TEST), and
 // the decode kernel's narrow instances (KSEEK_FA_DECODE_NARROW; the g_
-// shapes of head_dim 80, 96 and 192, the first two on the long splits).
+// shapes of head_dim 80, 96 and 192, the first two on the long splits),
+// and head_dim 128's 176-key tiles with causal masking
+// (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS; past 512 keys: the causal w_ and p_
+// head_dim 128 shapes of 450-1000 keys, and sections of GQA heads on 4200).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {
@@ -237,7 +240,9 @@ TEST_P(SecondSwitches, PassOnTheirShapes) {
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, SecondSwitches,
                          ::testing::Values(ShapeSet{"w_", 20}, ShapeSet{"dim_", 20},
-                                           ShapeSet{"r_", 14}, ShapeSet{"g_", 20}),
+                                           ShapeSet{"r_", 14}, ShapeSet{"g_", 20},
+                                           ShapeSet{"p_hd128", 4},
+                                           ShapeSet{"sections_causal", 2}),
                          ShapeSetName);
 
 // The decode kernel's narrow instances with S's last 16 columns left out

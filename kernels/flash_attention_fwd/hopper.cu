@@ -500,6 +500,12 @@
 //   grid_hd256_causal_s512 0.956 by the timeline, against cuDNN); head_dim
 //   128 s16384 bf16 non-causal 771 TFLOP/s (FA3 731), about the 762-768
 //   TFLOP/s the same GPU's 8192^3 bf16 matmul measured around the run.
+//   On the H200 (the same command, bench/results/hopper_v4c_h200.txt):
+//   all correct in the sandbox; 1.035x FA3 and 1.130x cuDNN over the FA3
+//   grid (565 TFLOP/s; FA3 546, cuDNN 500), 1.115x FA3 / 1.422x cuDNN
+//   over all, every class at or above 1.012x FA3, lowest against the best
+//   decode_q4_k16000_hd128_gqa8_causal 0.952 (FA3); head_dim 128 s16384
+//   bf16 non-causal 743 TFLOP/s (FA3 717), 96% of the matmul's 774.
 //   The producer asking L2 for K/V tiles ahead of their loads
 //   (cp.async.bulk.prefetch.tensor) lost 8-13% overall (up to 25% on short
 //   causal rows) and was removed.
@@ -745,6 +751,9 @@
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
 //                               and 1 Q buffer; 128 as with causal masking)
+//   KSEEK_FA_HD128_CAUSAL_WIDE_KEYS n > 0: those wide tiles with causal
+//                               masking too where the mean item sees at
+//                               least n keys; default 0 (off)
 //   KSEEK_FA_RESCALE_UNDER_S    where the WGMMA consumers rescale O by a
 //                               tile's new maxima just before the next P V
 //                               is issued, under the next tile's S, instead
@@ -1213,6 +1222,19 @@
 #endif
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
+#endif
+// n > 0: at head_dim 128 (not the narrow 80/96) with causal masking and
+// whole items, the wide key tiles of the non-causal shapes
+// (KSEEK_FA_HD128_FULL_BLOCK_N keys, one Q buffer) where the mean item sees
+// at least n keys (seqlen_k - seqlen_q / 2) and the tiles pad seqlen_k by at
+// most 5% more than 128-key tiles do; elsewhere 128-key tiles. The item
+// trace put the causal 128-key tiles at 1.41-1.44 us each (0.0110-0.0113
+// us per key) against 1.86 us per clustered 176-key tile (0.0106) without
+// masking, on the H200 (NOTES.md "After v4c, on the device: the item
+// trace's first runs"); the diagonal pads about 88 more keys per item.
+// Default 0 (off: emulated, not yet timed; bench/plans/causal_wide.sh).
+#ifndef KSEEK_FA_HD128_CAUSAL_WIDE_KEYS
+#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 0
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
@@ -5013,6 +5035,15 @@ bool WideKeyTiles(const Problem& p, int kN) {
   return !p.causal && wide * 20 <= narrow * 21;
 }
 
+// The same with causal masking (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): where the
+// mean item sees at least that many keys.
+bool CausalWideKeyTiles(const Problem& p, int kN) {
+  const int64_t wide = int64_t((p.seqlen_k + kN - 1) / kN) * kN;
+  const int64_t narrow = int64_t((p.seqlen_k + 127) / 128) * 128;
+  const int64_t mean_keys = int64_t(p.seqlen_k) - p.seqlen_q / 2;
+  return p.causal && mean_keys >= KSEEK_FA_HD128_CAUSAL_WIDE_KEYS && wide * 20 <= narrow * 21;
+}
+
 // The WGMMA kernel on Hopper when its blocks (one per SM) fill at least
 // 80% of a wave, or with seqlen_q >= 128 split keys or whole items as
 // WgmmaSplits estimates; the mma.sync kernel, which can split keys,
@@ -5126,6 +5157,11 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_Q2_UPTO > 0) {
         if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
+      }
+      if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_WIDE_KEYS > 0 &&
+                    KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
+        if (p.causal && !narrow && CausalWideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
+          return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
       }
       if constexpr (D == 256 && KSEEK_FA_D192) {
         // Keys that fit one 80-key tile: 80 (many_short_b512_s32_hd160:

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call (about 300 s of wall time; no carry needed): the wide key
+# tiles (176 keys, one Q buffer) for head_dim 128 with causal masking where
+# the mean item sees at least n keys (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS), on
+# the causal head_dim 128 scenarios with long items. The item trace
+# (trace_causal.sh) timed the causal 128-key tiles at 1.41-1.44 us each and
+# the non-causal clustered 176-key ones at 1.86 (per key 4% faster), but
+# ragged_s4097's unclustered 176-key tiles at 1.95 (no faster per key than
+# the causal ones): the clusters, not the width, may carry the 4%. So
+# nocl times the non-causal rows without clusters (KSEEK_FA_CLUSTER=12:
+# off at head_dim 128 only). The diagonal pads about 88 more keys per
+# item on 176-key tiles. Prediction: at most +2-3% where the mean item
+# sees 8192 keys (grid s16384, prefill q2048 k16384, long s32768), +1% at
+# 4096 (grid s8192, prefill q1000 k8192), even or worse at 2048 (grid
+# s4096, ragged s4097, prefill q333 k4097); nothing if nocl loses the 4%.
+# grid s2048 causal (mean 1024: every build but nocl the default) shows
+# the noise, and the non-causal rows for the w builds too.
+#   def   the default (128-key tiles with causal masking)
+#   w8k   the wide tiles from 8192 keys per mean item
+#   w4k   from 4096
+#   w2k   from 2048
+#   nocl  no clusters at head_dim 128
+# Run from the repository root:
+#   bash kernels/flash_attention_fwd/bench/plans/causal_wide.sh
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
+w="$cu -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS"
+run_plan "def=$cu;w8k=$w=8192;w4k=$w=4096;w2k=$w=2048;nocl=$cu -DKSEEK_FA_CLUSTER=12" \
+  'grid_hd128_causal_s2048_*' 'grid_hd128_causal_s4096_*' 'grid_hd128_causal_s8192_*' \
+  'grid_hd128_causal_s16384_*' 'ragged_s4097_hd128_causal_*' 'prefill_q333_k4097_hd128*causal*' \
+  'prefill_q1000_k8192_hd128*causal*' 'prefill_q2048_k16384_hd128*causal*' 'long_single_s32768_h1_hd128_causal_*' \
+  'grid_hd128_full_s4096_bf16' 'grid_hd128_full_s8192_bf16' 'grid_hd128_full_s16384_bf16'
