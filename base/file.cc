@@ -8,21 +8,10 @@
 #include "absl/strings/str_cat.h"
 
 namespace kseek {
-namespace {
 
-// Closes a descriptor when it goes out of scope.
-class FdCloser {
- public:
-  explicit FdCloser(int fd) : fd_(fd) {}
-  ~FdCloser() { close(fd_); }
-  FdCloser(const FdCloser&) = delete;
-  FdCloser& operator=(const FdCloser&) = delete;
-
- private:
-  int fd_;
-};
-
-}  // namespace
+FdCloser::~FdCloser() {
+  if (fd_ >= 0) close(fd_);
+}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);

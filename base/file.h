@@ -1,7 +1,8 @@
 // Reading whole files, with errors that name the file and the reason
 // ("/etc/x.pem: cannot read: No such file or directory"), and the files
 // that flags name (tokens, TLS certificates), with one wording for all of
-// them. Pure functions; safe from any thread.
+// them. Pure functions; safe from any thread. And FdCloser, which closes
+// a descriptor on every path out of a scope.
 #ifndef KERNELSEEK_BASE_FILE_H_
 #define KERNELSEEK_BASE_FILE_H_
 
@@ -12,6 +13,19 @@
 #include "absl/strings/string_view.h"
 
 namespace kseek {
+
+// Closes `fd` when it goes out of scope (nothing for a negative one, so it
+// may hold an open's result before the test for failure).
+class FdCloser {
+ public:
+  explicit FdCloser(int fd) : fd_(fd) {}
+  ~FdCloser();
+  FdCloser(const FdCloser&) = delete;
+  FdCloser& operator=(const FdCloser&) = delete;
+
+ private:
+  int fd_;
+};
 
 // The bytes of `path`. The error's code follows errno (NOT_FOUND for a
 // missing file, PERMISSION_DENIED, ...) and its message is

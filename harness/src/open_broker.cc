@@ -161,13 +161,14 @@ void OpenBroker::Answer() {
   const int looked_up = readable && !path.empty() && path[0] == '/'
                             ? open(path.c_str(), O_PATH | O_CLOEXEC)
                             : -1;
+  const FdCloser close_looked_up(looked_up);
   if (looked_up >= 0 && fstat(looked_up, &st) == 0 && S_ISCHR(st.st_mode) &&
       (st.st_mode & (S_IROTH | S_IWOTH)) == (S_IROTH | S_IWOTH) &&
       BrokerMayOpen(st.st_rdev, proc_devices_)) {
     const int keep = O_ACCMODE | O_NONBLOCK | O_APPEND | O_DSYNC | O_SYNC;
     const std::string same_file = absl::StrCat("/proc/self/fd/", looked_up);
     const int fd = open(same_file.c_str(), (flags & keep) | O_CLOEXEC | O_NOCTTY);
-    close(looked_up);
+    const FdCloser close_fd(fd);  // the caller holds its own copy once added
     struct stat opened {};
     if (fd >= 0 && fstat(fd, &opened) == 0 && S_ISCHR(opened.st_mode) &&
         opened.st_rdev == st.st_rdev) {
@@ -183,14 +184,9 @@ void OpenBroker::Answer() {
         if (added >= 0) Respond(request->id, added, 0);
       }
       const int add_error = errno;
-      close(fd);
       if (added >= 0 || add_error == ENOENT) return;  // answered, or the caller is gone
       error = add_error;
-    } else if (fd >= 0) {
-      close(fd);
     }
-  } else if (looked_up >= 0) {
-    close(looked_up);
   }
   if (error == EPERM && refusals_ <= kBrokerLoggedRefusals) {
     const std::string line =
@@ -201,10 +197,8 @@ void OpenBroker::Answer() {
                            readable ? absl::StrCat(" ", path.substr(0, kRefusedPathBytes)) : "",
                            ") refused\n");
     const int log = open(log_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (log >= 0) {
-      (void)!write(log, line.data(), line.size());
-      close(log);
-    }
+    const FdCloser close_log(log);
+    if (log >= 0) (void)!write(log, line.data(), line.size());
   }
   Respond(request->id, 0, error);
 }
