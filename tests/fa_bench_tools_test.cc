@@ -538,6 +538,8 @@ TEST(FaBenchToolsTest, ItemTraceSummarizesSavedRecords) {
         "  q                                0.50     1.00     8.8%",
         "  loop                             4.00     4.00    54.9%",
         "  per key tile (s + loop over tiles): 1.250 us",
+        // s + loop: 5.0 us at 4 tiles (twice), 3.0 at 2.
+        "  s + loop fitted to the key tiles: 1.000 us per tile, plus 1.00 us per item",
         "      4 tiles      2   0.75 / 1.00 / 1.00 / 4.00 / 0.50",
         "  to_last_v                        1.60     1.60",
         // Bin 0 (0.9-3.6 us): both blocks wait 1.5 + 2.0 us of 5.4.
@@ -548,6 +550,43 @@ TEST(FaBenchToolsTest, ItemTraceSummarizesSavedRecords) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\"rounds\": 3"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("== synthetic"), std::string::npos) << r.out;  // JSON only
+
+  // One tile count: no fit.
+  testing::WriteFile(raw, "{\"layout\": [4, 4, 10], \"records\": [[0,0,1," + id(0, 4, 5, 1) +
+                              ",1000,8000,0,500,1500,2500,6500,7000,3]]}");
+  r = RunBench("item_trace.py", {"--parse", raw, "--bins", "0"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("  s + loop fitted to the key tiles: no fit (one tile count)\n"),
+            std::string::npos)
+      << r.out;
+
+  // Twenty tile counts (1-20, one block each, s 1 us and the loop 1 us per
+  // tile) in at most 5 rows: four counts a row, the medians over their rounds.
+  std::string many;
+  for (uint64_t t = 1; t <= 20; ++t) {
+    const uint64_t c4 = 1200 + 1000 * t;  // s ends at 1200 ns, the loop t us later
+    many += (many.empty() ? "" : ",") + std::string("[") + std::to_string(t - 1) + ",0,1," +
+            id(128 * t, t, t, 1) + ",0," + std::to_string(c4 + 500) + ",0,100,200,1200," +
+            std::to_string(c4) + "," + std::to_string(c4 + 500) + ",0]";
+  }
+  testing::WriteFile(raw, "{\"layout\": [20, 4, 10], \"records\": [" + many + "]}");
+  r = RunBench("item_trace.py", {"--parse", raw, "--bins", "0", "--tile-rows", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  for (const char* line :
+       {"  s + loop fitted to the key tiles: 1.000 us per tile, plus 1.00 us per item",
+        "        1-4 tiles      4   0.10 / 0.10 / 1.00 / 2.50 / 0.50",
+        "      17-20 tiles      4   0.10 / 0.10 / 1.00 / 18.50 / 0.50"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+  size_t rows = 0;
+  for (size_t at = r.out.find(" tiles      4   "); at != std::string::npos;
+       at = r.out.find(" tiles      4   ", at + 1)) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 5u) << r.out;
+  r = RunBench("item_trace.py", {"--parse", raw, "--tile-rows", "0"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--tile-rows must be at least 1"), std::string::npos) << r.err;
 
   testing::WriteFile(raw, "{\"layout\": [4, 4, 10], \"records\": [[1,1,1,0,9000,0,7600,0,0,0,0,0,0]]}");
   r = RunBench("item_trace.py", {"--parse", raw});

@@ -21,7 +21,11 @@ anchor times it (L2 flushed, a GPU spin of --pad-us), reads the records back
     its share of all consumer time: wait for the item's Q (q), then for its
     first K (k), the first S (s), the remaining tiles through the last P V
     (loop; per key tile as well) and O's stores (store);
-  - the same by the item's key tiles (causal items differ);
+  - the same by the item's key tiles (causal items differ; at most
+    --tile-rows rows, neighbouring counts pooled where there are more), and
+    a least-squares fit of s + loop against the tile count over all rounds:
+    the time per key tile and the item's fixed part (the masked tiles' extra
+    cost, the pipeline's fill), where the rounds have two counts or more;
   - the producer's phases: to Q issued (its buffer's wait), to the first K
     issued, to the last V issued (waits for ring stages);
   - a timeline of the call in --bins bins: how many blocks' first consumer
@@ -80,7 +84,39 @@ def pct(xs, q):
     return xs[min(len(xs) - 1, max(0, int(round(q * (len(xs) - 1)))))]
 
 
-def summarize(records, bins=20, events_us=None):
+def tile_fit(rows):
+    """s + loop against the key tiles over the rounds `rows` ((record,
+    phases) pairs) by least squares: {per_tile_us, fixed_us}; None with
+    fewer than two tile counts."""
+    xs = [r["tiles"] for r, _ in rows]
+    ys = [p[2] + p[3] for _, p in rows]
+    if len(set(xs)) < 2:
+        return None
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    slope = (sum((x - mx) * (y - my) for x, y in zip(xs, ys)) /
+             sum((x - mx) ** 2 for x in xs))
+    return {"per_tile_us": slope, "fixed_us": my - slope * mx}
+
+
+def tile_groups(rows, most):
+    """The rounds by key-tile count in at most `most` rows: neighbouring
+    counts pooled into equal runs where there are more. Each row: [first
+    count, last count, rounds, median of each consumer phase]."""
+    by = {}
+    for r, p in rows:
+        by.setdefault(r["tiles"], []).append(p)
+    counts = sorted(by)
+    per = max(1, -(-len(counts) // max(1, most)))  # counts per row, rounded up
+    out = []
+    for i in range(0, len(counts), per):
+        run_ = counts[i:i + per]
+        ps = [p for t in run_ for p in by[t]]
+        out.append([run_[0], run_[-1], len(ps)] +
+                   [statistics.median(p[k] for p in ps) for k in range(len(CONSUMER_PHASES))])
+    return out
+
+
+def summarize(records, bins=20, events_us=None, tile_rows=16):
     """The summary of one call's decoded records (see the module's text)."""
     cons = [r for r in records if r["kind"] == CONSUMER and r["t1"] and r["c"][5]]
     prod = [r for r in records if r["kind"] == PRODUCER and r["t1"] and r["c"][4]]
@@ -127,6 +163,8 @@ def summarize(records, bins=20, events_us=None):
                  **{name: statistics.median(p[i] for p in ps)
                     for i, name in enumerate(CONSUMER_PHASES)}}
         for t, ps in sorted(by_tiles.items())}
+    s["tile_fit"] = tile_fit(rows)
+    s["tile_groups"] = tile_groups(rows, tile_rows)
     if prod:
         pp = [[(r["c"][2] - r["c"][0]) / per_us, (r["c"][3] - r["c"][2]) / per_us,
                (r["c"][4] - r["c"][3]) / per_us] for r in prod if r["tiles"] > 0]
@@ -184,10 +222,17 @@ def print_summary(name, s):
         print(f"  {name_:<28} {fmt(v['median_us'], '8.2f')} {fmt(v['p90_us'], '8.2f')}"
               f"   {100 * v['share']:5.1f}%")
     print(f"  per key tile (s + loop over tiles): {fmt(s['per_tile_us'], '.3f')} us")
+    fit = s.get("tile_fit")
+    if fit:
+        print(f"  s + loop fitted to the key tiles: {fit['per_tile_us']:.3f} us per tile, "
+              f"plus {fit['fixed_us']:.2f} us per item")
+    else:
+        print("  s + loop fitted to the key tiles: no fit (one tile count)")
     print("  by key tiles: rounds, then median us of " + " / ".join(CONSUMER_PHASES))
-    for t, v in s["by_tiles"].items():
-        print(f"  {t:>5} tiles {v['rounds']:6d}   " +
-              " / ".join(fmt(v[p], '.2f').strip() for p in CONSUMER_PHASES))
+    for g in s["tile_groups"]:
+        tiles = str(g[0]) if g[0] == g[1] else f"{g[0]}-{g[1]}"
+        print(f"  {tiles:>9} tiles {g[2]:6d}   " +
+              " / ".join(fmt(v, '.2f').strip() for v in g[3:]))
     if "producer" in s:
         print("  producer per round (us)          median      p90")
         for name_, v in s["producer"].items():
@@ -248,7 +293,7 @@ def run(a):
                 recs.append([blk, rest // 2, rest % 2 + 1] + list(w))
             raw = {"scenario": sc["name"], "layout": [blocks.value, rounds.value, words.value],
                    "events_us": start.elapsed_time(end) * 1e3, "records": recs}
-            calls.append((summarize(decode(raw), a.bins, raw["events_us"]), raw))
+            calls.append((summarize(decode(raw), a.bins, raw["events_us"], a.tile_rows), raw))
         calls.sort(key=lambda c: c[0]["span_us"])
         summary, raw = calls[len(calls) // 2]
         print_summary(sc["name"], summary)
@@ -270,14 +315,18 @@ def main():
     ap.add_argument("--pad-us", type=float, default=300.0,
                     help="GPU spin after the L2 flush before each call (default 300)")
     ap.add_argument("--bins", type=int, default=20, help="timeline bins (default 20; 0: none)")
+    ap.add_argument("--tile-rows", type=int, default=16,
+                    help="rows of the by-key-tiles table at most (default 16)")
     ap.add_argument("--raw", help="a folder for each scenario's records (JSON)")
     ap.add_argument("--json", help="the summaries as JSON into this file ('-': stdout)")
     a = ap.parse_args()
+    if a.tile_rows < 1:
+        ap.error("--tile-rows must be at least 1")
     if a.parse:
         try:
             with open(a.parse) as f:
                 raw = json.load(f)
-            summary = summarize(decode(raw), a.bins, raw.get("events_us"))
+            summary = summarize(decode(raw), a.bins, raw.get("events_us"), a.tile_rows)
         except (OSError, ValueError, KeyError, TypeError) as e:
             sys.exit(f"item_trace.py: cannot read the records of {a.parse}: {e}")
         out = {raw.get("scenario", a.parse): summary}
