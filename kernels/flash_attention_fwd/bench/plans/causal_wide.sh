@@ -20,12 +20,19 @@
 #   w4k   from 4096
 #   w2k   from 2048
 #   nocl  no clusters at head_dim 128
+#   tr    w8k and nocl together in the trace build (KSEEK_FA_TRACE): then
+#         item_trace.py on causal s16384 (176-key tiles, masked) and full
+#         s16384 (176-key tiles, not clustered), each tile's time beside
+#         trace_causal.sh's (128-key causal, 176-key clustered)
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/causal_wide.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 w="$cu -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS"
-run_plan "def=$cu;w8k=$w=8192;w4k=$w=4096;w2k=$w=2048;nocl=$cu -DKSEEK_FA_CLUSTER=12" \
+export FA_ITEM_TRACE=grid_hd128_causal_s16384_bf16,grid_hd128_full_s16384_bf16
+export FA_ITEM_TRACE_BUILD=tr
+export FA_ITEM_TRACE_ARGS="--bins 10"
+run_plan "def=$cu;w8k=$w=8192;w4k=$w=4096;w2k=$w=2048;nocl=$cu -DKSEEK_FA_CLUSTER=12;tr=$w=8192 -DKSEEK_FA_CLUSTER=12 -DKSEEK_FA_TRACE=1" \
   'grid_hd128_causal_s2048_*' 'grid_hd128_causal_s4096_*' 'grid_hd128_causal_s8192_*' \
   'grid_hd128_causal_s16384_*' 'ragged_s4097_hd128_causal_*' 'prefill_q333_k4097_hd128*causal*' \
   'prefill_q1000_k8192_hd128*causal*' 'prefill_q2048_k16384_hd128*causal*' 'long_single_s32768_h1_hd128_causal_*' \
