@@ -6,9 +6,10 @@
 # (trace_causal.sh) timed the causal 128-key tiles at 1.41-1.44 us each and
 # the non-causal clustered 176-key ones at 1.86 (per key 4% faster), but
 # ragged_s4097's unclustered 176-key tiles at 1.95 (no faster per key than
-# the causal ones): the clusters, not the width, may carry the 4%. So
-# nocl times the non-causal rows without clusters (KSEEK_FA_CLUSTER=12:
-# off at head_dim 128 only). The diagonal pads about 88 more keys per
+# the causal ones): the clusters, not the width, may carry the 4% (v3o
+# measured them at 0.995-1.007x on s8192-s16384, so probably not). nocl
+# times the non-causal rows without clusters (KSEEK_FA_CLUSTER=12: off at
+# head_dim 128 only). The diagonal pads about 88 more keys per
 # item on 176-key tiles. Prediction: at most +2-3% where the mean item
 # sees 8192 keys (grid s16384, prefill q2048 k16384, long s32768), +1% at
 # 4096 (grid s8192, prefill q1000 k8192), even or worse at 2048 (grid
