@@ -741,6 +741,9 @@
 //                               accumulators (on the D = 256 and D = 192
 //                               kernels, items of 32 or more key tiles store
 //                               by TMA instead: KSEEK_FA_TMA_IN_V)
+//   KSEEK_FA_O_IN_Q             WGMMA kernels (4 D = 256, 8 D = 192) whose
+//                               shorter items store O by TMA staged in
+//                               their Q buffer instead; default 0 (off)
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
 //                               K/V stages; default 512 (with the TMA
@@ -1102,6 +1105,24 @@
 // 26 tiles of 160 keys). Default 0.
 #ifndef KSEEK_FA_TMA_IN_V_MIN_TILES_128
 #define KSEEK_FA_TMA_IN_V_MIN_TILES_128 0
+#endif
+// WGMMA kernels (bits as KSEEK_FA_TMA_IN_V: 4 the D = 256 kernel, 8 the
+// D = 192 one; those with one Q buffer and O by TMA from the V tile) whose
+// items too short for that (fewer than KSEEK_FA_TMA_IN_V_MIN_TILES tiles)
+// stage O by TMA in their own Q buffer instead of storing it from
+// registers, in the instances without the split loop (at D = 256 those of
+// fewer than 32 tiles per item: s512-s2048; the D = 192 kernel splits it
+// at every length, so 8 changes nothing yet): the consumers keep Q past
+// the last S, and after the last P V (each consumer's warps past a named
+// barrier, so that none still reads Q) each warp's stmatrix fills 8 KB of
+// its consumer's half of Q, its TMA stores read them, and only then is Q
+// released to the next item's load.
+// The item trace measured the register stores at 2.4 us of a 12-14 us
+// round on head_dim 256 s512 (NOTES.md "After v4c, on the device: the
+// item trace's first runs"). Default 0 (off: emulated, not yet timed;
+// bench/plans/o_in_q.sh).
+#ifndef KSEEK_FA_O_IN_Q
+#define KSEEK_FA_O_IN_Q 0
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) load K/V with the L2 hint evict-last (each
@@ -3083,6 +3104,7 @@ constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
 constexpr int kStagedOBarrier = 7;  // both consumers done with the last V (KSEEK_FA_TMA_IN_V)
+constexpr int kOInQBarrier = 8;  // + consumer: its warps done with Q (KSEEK_FA_O_IN_Q)
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
@@ -3762,6 +3784,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
+  // KSEEK_FA_O_IN_Q: O staged in the consumer's half of the Q buffer; not
+  // in the split-loop instances (long items, which stage O in V), where
+  // ptxas then spills 36-40 bytes instead of 4 at D = 256 (8 instead of 0
+  // at D = 192, whose instances all split the loop).
+  constexpr bool kOInQ = kTmaInV && (KSEEK_FA_O_IN_Q & WgmmaDimBit(D)) != 0 &&
+                         C::kQBuffers == 1 && KD == D && D >= 192 && !kSplitMask;
+  static_assert(!kOInQ || C::kQHalfBytes >= 4 * (KO / 64) * 2048,
+                "a consumer's half of Q holds its four warps' O");
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -3828,6 +3858,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     int held_v = -1;
 
     const int tiles = w.tile_end - w.tile_begin;
+    // KSEEK_FA_O_IN_Q: this item's O goes out through its Q buffer, which
+    // is then released after the stores, not at the last S. (The same for
+    // every thread: the item's tiles.)
+    const bool o_in_q =
+        kOInQ && p.splits == 1 && tiles > 0 &&
+        tiles < (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES);
     if (tiles > 0) {
       float alpha[2];
       bool rescale = true;
@@ -3848,7 +3884,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (lane == 0) {
         Arrive(empty_k(s0));
         to_peer(empty_k(s0), true);
-        if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+        if (tiles == 1 && !o_in_q) Arrive(q_empty(qb, qpart));  // the item's last S is done
       }
       const int k0 = tile_of(w, 0) * kN;
       if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
@@ -3914,12 +3950,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_PREDICATED_ARRIVE
         ArriveIf(empty_k(s), lane == 0);
         to_peer(empty_k(s), lane == 0);
-        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
+        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1 && !o_in_q);  // the last S
 #else
         if (lane == 0) {
           Arrive(empty_k(s));
           to_peer(empty_k(s), true);
-          if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+          if (i == tiles - 1 && !o_in_q) Arrive(q_empty(qb, qpart));  // the last S is done
         }
 #endif
         if constexpr (kMask == 1) {
@@ -4001,7 +4037,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && kTma) {
+    if (o_in_q) {
+      // Every warp of this consumer past its last S and P V (the stores
+      // overwrite Q rows that the others' GEMMs read); the warp's O in its
+      // 8 KB of the consumer's half of Q, one buffer per 64 columns; Q
+      // released once the stores have read it.
+      NamedBarrier(kOInQBarrier + cwg, kWgThreads);
+      StoreOutputTma<T, KO, KO / 64>(
+          p, w, st, total[0], total[1], warp, lane,
+          q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes + (warp % 4) * (KO / 64) * 2048,
+          &o_map, lse);
+      if (lane == 0) {
+        BulkWaitRead<0>();
+        Arrive(q_empty(qb, qpart));
+      }
+    } else if (p.splits == 1 && kTma) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
           base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);
