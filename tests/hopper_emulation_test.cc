@@ -372,18 +372,6 @@ TEST(HopperEmulationTest, PlantedStagingInVWithoutBarrierFails) {
   ExpectPlantFails("in_v_no_barrier", "w_hd192_f16_causal_q140_k4000");
 }
 
-// O staged in the Q buffer (KSEEK_FA_O_IN_Q) on the D = 256 kernel: every
-// head_dim 256 shape passes, and with Q released to the next item's load
-// before the stores have read it (o_in_q_early) the reference check fails
-// on shapes of several items per block, so the staging runs there.
-TEST(HopperEmulationTest, OutputStagedInQPasses) {
-  ExpectAllPass("o_in_q", "hd256", 40);
-}
-TEST(HopperEmulationTest, PlantedEarlyReleaseOfQFails) {
-  ExpectPlantFails("o_in_q_early", "c_hd256_bf16_full_q512_k530_h2_sm4");
-  ExpectPlantFails("o_in_q_early", "r_hd256_f16_causal_q200_k600_qstd6");
-}
-
 // TMA stores without the fence that makes a warp's stmatrix writes visible
 // to the async proxy: the emulation must stop at the store and name it.
 TEST(HopperEmulationTest, PlantedTmaStoreWithoutFenceFails) {

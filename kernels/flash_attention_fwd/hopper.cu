@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4c: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4d: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -487,7 +487,7 @@
 //   0.95x the best of FA3 and cuDNN; head_dim 128 s16384 bf16 non-causal
 //   756 TFLOP/s (FA3 731); streams_check all 486 outputs matching; host
 //   time per call 6-10 us (v4a 7-14).
-//   Version 4c (this file; NOTES.md v4c): head_dim 193-256 with seqlen_k
+//   Version 4c (NOTES.md v4c): head_dim 193-256 with seqlen_k
 //   <= 64 on one 64-key tile per item instead of an 80-key one (many
 //   short sequences: +6-7% at s32, +12-13% at s8 on an H100). 64-key tiles
 //   where 80-key ones pad more keys (s512: 560 computed for 512; causal
@@ -509,6 +509,14 @@
 //   The producer asking L2 for K/V tiles ahead of their loads
 //   (cp.async.bulk.prefetch.tensor) lost 8-13% overall (up to 25% on short
 //   causal rows) and was removed.
+//   Version 4d (this file; NOTES.md v4d): head_dim 128 with causal
+//   masking on the 176-key tiles of the non-causal shapes where the mean
+//   item sees at least 6144 keys (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): on an
+//   H100, +0.5-1.5% on the 8 task scenarios that take them (grid s16384,
+//   prefill q1000 k8192 and q2048 k16384, long s32768), a loss of 0.5-0.9%
+//   where the mean is 4096 (grid s8192). O staged by TMA in the Q buffer
+//   at head_dim 256 (to shorten the s512 rows' register stores) measured
+//   1.5-4% slower at s512-s2048 and was not kept.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -741,9 +749,6 @@
 //                               accumulators (on the D = 256 and D = 192
 //                               kernels, items of 32 or more key tiles store
 //                               by TMA instead: KSEEK_FA_TMA_IN_V)
-//   KSEEK_FA_O_IN_Q             WGMMA kernels (4 D = 256, 8 D = 192) whose
-//                               shorter items store O by TMA staged in
-//                               their Q buffer instead; default 0 (off)
 //   KSEEK_FA_HD128_CAUSAL_Q2_UPTO n > 0: at head_dim 128 with causal
 //                               masking and seqlen_k <= n, 2 Q buffers and 2
 //                               K/V stages; default 512 (with the TMA
@@ -753,10 +758,11 @@
 //   KSEEK_FA_HD128_FULL_BLOCK_N keys per tile of the WGMMA kernel at
 //                               head_dim 128 without causal masking where
 //                               WideKeyTiles (176 or 192 with 2 K/V stages
-//                               and 1 Q buffer; 128 as with causal masking)
+//                               and 1 Q buffer; 128 as with causal masking,
+//                               but for long causal items: below)
 //   KSEEK_FA_HD128_CAUSAL_WIDE_KEYS n > 0: those wide tiles with causal
 //                               masking too where the mean item sees at
-//                               least n keys; default 0 (off)
+//                               least n keys; default 6144 (v4d); 0: off
 //   KSEEK_FA_RESCALE_UNDER_S    where the WGMMA consumers rescale O by a
 //                               tile's new maxima just before the next P V
 //                               is issued, under the next tile's S, instead
@@ -1106,24 +1112,6 @@
 #ifndef KSEEK_FA_TMA_IN_V_MIN_TILES_128
 #define KSEEK_FA_TMA_IN_V_MIN_TILES_128 0
 #endif
-// WGMMA kernels (bits as KSEEK_FA_TMA_IN_V: 4 the D = 256 kernel, 8 the
-// D = 192 one; those with one Q buffer and O by TMA from the V tile) whose
-// items too short for that (fewer than KSEEK_FA_TMA_IN_V_MIN_TILES tiles)
-// stage O by TMA in their own Q buffer instead of storing it from
-// registers, in the instances without the split loop (at D = 256 those of
-// fewer than 32 tiles per item: s512-s2048; the D = 192 kernel splits it
-// at every length, so 8 changes nothing yet): the consumers keep Q past
-// the last S, and after the last P V (each consumer's warps past a named
-// barrier, so that none still reads Q) each warp's stmatrix fills 8 KB of
-// its consumer's half of Q, its TMA stores read them, and only then is Q
-// released to the next item's load.
-// The item trace measured the register stores at 2.4 us of a 12-14 us
-// round on head_dim 256 s512 (NOTES.md "After v4c, on the device: the
-// item trace's first runs"). Default 0 (off: emulated, not yet timed;
-// bench/plans/o_in_q.sh).
-#ifndef KSEEK_FA_O_IN_Q
-#define KSEEK_FA_O_IN_Q 0
-#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) load K/V with the L2 hint evict-last (each
 // K/V tile is read by every query tile of its head; FA3 loads them so).
@@ -1253,9 +1241,12 @@
 // us per key) against 1.86 us per clustered 176-key tile (0.0106) without
 // masking, on the H200 (NOTES.md "After v4c, on the device: the item
 // trace's first runs"); the diagonal pads about 88 more keys per item.
-// Default 0 (off: emulated, not yet timed; bench/plans/causal_wide.sh).
+// Measured on an H100 (NOTES.md v4d): n = 8192 +1.6-1.8% at grid s16384,
+// n = 4096 also +0.8-1.6% on prefill q1000 k8192 (7692 keys per mean
+// item) but -0.5-0.9% at grid s8192 (4096), n = 6144 +0.5-1.5% on all 8
+// scenarios it takes. Default 6144 (v4d); 0: 128-key tiles everywhere.
 #ifndef KSEEK_FA_HD128_CAUSAL_WIDE_KEYS
-#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 0
+#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 6144
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
@@ -3104,7 +3095,6 @@ constexpr int kWgRows = 64;      // query rows per consumer: one m64 tile
 constexpr int kColBlockRowBytes = 128;  // 64 columns of one row
 constexpr int kTurnBarrier = 3;  // + consumer: its turn to issue GEMMs
 constexpr int kStagedOBarrier = 7;  // both consumers done with the last V (KSEEK_FA_TMA_IN_V)
-constexpr int kOInQBarrier = 8;  // + consumer: its warps done with Q (KSEEK_FA_O_IN_Q)
 
 // kConsumers: consumer warpgroups (64 query rows each); three only at
 // head_dim 64, where the softmax's exponentials weigh most against the
@@ -3784,14 +3774,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr int KO = KSEEK_FA_NARROW_PV && D == 256 && KD == 192 ? KD : D;
   constexpr bool kTma = kWgmmaTmaStores<C, D, KD>;
   constexpr bool kTmaInV = kWgmmaTmaInV<C, D, KD>;
-  // KSEEK_FA_O_IN_Q: O staged in the consumer's half of the Q buffer; not
-  // in the split-loop instances (long items, which stage O in V), where
-  // ptxas then spills 36-40 bytes instead of 4 at D = 256 (8 instead of 0
-  // at D = 192, whose instances all split the loop).
-  constexpr bool kOInQ = kTmaInV && (KSEEK_FA_O_IN_Q & WgmmaDimBit(D)) != 0 &&
-                         C::kQBuffers == 1 && KD == D && D >= 192 && !kSplitMask;
-  static_assert(!kOInQ || C::kQHalfBytes >= 4 * (KO / 64) * 2048,
-                "a consumer's half of Q holds its four warps' O");
   // O's rescale by a tile's new maxima: after the P V that goes with the
   // tile's S, or (KSEEK_FA_RESCALE_UNDER_S) just before the next P V is
   // issued, while the next tile's S runs on the tensor cores.
@@ -3858,12 +3840,6 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     int held_v = -1;
 
     const int tiles = w.tile_end - w.tile_begin;
-    // KSEEK_FA_O_IN_Q: this item's O goes out through its Q buffer, which
-    // is then released after the stores, not at the last S. (The same for
-    // every thread: the item's tiles.)
-    const bool o_in_q =
-        kOInQ && p.splits == 1 && tiles > 0 &&
-        tiles < (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES);
     if (tiles > 0) {
       float alpha[2];
       bool rescale = true;
@@ -3884,7 +3860,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (lane == 0) {
         Arrive(empty_k(s0));
         to_peer(empty_k(s0), true);
-        if (tiles == 1 && !o_in_q) Arrive(q_empty(qb, qpart));  // the item's last S is done
+        if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
       }
       const int k0 = tile_of(w, 0) * kN;
       if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
@@ -3950,12 +3926,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_PREDICATED_ARRIVE
         ArriveIf(empty_k(s), lane == 0);
         to_peer(empty_k(s), lane == 0);
-        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1 && !o_in_q);  // the last S
+        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
 #else
         if (lane == 0) {
           Arrive(empty_k(s));
           to_peer(empty_k(s), true);
-          if (i == tiles - 1 && !o_in_q) Arrive(q_empty(qb, qpart));  // the last S is done
+          if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
 #endif
         if constexpr (kMask == 1) {
@@ -4037,21 +4013,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (o_in_q) {
-      // Every warp of this consumer past its last S and P V (the stores
-      // overwrite Q rows that the others' GEMMs read); the warp's O in its
-      // 8 KB of the consumer's half of Q, one buffer per 64 columns; Q
-      // released once the stores have read it.
-      NamedBarrier(kOInQBarrier + cwg, kWgThreads);
-      StoreOutputTma<T, KO, KO / 64>(
-          p, w, st, total[0], total[1], warp, lane,
-          q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes + (warp % 4) * (KO / 64) * 2048,
-          &o_map, lse);
-      if (lane == 0) {
-        BulkWaitRead<0>();
-        Arrive(q_empty(qb, qpart));
-      }
-    } else if (p.splits == 1 && kTma) {
+    if (p.splits == 1 && kTma) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
           base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);

@@ -54,10 +54,6 @@ PLANTS = {
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",
                     "      if (t == 1) s[0][0] += 1.f;\n"
                     "      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n"),
-    # With O staged in the Q buffer (KSEEK_FA_O_IN_Q), Q is released to the
-    # next item's load without waiting until the stores have read it.
-    "o_in_q_early_release": ("        BulkWaitRead<0>();\n        Arrive(q_empty(qb, qpart));\n",
-                             "        Arrive(q_empty(qb, qpart));\n"),
     # The item trace (KSEEK_FA_TRACE): the consumer records one key tile
     # more than the producer loads for the item.
     "trace_item": ("      TraceItem(n, 1, w.q0, w.tile_end - w.tile_begin, w.hq, w.b);\n",
