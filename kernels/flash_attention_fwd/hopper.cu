@@ -2907,7 +2907,6 @@ __device__ __forceinline__ void TmaLoad4d(uint32_t dst, const CUtensorMap* map,
   }
 }
 
-
 #if KSEEK_FA_TRACE
 // The item trace's clock, global timer (ns) and SM (KSEEK_FA_TRACE).
 __device__ __forceinline__ unsigned long long TraceClock() {
@@ -5037,23 +5036,23 @@ bool ThreeConsumers(const Problem& p, int sms) {
 #endif
 }
 
-// Wide key tiles (kN keys instead of 128) at head_dim 128 without causal
-// masking, when they pad the keys to at most 5% more than 128-key tiles
-// do (not for short sequences such as 65 keys: 176 computed instead of
-// 128).
-bool WideKeyTiles(const Problem& p, int kN) {
+// Whether kN-key tiles pad seqlen_k to at most 5% more keys than 128-key
+// tiles do (not for short sequences such as 65 keys: 176 computed instead
+// of 128).
+bool PadsLittle(const Problem& p, int kN) {
   const int64_t wide = int64_t((p.seqlen_k + kN - 1) / kN) * kN;
   const int64_t narrow = int64_t((p.seqlen_k + 127) / 128) * 128;
-  return !p.causal && wide * 20 <= narrow * 21;
+  return wide * 20 <= narrow * 21;
 }
+// Wide key tiles (kN keys instead of 128) at head_dim 128 without causal
+// masking, where they pad little.
+bool WideKeyTiles(const Problem& p, int kN) { return !p.causal && PadsLittle(p, kN); }
 
 // The same with causal masking (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): where the
 // mean item sees at least that many keys.
 bool CausalWideKeyTiles(const Problem& p, int kN) {
-  const int64_t wide = int64_t((p.seqlen_k + kN - 1) / kN) * kN;
-  const int64_t narrow = int64_t((p.seqlen_k + 127) / 128) * 128;
   const int64_t mean_keys = int64_t(p.seqlen_k) - p.seqlen_q / 2;
-  return p.causal && mean_keys >= KSEEK_FA_HD128_CAUSAL_WIDE_KEYS && wide * 20 <= narrow * 21;
+  return p.causal && mean_keys >= KSEEK_FA_HD128_CAUSAL_WIDE_KEYS && PadsLittle(p, kN);
 }
 
 // The WGMMA kernel on Hopper when its blocks (one per SM) fill at least

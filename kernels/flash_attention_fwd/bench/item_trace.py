@@ -98,13 +98,11 @@ def tile_fit(rows):
     return {"per_tile_us": slope, "fixed_us": my - slope * mx}
 
 
-def tile_groups(rows, most):
-    """The rounds by key-tile count in at most `most` rows: neighbouring
-    counts pooled into equal runs where there are more. Each row: [first
-    count, last count, rounds, median of each consumer phase]."""
-    by = {}
-    for r, p in rows:
-        by.setdefault(r["tiles"], []).append(p)
+def tile_groups(by, most):
+    """The rounds' phases `by` key-tile count ({count: [phases, ...]}) in at
+    most `most` rows: neighbouring counts pooled into equal runs where there
+    are more. Each row: [first count, last count, rounds, median of each
+    consumer phase]."""
     counts = sorted(by)
     per = max(1, -(-len(counts) // max(1, most)))  # counts per row, rounded up
     out = []
@@ -164,7 +162,7 @@ def summarize(records, bins=20, events_us=None, tile_rows=16):
                     for i, name in enumerate(CONSUMER_PHASES)}}
         for t, ps in sorted(by_tiles.items())}
     s["tile_fit"] = tile_fit(rows)
-    s["tile_groups"] = tile_groups(rows, tile_rows)
+    s["tile_groups"] = tile_groups(by_tiles, tile_rows)
     if prod:
         pp = [[(r["c"][2] - r["c"][0]) / per_us, (r["c"][3] - r["c"][2]) / per_us,
                (r["c"][4] - r["c"][3]) / per_us] for r in prod if r["tiles"] > 0]
