@@ -325,6 +325,18 @@ TEST(HopperEmulationTest, ClustersPassClustered) {
   EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
 }
 
+// Clusters with causal masking too (hopper_emu_causal_cluster:
+// KSEEK_FA_CAUSAL_CLUSTER=14), the cz_ shapes: the block of a pair's
+// earlier query tile walks the pair's key tiles with those past its rows
+// masked, and every other round of the clusters' static order runs
+// backwards; head_dim 128's two-Q-buffer, 128-key and 176-key (from the
+// end) instances, D = 256 and D = 192, with rounds partly empty. Every
+// run must be a clustered launch.
+TEST(HopperEmulationTest, CausalClustersPassClustered) {
+  const ProcessResult r = ExpectAllPass("causal_cluster", "cz_", 16);
+  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+}
+
 // The same with O staged in the last V tile for every item at D = 256 and
 // D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
 // producers once the stores have read it; and the key tiles walked from

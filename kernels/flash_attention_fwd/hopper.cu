@@ -1144,6 +1144,25 @@
 #ifndef KSEEK_FA_CLUSTER
 #define KSEEK_FA_CLUSTER 14
 #endif
+// The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose clusters
+// (KSEEK_FA_CLUSTER, which must have the bit too) take whole items with
+// causal masking as well, on the same shapes (no more queries than keys,
+// an even number of query tiles per head). A pair's two query tiles see
+// up to one key tile apart: the block with the earlier rows walks the
+// pair's range, its tiles past its rows' limits masked to -inf (as a
+// consumer's past its own 64 rows already are). Causal items do not cost
+// the same, and the clusters take pairs in a static order: under causal
+// masking every other round of that order runs backwards (the queue holds
+// the heaviest pairs first), so that each cluster's work sums to about the
+// same. At head_dim 128 the pairs take the item's usual key tiles (two Q
+// buffers up to KSEEK_FA_HD128_CAUSAL_Q2_UPTO keys, 176-key tiles from
+// KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, else 128-key tiles on an instance of
+// their own). Not the narrow head_dim 80 and 96 instances. Default 0
+// (written after v4d: the clusters carry 3-5% of head_dim 128's long
+// non-causal rows, NOTES.md v4d's nocl, which causal rows never had).
+#ifndef KSEEK_FA_CAUSAL_CLUSTER
+#define KSEEK_FA_CAUSAL_CLUSTER 0
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) walk an item's key tiles from its last to
 // its first, as FA3 does: the tiles that need a mask (the partial last
@@ -3705,14 +3724,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // wait. (Asked for before the loop, the answer would be held in a
       // register through all the loads, and the producer's 24 registers
       // would spill.)
-      // (In a cluster: the next pair in the static order.)
+      // (In a cluster: the next pair in the static order, every other
+      // round backwards under causal masking: KSEEK_FA_CAUSAL_CLUSTER.)
       auto from_queue = [&scratch] { return int(gridDim.x) + atomicAdd(scratch.queue, 1); };
       int next = 0;
       if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster) next = from_queue();
       if (tiles > 0) load(tiles - 1, true);
       KSEEK_FA_TRACE_ONLY(TraceEnd(n, 2, 7);)
       ring += tiles;
-      if constexpr (kCluster)
+      if constexpr (kCluster && (KSEEK_FA_CAUSAL_CLUSTER & WgmmaDimBit(D)) != 0) {
+        const int clusters = int(gridDim.x / 2), c = int(blockIdx.x / 2);
+        const bool back = p.causal && ((n + 1) & 1) != 0;
+        item = (n + 1) * clusters + (back ? clusters - 1 - c : c);
+      } else if constexpr (kCluster)
         item += gridDim.x / 2;
       else if constexpr (KSEEK_FA_EARLY_NEXT != 0)
         item = next;
@@ -5124,13 +5148,16 @@ int Launch(Problem p, const kseek_launch_args* args) {
 #endif
     if (whole) {
       // Clusters of two blocks (KSEEK_FA_CLUSTER) on head_dim 128's kernels
-      // without causal masking (but the narrow ones: head_dim 80 and 96) and
-      // at head_dim 136-192 and 193-256: an even number of query tiles per
-      // head, and no more queries than keys.
+      // (but the narrow ones: head_dim 80 and 96) and at head_dim 136-192
+      // and 193-256: an even number of query tiles per head, and no more
+      // queries than keys; with causal masking only on the kernels of
+      // KSEEK_FA_CAUSAL_CLUSTER (`bit`: the kernel's, WgmmaDimBit).
       constexpr bool kClusterHere = (KSEEK_FA_CLUSTER & HeadDimBit(D)) != 0 && D >= 128;
-      [[maybe_unused]] const bool cluster_shape =
-          !p.causal && p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
-      [[maybe_unused]] const bool cluster = kClusterHere && cluster_shape;
+      [[maybe_unused]] auto cluster_shape = [&p](int bit) {
+        return (!p.causal || (KSEEK_FA_CAUSAL_CLUSTER & bit) != 0) &&
+               p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
+      };
+      [[maybe_unused]] const bool cluster = kClusterHere && cluster_shape(HeadDimBit(D));
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
@@ -5166,13 +5193,24 @@ int Launch(Problem p, const kseek_launch_args* args) {
         }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_Q2_UPTO > 0) {
-        if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO)
+        if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO) {
+          if constexpr (kClusterHere)
+            if (cluster && !narrow) return LaunchWgmma<T, D, 2, 128, 2, D, 2>(p, args, sms);
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
+        }
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_WIDE_KEYS > 0 &&
                     KSEEK_FA_HD128_FULL_BLOCK_N != 128) {
-        if (p.causal && !narrow && CausalWideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N))
+        if (p.causal && !narrow && CausalWideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N)) {
+          if constexpr (kClusterHere)
+            if (cluster)
+              return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N, 0, D, 2>(p, args, sms);
           return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
+        }
+      }
+      if constexpr (D == 128 && kClusterHere && (KSEEK_FA_CAUSAL_CLUSTER & 2) != 0) {
+        // The causal items' 128-key tiles in clusters (an instance of their own).
+        if (p.causal && !narrow && cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
       }
       if constexpr (D == 256 && KSEEK_FA_D192) {
         // Keys that fit one 80-key tile: 80 (many_short_b512_s32_hd160:
@@ -5180,7 +5218,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (on192 && p.seqlen_k <= 80 && KSEEK_FA_HD192_BLOCK_N > 80)
           return LaunchWgmma<T, D / 4 * 3, 2, 80>(p, args, sms);
         if constexpr ((KSEEK_FA_CLUSTER & WgmmaDimBit(D / 4 * 3)) != 0)
-          if (on192 && cluster_shape)
+          if (on192 && cluster_shape(WgmmaDimBit(D / 4 * 3)))
             return LaunchWgmma<T, D / 4 * 3, 2, 0, 0, D / 4 * 3, 2>(p, args, sms);
         if (on192) return LaunchWgmma<T, D / 4 * 3, 2>(p, args, sms);
       } else if (narrow) {  // (D = 256 with KSEEK_FA_D192: on192 is all of narrow)

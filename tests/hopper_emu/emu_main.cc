@@ -749,6 +749,22 @@ int main(int argc, char** argv) {
       {"t_hd192_bf16_full_q768_k900_sm4", 1, 768, 900, 1, 1, 192, 0, true, 4},
       {"t_hd96_f16_full_q300_k1000_sm2", 1, 300, 1000, 1, 1, 96, 0, false, 2},
       {"t_hd128_bf16_full_q600_k3000_gqa4_sm3", 1, 600, 3000, 4, 1, 128, 0, true, 3},
+      // Clusters with causal masking (KSEEK_FA_CAUSAL_CLUSTER): the block of
+      // a pair's earlier query tile walks the pair's key tiles, those past
+      // its rows masked; every other round of the clusters' static order
+      // backwards (rounds of 2-3 clusters, the last one partly empty).
+      // head_dim 128's two-Q-buffer kernel (up to 512 keys), its 128-key
+      // tiles and 176-key tiles from the end (mean item 6244 keys), D = 256
+      // and D = 192; partial last query and key tiles, queries fewer than
+      // keys, GQA.
+      {"cz_hd128_bf16_causal_q512_k512_h2_sm4", 1, 512, 512, 2, 2, 128, 1, true, 4},
+      {"cz_hd128_f16_causal_q1000_k1100_sm4", 1, 1000, 1100, 1, 1, 128, 1, false, 4},
+      {"cz_hd128_bf16_causal_q768_k900_gqa3_sm6", 1, 768, 900, 3, 1, 128, 1, true, 6},
+      {"cz_hd112_bf16_causal_q512_k6500_h2_sm4", 1, 512, 6500, 2, 2, 112, 1, true, 4},
+      {"cz_hd256_bf16_causal_q512_k600_h2_sm4", 1, 512, 600, 2, 2, 256, 1, true, 4},
+      {"cz_hd224_f16_causal_q1000_k1030_sm4", 1, 1000, 1030, 1, 1, 224, 1, false, 4},
+      {"cz_hd192_bf16_causal_q512_k530_h2_sm4", 1, 512, 530, 2, 2, 192, 1, true, 4},
+      {"cz_hd160_f16_causal_q768_k768_sm6", 1, 768, 768, 1, 1, 160, 1, false, 6},
   };
   return RunShapes(argc, argv, all);
 }

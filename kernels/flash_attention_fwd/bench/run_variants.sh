@@ -148,18 +148,26 @@ fa3_ready() {
   return "$fa3_state"
 }
 
+# logged LIMIT NAME TXT COMMAND...: COMMAND under `timeout LIMIT`, its
+# output also in $OUT/TXT, then "== NAME: exit STATUS in S s".
+logged() {
+  local limit=$1 name=$2 txt=$3 start
+  shift 3
+  start=$(date +%s)
+  timeout "$limit" "$@" 2>&1 | tee "$OUT/$txt"
+  echo "== $name: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+}
+
 # with_fa3 SCRIPT SCENARIOS TIMEOUT [ARGS...]: SCRIPT (power.py,
 # clocks.py or item_costs.py) on the builds, FA3 (.anchors carried, where it sets up) and
 # cuDNN, its output also in $OUT/<SCRIPT without .py>.txt.
 with_fa3() {
-  local script=$1 scenarios=$2 limit=$3 start
+  local script=$1 scenarios=$2 limit=$3
   shift 3
-  start=$(date +%s)
   local fa3_dir=()
   fa3_ready && fa3_dir=(--fa3 /tmp/fa3/fa/hopper)
-  timeout "$limit" python3 "$script" "${libs[@]}" "${fa3_dir[@]}" \
-    --scenarios "$scenarios" "$@" 2>&1 | tee "$OUT/${script%.py}.txt"
-  echo "== $script: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  logged "$limit" "$script" "${script%.py}.txt" python3 "$script" "${libs[@]}" \
+    "${fa3_dir[@]}" --scenarios "$scenarios" "$@"
 }
 
 # With FA_POWER=SCENARIOS, power.py runs the builds, FA3 and cuDNN back to
@@ -193,12 +201,10 @@ fi
 # $OUT/item_trace.json, the records in $OUT/item_trace_raw.tgz).
 if [[ -n "${FA_ITEM_TRACE:-}" ]]; then
   tr_build=${FA_ITEM_TRACE_BUILD:-${names[0]}}
-  start=$(date +%s)
   # shellcheck disable=SC2086  # FA_ITEM_TRACE_ARGS: several words
-  timeout "${FA_ITEM_TRACE_TIMEOUT:-180}" python3 item_trace.py --lib "$work/$tr_build.so" \
-    --scenarios "$FA_ITEM_TRACE" --json "$OUT/item_trace.json" --raw "$work/item_trace" \
-    ${FA_ITEM_TRACE_ARGS:-} 2>&1 | tee "$OUT/item_trace.txt"
-  echo "== item_trace.py ($tr_build): exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  logged "${FA_ITEM_TRACE_TIMEOUT:-180}" "item_trace.py ($tr_build)" item_trace.txt \
+    python3 item_trace.py --lib "$work/$tr_build.so" --scenarios "$FA_ITEM_TRACE" \
+    --json "$OUT/item_trace.json" --raw "$work/item_trace" ${FA_ITEM_TRACE_ARGS:-}
   [[ -d $work/item_trace ]] && tar -C "$work" -czf "$OUT/item_trace_raw.tgz" item_trace
 fi
 
@@ -217,11 +223,10 @@ fi
 # ($OUT/placement.txt, placement.json).
 if [[ -n "${FA_PLACEMENT:-}" ]]; then
   read -r pl_scen pl_list <<< "$FA_PLACEMENT"
-  start=$(date +%s)
-  timeout "${FA_PLACEMENT_TIMEOUT:-240}" python3 placement.py "${libs[@]}" \
-    --scenarios "$pl_scen" ${pl_list:+--placements "$pl_list"} ${FA_PLACEMENT_ARGS:-} \
-    --out "$OUT/placement.json" 2>&1 | tee "$OUT/placement.txt"
-  echo "== placement.py: exit ${PIPESTATUS[0]} in $(( $(date +%s) - start )) s"
+  # shellcheck disable=SC2086  # FA_PLACEMENT_ARGS: several words
+  logged "${FA_PLACEMENT_TIMEOUT:-240}" placement.py placement.txt \
+    python3 placement.py "${libs[@]}" --scenarios "$pl_scen" \
+    ${pl_list:+--placements "$pl_list"} ${FA_PLACEMENT_ARGS:-} --out "$OUT/placement.json"
 fi
 
 # profile NAME WHAT -- COMMAND...: Nsight Compute on the first launch of
