@@ -516,7 +516,13 @@
 //   prefill q1000 k8192 and q2048 k16384, long s32768), a loss of 0.5-0.9%
 //   where the mean is 4096 (grid s8192). O staged by TMA in the Q buffer
 //   at head_dim 256 (to shorten the s512 rows' register stores) measured
-//   1.5-4% slower at s512-s2048 and was not kept.
+//   1.5-4% slower at s512-s2048 and was not kept. Final run on an H100
+//   (bench/results/hopper_v4d_h100.txt): all correct in the sandbox,
+//   1.041x FA3 and 1.123x cuDNN over the FA3 grid (561.5 TFLOP/s), 1.105x
+//   FA3 / 1.392x cuDNN over all, every class at or above 1.008x FA3;
+//   head_dim 128 s16384 bf16 non-causal 768 TFLOP/s (FA3 745), 97% of the
+//   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER)
+//   written and emulated, off until timed.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
