@@ -14,14 +14,16 @@
 #   cc4k   cc with head_dim 128's 176-key causal tiles from 4096 keys per
 #          mean item (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096: without
 #          clusters -0.5-0.9% at grid s8192, v4d)
-# CAUSAL_CLUSTER_SHORT=1: def and cc only.
+# CAUSAL_CLUSTER_SHORT=1: def and cc only; 2: def and cc on the 20 grid
+# rows from s2048 on and the long causal rows (about 120 s, for a call
+# with little device time left).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/causal_cluster.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 c="$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
 builds="def=$cu;cc=$c"
-[[ ${CAUSAL_CLUSTER_SHORT:-0} == 1 ]] || builds+=";cc4k=$c -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096"
+[[ ${CAUSAL_CLUSTER_SHORT:-0} != 0 ]] || builds+=";cc4k=$c -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096"
 globs=()
 for d in 128 256; do
   globs+=("grid_hd${d}_causal_*" "gqa4_hd${d}_causal_s2048_*" "gqa8_hd${d}_causal_s2048_*"
@@ -31,4 +33,11 @@ for d in 128 256; do
 done
 globs+=('dims_hd160_causal_*' 'dims_hd192_causal_*' 'gqa4_hd160_causal_*' 'gqa4_hd192_causal_*'
         'ragged_s3001_hd192_causal_*')
+if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 2 ]]; then
+  globs=()
+  for d in 128 256; do
+    for n in 2048 4096 8192 16384; do globs+=("grid_hd${d}_causal_s${n}_*"); done
+    globs+=("long_single_s32768_h1_hd${d}_causal_*")
+  done
+fi
 run_plan "$builds" "${globs[@]}"
