@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (about 300 s of wall time; no carry needed): causal
+# One device call (about 360 s of wall time; no carry needed): causal
 # items in clusters of two blocks (KSEEK_FA_CAUSAL_CLUSTER), on the 65
 # causal scenarios whose items would take them (whole items at head_dim
 # 104-256, an even number of query tiles per head, no more queries than
@@ -14,8 +14,12 @@
 #   cc4k   cc with head_dim 128's 176-key causal tiles from 4096 keys per
 #          mean item (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096: without
 #          clusters -0.5-0.9% at grid s8192, v4d)
-# CAUSAL_CLUSTER_SHORT=1: def and cc only; 2: def and cc on the 20 grid
-# rows from s2048 on and the long causal rows (about 120 s, for a call
+#   tr     cc in the trace build (KSEEK_FA_TRACE): item_trace.py on grid
+#          causal s16384 and s4096 at head_dim 128, whose tail and
+#          timeline show how evenly the static order with its backward
+#          rounds shares the pairs (emulated with the cz_ shapes)
+# CAUSAL_CLUSTER_SHORT=1: def and cc only; 2: def and cc on the 16 grid
+# rows from s2048 on and the 3 long causal rows (about 120 s, for a call
 # with little device time left).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/causal_cluster.sh
@@ -23,7 +27,12 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 c="$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
 builds="def=$cu;cc=$c"
-[[ ${CAUSAL_CLUSTER_SHORT:-0} != 0 ]] || builds+=";cc4k=$c -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096"
+if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 0 ]]; then
+  builds+=";cc4k=$c -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096;tr=$c -DKSEEK_FA_TRACE=1"
+  export FA_ITEM_TRACE=grid_hd128_causal_s16384_bf16,grid_hd128_causal_s4096_bf16
+  export FA_ITEM_TRACE_BUILD=tr
+  export FA_ITEM_TRACE_ARGS="--bins 10"
+fi
 globs=()
 for d in 128 256; do
   globs+=("grid_hd${d}_causal_*" "gqa4_hd${d}_causal_s2048_*" "gqa8_hd${d}_causal_s2048_*"
