@@ -337,6 +337,15 @@ TEST(HopperEmulationTest, CausalClustersPassClustered) {
   EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
 }
 
+// The backward rounds planted off by one (hopper_emu_causal_cluster_order):
+// each skips its first pair, whose rows are never written, so the check
+// must fail on a shape with a backward round (4 pairs on 2 clusters).
+TEST(HopperEmulationTest, PlantedCausalClusterOrderFails) {
+  const ProcessResult r = Emulate("causal_cluster_order", {"cz_hd128_f16_causal_q1000"});
+  ExpectPlantFailed(r);
+  EXPECT_GT(ClusteredLaunches(r), 0) << EmulationTail(r.out) << r.err;
+}
+
 // The same with O staged in the last V tile for every item at D = 256 and
 // D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
 // producers once the stores have read it; and the key tiles walked from

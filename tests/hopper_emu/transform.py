@@ -88,6 +88,11 @@ PLANTS = {
          "      BarrierInit(empty_v(s), C::kConsumers * kWgThreads / 32);\n"),
         ("    if constexpr (kCluster) ArriveClusterIf(PeerAddress(bar, peer), pred);\n", ""),
     ],
+    # Clusters with causal masking (KSEEK_FA_CAUSAL_CLUSTER): the backward
+    # rounds off by one, so each such round skips its first pair (and takes
+    # the next round's first twice).
+    "causal_cluster_order": ("        item = (n + 1) * clusters + (back ? clusters - 1 - c : c);\n",
+                             "        item = (n + 1) * clusters + (back ? clusters - c : c);\n"),
 }
 
 
