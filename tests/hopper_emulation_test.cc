@@ -350,9 +350,10 @@ TEST(HopperEmulationTest, PlantedCausalClusterOrderFails) {
 // D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
 // producers once the stores have read it; and the key tiles walked from
 // the end at every clustered head dim (KSEEK_FA_KEYS_FROM_END_CLUSTER=14),
-// both producers in the same order.
+// both producers in the same order; and with causal masking
+// (KSEEK_FA_CAUSAL_CLUSTER=14, the cz_ shapes).
 TEST(HopperEmulationTest, ClustersWithStagedVPassClustered) {
-  for (const char* filter : {"c_hd2", "c_hd192", "c_hd160"}) {
+  for (const char* filter : {"c_hd2", "c_hd192", "c_hd160", "cz_"}) {
     const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
   }
