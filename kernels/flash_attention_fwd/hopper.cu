@@ -5157,13 +5157,16 @@ int Launch(Problem p, const kseek_launch_args* args) {
       // (but the narrow ones: head_dim 80 and 96) and at head_dim 136-192
       // and 193-256: an even number of query tiles per head, and no more
       // queries than keys; with causal masking only on the kernels of
-      // KSEEK_FA_CAUSAL_CLUSTER (`bit`: the kernel's, WgmmaDimBit).
+      // KSEEK_FA_CAUSAL_CLUSTER (`bit`: the kernel's, WgmmaDimBit). `cluster`:
+      // D's own kernels (not the narrow ones, which the D = 192 kernel
+      // takes at 256).
       constexpr bool kClusterHere = (KSEEK_FA_CLUSTER & HeadDimBit(D)) != 0 && D >= 128;
       [[maybe_unused]] auto cluster_shape = [&p](int bit) {
         return (!p.causal || (KSEEK_FA_CAUSAL_CLUSTER & bit) != 0) &&
                p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
       };
-      [[maybe_unused]] const bool cluster = kClusterHere && cluster_shape(HeadDimBit(D));
+      [[maybe_unused]] const bool cluster =
+          kClusterHere && !narrow && cluster_shape(HeadDimBit(D));
       if constexpr (D == 64) {
         if (ThreeConsumers(p, sms)) return LaunchWgmma<T, D, 3>(p, args, sms);
       }
@@ -5201,7 +5204,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
       if constexpr (D == 128 && KSEEK_FA_HD128_CAUSAL_Q2_UPTO > 0) {
         if (p.causal && p.seqlen_k <= KSEEK_FA_HD128_CAUSAL_Q2_UPTO) {
           if constexpr (kClusterHere)
-            if (cluster && !narrow) return LaunchWgmma<T, D, 2, 128, 2, D, 2>(p, args, sms);
+            if (cluster) return LaunchWgmma<T, D, 2, 128, 2, D, 2>(p, args, sms);
           return LaunchWgmma<T, D, 2, 128, 2>(p, args, sms);
         }
       }
@@ -5216,7 +5219,7 @@ int Launch(Problem p, const kseek_launch_args* args) {
       }
       if constexpr (D == 128 && kClusterHere && (KSEEK_FA_CAUSAL_CLUSTER & 2) != 0) {
         // The causal items' 128-key tiles in clusters (an instance of their own).
-        if (p.causal && !narrow && cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
+        if (p.causal && cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
       }
       if constexpr (D == 256 && KSEEK_FA_D192) {
         // Keys that fit one 80-key tile: 80 (many_short_b512_s32_hd160:

@@ -34,19 +34,19 @@ if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 0 ]]; then
   export FA_ITEM_TRACE_ARGS="--bins 10"
 fi
 globs=()
-for d in 128 256; do
-  globs+=("grid_hd${d}_causal_*" "gqa4_hd${d}_causal_s2048_*" "gqa8_hd${d}_causal_s2048_*"
-          "mqa_hd${d}_causal_s2048_*" "ragged_s1000_hd${d}_causal_*" "ragged_s3001_hd${d}_causal_*"
-          "prefill_q2048_k16384_hd${d}*causal*" "prefill_q1000_k8192_hd${d}*causal*"
-          "long_single_s32768_h1_hd${d}_causal_*" "heads1_b8_s2048_hd${d}_causal_*")
-done
-globs+=('dims_hd160_causal_*' 'dims_hd192_causal_*' 'gqa4_hd160_causal_*' 'gqa4_hd192_causal_*'
-        'ragged_s3001_hd192_causal_*')
 if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 2 ]]; then
-  globs=()
   for d in 128 256; do
     for n in 2048 4096 8192 16384; do globs+=("grid_hd${d}_causal_s${n}_*"); done
     globs+=("long_single_s32768_h1_hd${d}_causal_*")
   done
+else
+  for d in 128 256; do
+    globs+=("grid_hd${d}_causal_*" "gqa4_hd${d}_causal_s2048_*" "gqa8_hd${d}_causal_s2048_*"
+            "mqa_hd${d}_causal_s2048_*" "ragged_s1000_hd${d}_causal_*" "ragged_s3001_hd${d}_causal_*"
+            "prefill_q2048_k16384_hd${d}*causal*" "prefill_q1000_k8192_hd${d}*causal*"
+            "long_single_s32768_h1_hd${d}_causal_*" "heads1_b8_s2048_hd${d}_causal_*")
+  done
+  globs+=('dims_hd160_causal_*' 'dims_hd192_causal_*' 'gqa4_hd160_causal_*' 'gqa4_hd192_causal_*'
+          'ragged_s3001_hd192_causal_*')
 fi
 run_plan "$builds" "${globs[@]}"
