@@ -346,14 +346,48 @@ TEST(HopperEmulationTest, PlantedCausalClusterOrderFails) {
   EXPECT_GT(ClusteredLaunches(r), 0) << EmulationTail(r.out) << r.err;
 }
 
+// The last rounds' key tiles in even shares over the clusters
+// (hopper_emu_tail: KSEEK_FA_TAIL_SPLIT=14), the tl_ shapes: whole pairs
+// first, then each cluster's share pair by pair, a pair split between two
+// shares stored as partials by the one and merged by the other (whichever
+// counts itself last); fewer pairs than clusters; head_dim 128's two
+// kernels, D = 256 and D = 192. The shapes run one after another on one
+// stream, so a counter left set fails a later run; and captured into
+// graphs (the counters cleared by each graph). Every run must be a
+// clustered launch.
+TEST(HopperEmulationTest, TailSharesPassClustered) {
+  const ProcessResult r = ExpectAllPass("tail", "tl_", 16);
+  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+  const ProcessResult captured = Emulate("tail", {"--captured", "tl_hd128"});
+  EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
+  const auto [passed, runs] = EmulationCounts(captured);
+  EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
+  EXPECT_GE(runs, 8) << EmulationTail(captured.out) << captured.err;
+}
+
+// A pair's last segment merging the others' partials without its own keys
+// (hopper_emu_tail_merge_own) must fail.
+TEST(HopperEmulationTest, PlantedTailMergeWithoutOwnFails) {
+  ExpectPlantFails("tail_merge_own", "tl_hd128_f16_full_q1000");
+}
+
+// The counters left set after a call (hopper_emu_tail_no_reset): the
+// stream's next call (the shape's second run) finds its pairs' counters
+// past their segments, nobody merges, and the check must fail.
+TEST(HopperEmulationTest, PlantedTailCountersLeftSetFail) {
+  ExpectPlantFails("tail_no_reset", "tl_hd128_bf16_full_q1280");
+}
+
 // The same with O staged in the last V tile for every item at D = 256 and
 // D = 192 (hopper_emu_cluster_in_v): that V is released to both blocks'
 // producers once the stores have read it; and the key tiles walked from
 // the end at every clustered head dim (KSEEK_FA_KEYS_FROM_END_CLUSTER=14),
 // both producers in the same order; and with causal masking
-// (KSEEK_FA_CAUSAL_CLUSTER=14, the cz_ shapes).
+// (KSEEK_FA_CAUSAL_CLUSTER=14, the cz_ shapes) and the tail's shares
+// (KSEEK_FA_TAIL_SPLIT=14, the tl_ shapes: a tail segment's O not staged
+// in V).
 TEST(HopperEmulationTest, ClustersWithStagedVPassClustered) {
-  for (const char* filter : {"c_hd2", "c_hd192", "c_hd160", "cz_"}) {
+  for (const char* filter : {"c_hd2", "c_hd192", "c_hd160", "cz_", "tl_"}) {
     const ProcessResult r = ExpectAllPass("cluster_in_v", filter, 2);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
   }

@@ -522,7 +522,12 @@
 //   FA3 / 1.392x cuDNN over all, every class at or above 1.008x FA3;
 //   head_dim 128 s16384 bf16 non-causal 768 TFLOP/s (FA3 745), 97% of the
 //   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER)
-//   written and emulated, off until timed.
+//   written and emulated, off until timed. The wave's tail
+//   (KSEEK_FA_TAIL_SPLIT): the clusters' last one or two rounds of
+//   non-causal pairs as even shares of their key tiles, a pair split
+//   between two shares merged in registers by whichever finishes it last
+//   (stream-K without a combine kernel; 2-3% of the rounds' time idle on
+//   most non-causal clustered rows), written and emulated.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1169,6 +1174,28 @@
 #ifndef KSEEK_FA_CAUSAL_CLUSTER
 #define KSEEK_FA_CAUSAL_CLUSTER 0
 #endif
+// The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster instances
+// share the key tiles of the static order's last rounds evenly, without
+// causal masking (the wave's tail: 1024 pairs on 66 clusters take 16
+// rounds for 15.5 rounds' work; 512 take 8 for 7.76). The clusters take
+// whole pairs for all rounds but the last one or two, then the remaining
+// pairs' key tiles (between one and two pairs' worth per cluster) in
+// shares of the same number of tiles, cluster c the c-th: a share walks
+// its tiles pair by pair, one item (segment) per pair it touches. A
+// segment with a pair's every tile is a whole item; the others' warps
+// store their rows' normalised O and LSE (fp32, scratch) and count
+// themselves on a counter of their (pair, rank, warp); the last of a
+// pair's segments merges the others' into its own rows, stores O as a
+// whole item does and sets the counter back to 0 for the stream's next
+// call (no combine kernel). Only where a pair has at least
+// KSEEK_FA_TAIL_MIN_TILES key tiles and the shares save 1% of the rounds'
+// time or more. Default 0 (written after v4d's final run).
+#ifndef KSEEK_FA_TAIL_SPLIT
+#define KSEEK_FA_TAIL_SPLIT 0
+#endif
+#ifndef KSEEK_FA_TAIL_MIN_TILES
+#define KSEEK_FA_TAIL_MIN_TILES 8
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) walk an item's key tiles from its last to
 // its first, as FA3 does: the tiles that need a mask (the partial last
@@ -1420,6 +1447,8 @@ constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
 constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB: the most O partials a call splits into
+constexpr int kTailCounts = 4096;  // a stream's tail counters (KSEEK_FA_TAIL_SPLIT)
+constexpr int64_t kTailOFloats = int64_t(16) << 20;  // 64 MB: the tail segments' partial O
 constexpr int kCombineWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
@@ -1485,6 +1514,14 @@ struct Problem {
   FastDiv group_div;  // query heads per K/V head (the producer's K/V head)
   int last_section;
 #endif
+#if KSEEK_FA_TAIL_SPLIT
+  // KSEEK_FA_TAIL_SPLIT: items [0, tail_first) are whole pairs (the
+  // clusters' static order); the tail_pairs pairs from there of tail_tiles
+  // key tiles each are shared out tail_share tiles per cluster, segment j
+  // of cluster c's share being item tail_first + c * tail_segs + j
+  // (tail_segs 0: no shares).
+  int tail_first, tail_pairs, tail_tiles, tail_share, tail_segs;
+#endif
 };
 
 // A call's scratch memory (CallScratch, below), the kernels' last
@@ -1498,6 +1535,13 @@ struct Scratch {
   int* queue;
   float* split_o;
   float* split_lse;
+#if KSEEK_FA_TAIL_SPLIT
+  // The tail segments' counters, one per (tail pair, rank, consumer warp),
+  // 0 between calls (KSEEK_FA_TAIL_SPLIT); their partials in split_o and
+  // split_lse, [slot][the pair's rows], slot 2c a share's first segment,
+  // 2c + 1 its last (TailSlot).
+  int* tail_count;
+#endif
 };
 
 // Elements per row of q, k, v and o in memory for a kernel compiled for D
@@ -2188,6 +2232,105 @@ __device__ void StorePartial(const Problem& p, const Scratch& scratch, const Blo
           RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
   }
 }
+
+#if KSEEK_FA_TAIL_SPLIT
+// Segment j of cluster c's share (KSEEK_FA_TAIL_SPLIT): its tail pair (from
+// 0) and key tiles [begin, end) of that pair's; false where the share has
+// no j-th segment.
+__host__ __device__ __forceinline__ bool TailSegment(const Problem& p, int c, int j, int& pair,
+                                                     int& begin, int& end) {
+  const int start = c * p.tail_share;
+  const int stop = min(start + p.tail_share, p.tail_pairs * p.tail_tiles);
+  pair = start / p.tail_tiles + j;
+  const int first = pair * p.tail_tiles;
+  begin = max(start, first) - first;
+  end = min(stop, first + p.tail_tiles) - first;
+  return begin < end;
+}
+
+// The partial slot of cluster c's segment on tail pair `pair`: 2c for its
+// share's first segment, 2c + 1 for a later one (only the first and the
+// last can hold part of a pair).
+__device__ __forceinline__ int TailSlot(const Problem& p, int c, int pair) {
+  return 2 * c + (pair > c * p.tail_share / p.tail_tiles ? 1 : 0);
+}
+
+// A tail segment's rows: the warp's normalised O and LSE into partial slot
+// `slot` of kPairRows rows (the cluster's two query tiles), at the warp's
+// rows (`pair_row`: its first row's in the pair, `first_row` in the
+// sequence).
+template <int D, int KO, int kPairRows>
+__device__ void StoreTailPart(const Problem& p, const Scratch& scratch, const WarpState<KO>& st,
+                              const float (&total)[2], int slot, int pair_row, int first_row,
+                              int lane) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if (first_row + lane / 4 + 8 * i >= p.seqlen_q) continue;
+    const int64_t index = int64_t(slot) * kPairRows + pair_row + lane / 4 + 8 * i;
+    const float inv = RowInverse<D>(total[i]);
+    float* out = scratch.split_o + index * D + 2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n)
+      __stcg(reinterpret_cast<float2*>(out + 8 * n),
+             make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv));
+    if (lane % 4 == 0)
+      __stcg(scratch.split_lse + index, RowLse<D>(st.row_max[i], total[i], p.scale_log2));
+  }
+}
+
+// The last segment of tail pair `pair` (KSEEK_FA_TAIL_SPLIT): the other
+// segments' partials (clusters c_lo .. c_hi but `own`) merged into the
+// warp's own rows, as an O, row maxima and sums that the whole items'
+// stores take.
+template <int D, int KO, int kPairRows>
+__device__ void MergeTailParts(const Problem& p, const Scratch& scratch, WarpState<KO>& st,
+                               float (&total)[2], int pair, int c_lo, int c_hi, int own,
+                               int pair_row, int first_row, int lane) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    if (first_row + lane / 4 + 8 * i >= p.seqlen_q) continue;
+    const int64_t row = pair_row + lane / 4 + 8 * i;
+    // Running: O relative to exp(top), its weight `sum`.
+    float top = RowLse<D>(st.row_max[i], total[i], p.scale_log2);
+    float sum = 1.f;
+    const float inv = RowInverse<D>(total[i]);
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n) {
+      st.acc[n][2 * i] *= inv;
+      st.acc[n][2 * i + 1] *= inv;
+    }
+    for (int c = c_lo; c <= c_hi; ++c) {
+      if (c == own) continue;
+      const int64_t index = int64_t(TailSlot(p, c, pair)) * kPairRows + row;
+      const float lse = __ldcg(scratch.split_lse + index);
+      if (lse == -INFINITY) continue;
+      if (lse > top) {
+        const float down = expf(top - lse);
+        sum *= down;
+#pragma unroll
+        for (int n = 0; n < KO / 8; ++n) {
+          st.acc[n][2 * i] *= down;
+          st.acc[n][2 * i + 1] *= down;
+        }
+        top = lse;
+      }
+      const float weight = expf(lse - top);
+      sum += weight;
+      const float* src = scratch.split_o + index * D + 2 * (lane % 4);
+#pragma unroll
+      for (int n = 0; n < KO / 8; ++n) {
+        const float2 x = __ldcg(reinterpret_cast<const float2*>(src + 8 * n));
+        st.acc[n][2 * i] += weight * x.x;
+        st.acc[n][2 * i + 1] += weight * x.y;
+      }
+    }
+    // The stores' RowLse gives (row_max * scale_log2 + log2(total)) ln 2:
+    // top + ln(sum); a row no segment saw keeps O 0 and LSE -inf.
+    total[i] = sum;
+    st.row_max[i] = top * kLog2e / p.scale_log2;
+  }
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // The attention kernel. KD < D (KSEEK_FA_DECODE_NARROW): S, P V and O's
@@ -3545,8 +3688,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // Items: query tiles x key splits (p.splits is 1 unless split keys); in
   // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
   // taking the pair's tile r (p.q_tiles counts the pairs).
-  const int items = p.batch * p.heads_q * p.q_tiles * p.splits;
   constexpr bool kCluster = CL == 2;
+  // KSEEK_FA_TAIL_SPLIT: the last rounds' key tiles in even shares, the
+  // shares' segments numbered from p.tail_first on.
+  constexpr bool kTail = kCluster && (KSEEK_FA_TAIL_SPLIT & WgmmaDimBit(D)) != 0;
+  int items = p.batch * p.heads_q * p.q_tiles * p.splits;
+#if KSEEK_FA_TAIL_SPLIT
+  if constexpr (kTail) items = p.tail_first + int(gridDim.x / 2) * p.tail_segs;
+#endif
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
   // K/V loads' L2 eviction hint (TmaLoad4d): evict last in the cluster
@@ -3560,8 +3709,29 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   auto tile_of = [](const BlockWork& w, int i) {
     return kFromEnd ? w.tile_end - 1 - i : w.tile_begin + i;
   };
+  // With kTail `split` is a segment's number past p.tail_first where it
+  // holds part of its pair's key tiles, else -1.
   auto locate = [&](int item, int& split) {
-    if constexpr (kCluster) {
+    if constexpr (kTail) {
+#if KSEEK_FA_TAIL_SPLIT
+      const int t = item - p.tail_first;
+      int pair = 0, begin = 0, end = 0;
+      if (t >= 0) {
+        const int c = t / p.tail_segs;
+        TailSegment(p, c, t - c * p.tail_segs, pair, begin, end);
+      }
+      BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(
+          p, t >= 0 ? p.tail_first + pair : item, split);
+      w.q0 += int(ClusterRank()) * C::kBlockM;
+      split = -1;
+      if (t >= 0 && end - begin < p.tail_tiles) {  // the segment's tiles of the pair's
+        w.tile_end = w.tile_begin + end;
+        w.tile_begin += begin;
+        split = t;
+      }
+      return w;
+#endif
+    } else if constexpr (kCluster) {
       BlockWork w = LocateItem<kN, 2 * C::kBlockM, kFastLocate>(p, item, split);
       w.q0 += int(ClusterRank()) * C::kBlockM;
       return w;
@@ -3608,6 +3778,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // A cluster's first pair is its index (blocks 2c and 2c + 1 form
     // cluster c).
     int ring = 0, item = kCluster ? blockIdx.x / 2 : blockIdx.x;
+#if KSEEK_FA_TAIL_SPLIT
+    // With kTail: after the whole pairs, the segments of the cluster's
+    // share in order, then past the last item.
+    auto tail_next = [&p, items](int next) {
+      const int t = next - p.tail_first, c = int(blockIdx.x / 2);
+      int pair, begin, end;
+      const int j = t - c * p.tail_segs;
+      return j < p.tail_segs && TailSegment(p, c, j, pair, begin, end) ? next : items;
+    };
+    if constexpr (kTail)
+      if (item >= p.tail_first) item = tail_next(p.tail_first + item * p.tail_segs);
+#endif
     for (int n = 0;; ++n) {
       KSEEK_FA_TRACE_ONLY(TraceStart(n, 2);)
       // Round n: Q of the item into buffer n % kQB once the consumers'
@@ -3738,6 +3920,18 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (tiles > 0) load(tiles - 1, true);
       KSEEK_FA_TRACE_ONLY(TraceEnd(n, 2, 7);)
       ring += tiles;
+#if KSEEK_FA_TAIL_SPLIT
+      if (kTail && p.tail_segs > 0) {
+        if (item < p.tail_first) {
+          item += gridDim.x / 2;
+          if (item >= p.tail_first)
+            item = tail_next(p.tail_first + int(blockIdx.x / 2) * p.tail_segs);
+        } else {
+          item = tail_next(item + 1);
+        }
+        continue;
+      }
+#endif
       if constexpr (kCluster && (KSEEK_FA_CAUSAL_CLUSTER & WgmmaDimBit(D)) != 0) {
         const int clusters = int(gridDim.x / 2), c = int(blockIdx.x / 2);
         const bool back = p.causal && ((n + 1) & 1) != 0;
@@ -4020,7 +4214,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       HoldRegisters(pk);
       HoldRegisters(st.acc);
       KSEEK_FA_TRACE_ONLY(if (tracer) TraceAt(n, 1, 7);)
-      if (kTmaInV && p.splits == 1 &&
+      if (kTmaInV && p.splits == 1 && (!kTail || split < 0) &&
           tiles >= (D == 128 ? KSEEK_FA_TMA_IN_V_MIN_TILES_128 : KSEEK_FA_TMA_IN_V_MIN_TILES))
         held_v = pending;  // released once O's stores have read it
       else if (lane == 0) {
@@ -4039,6 +4233,38 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
     }
+#if KSEEK_FA_TAIL_SPLIT
+    if constexpr (kTail) {
+      if (split >= 0) {
+        // Part of a tail pair: its rows into the scratch, then counted; the
+        // pair's last segment's warp merges the others' and stores O
+        // below, the others go on to the next item. The pair's segments
+        // are those of the shares c_lo .. c_hi.
+        const int c = split / p.tail_segs;
+        const int pair = c * p.tail_share / p.tail_tiles + split - c * p.tail_segs;
+        const int c_lo = pair * p.tail_tiles / p.tail_share;
+        const int c_hi = min(int(gridDim.x / 2) - 1, ((pair + 1) * p.tail_tiles - 1) / p.tail_share);
+        const int pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;
+        StoreTailPart<D, KO, 2 * C::kBlockM>(p, scratch, st, total, TailSlot(p, c, pair), pair_row,
+                                             first_row, lane);
+        __threadfence();
+        __syncwarp();
+        int* const count =
+            scratch.tail_count + (pair * 2 + int(ClusterRank())) * (C::kConsumers * 4) + warp;
+        int before = 0;
+        if (lane == 0) before = atomicAdd(count, 1);
+        before = __shfl_sync(0xffffffffu, before, 0);
+        if (before != c_hi - c_lo) {
+          KSEEK_FA_TRACE_ONLY(if (tracer) TraceEnd(n, 1, 8);)
+          continue;
+        }
+        if (lane == 0) *count = 0;  // for the stream's next call
+        __threadfence();
+        MergeTailParts<D, KO, 2 * C::kBlockM>(p, scratch, st, total, pair, c_lo, c_hi, c,
+                                              pair_row, first_row, lane);
+      }
+    }
+#endif
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
@@ -4314,6 +4540,9 @@ struct DeviceScratch {
   int spare_pairs = 0;
   std::vector<StreamPartials*> partials;
   uint64_t uses = 0;
+#if KSEEK_FA_TAIL_SPLIT
+  std::vector<std::pair<unsigned long long, int*>> tail_counts;  // stream id, its counters
+#endif
 };
 // Never freed: kernels may still run when the library is unloaded.
 std::mutex g_scratch_mutex;
@@ -4395,9 +4624,11 @@ class CallScratch {
 
   // Sets the work queue (with `queue`: the WGMMA kernel's) and, when p
   // splits keys, the split partials, `rows_total` x `d` floats per split for
-  // O; false with g_error set on failure.
-  bool Bind(const Problem& p, bool queue, int64_t rows_total, int d) {
-    if (!queue && p.splits <= 1) return true;  // nothing to bind: no runtime calls
+  // O; with `tail_rows` (KSEEK_FA_TAIL_SPLIT's parts, no split keys) that
+  // many rows of partials and the stream's tail counters; false with
+  // g_error set on failure.
+  bool Bind(const Problem& p, bool queue, int64_t rows_total, int d, int64_t tail_rows = 0) {
+    if (!queue && p.splits <= 1 && tail_rows == 0) return true;  // nothing to bind: no runtime calls
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     cudaError_t err = cudaStreamIsCapturing(stream_, &capture);
     if (err != cudaSuccess)
@@ -4406,7 +4637,7 @@ class CallScratch {
       return FailWith("the stream's graph capture has been invalidated",
                       cudaErrorStreamCaptureInvalidated);
     const bool captured = capture == cudaStreamCaptureStatusActive;
-    const int64_t partials = p.splits > 1 ? int64_t(p.splits) * rows_total : 0;
+    const int64_t partials = p.splits > 1 ? int64_t(p.splits) * rows_total : tail_rows;
     const size_t bytes = size_t(partials * (d + 1)) * sizeof(float);
     RelaxedCaptureMode relaxed;
     std::lock_guard<std::mutex> lock(g_scratch_mutex);
@@ -4430,12 +4661,27 @@ class CallScratch {
           return FailWith("cannot allocate the split-key partials in the graph", err);
         allocations_[allocated_++] = split;
       }
+#if KSEEK_FA_TAIL_SPLIT
+      if (tail_rows > 0) {
+        void* counts = nullptr;
+        err = cudaMallocFromPoolAsync(&counts, kTailCounts * sizeof(int), ds->pool, stream_);
+        if (err != cudaSuccess)
+          return FailWith("cannot allocate the tail counters in the graph", err);
+        allocations_[allocated_++] = counts;
+        err = cudaMemsetAsync(counts, 0, kTailCounts * sizeof(int), stream_);
+        if (err != cudaSuccess) return FailWith("cannot clear the tail counters in the graph", err);
+        scratch_.tail_count = static_cast<int*>(counts);
+      }
+#endif
     } else {
       unsigned long long id = 0;
       err = cudaStreamGetId(stream_, &id);
       if (err != cudaSuccess) return FailWith("cannot read the stream's id", err);
       if (queue && !StreamQueue(ds, id)) return false;
       if (partials > 0 && !StreamBuffer(ds, id, bytes, &split)) return false;
+#if KSEEK_FA_TAIL_SPLIT
+      if (tail_rows > 0 && !StreamTailCounts(ds, id)) return false;
+#endif
     }
     if (split != nullptr) {
       scratch_.split_o = static_cast<float*>(split);
@@ -4447,6 +4693,29 @@ class CallScratch {
   const Scratch& get() const { return scratch_; }
 
  private:
+#if KSEEK_FA_TAIL_SPLIT
+  // The stream's tail counters, zeroed once; the kernel leaves them 0 (the
+  // caller holds g_scratch_mutex).
+  bool StreamTailCounts(DeviceScratch* ds, unsigned long long id) {
+    for (const auto& c : ds->tail_counts)
+      if (c.first == id) {
+        scratch_.tail_count = c.second;
+        return true;
+      }
+    void* counts = nullptr;
+    cudaError_t err = cudaMalloc(&counts, kTailCounts * sizeof(int));
+    if (err != cudaSuccess) return FailWith("cannot allocate device memory for the tail counters", err);
+    err = cudaMemsetAsync(counts, 0, kTailCounts * sizeof(int), stream_);
+    if (err != cudaSuccess) {
+      cudaFree(counts);
+      return FailWith("cannot clear the tail counters", err);
+    }
+    ds->tail_counts.emplace_back(id, static_cast<int*>(counts));
+    scratch_.tail_count = static_cast<int*>(counts);
+    return true;
+  }
+#endif
+
   // The stream's queue pair (the caller holds g_scratch_mutex).
   bool StreamQueue(DeviceScratch* ds, unsigned long long id) {
     for (const auto& q : ds->queues)
@@ -4539,7 +4808,7 @@ class CallScratch {
 
   cudaStream_t stream_;
   Scratch scratch_ = {nullptr, nullptr, nullptr};
-  void* allocations_[2] = {nullptr, nullptr};
+  void* allocations_[3] = {nullptr, nullptr, nullptr};
   int allocated_ = 0;
   std::unique_lock<std::mutex> busy_;  // the stream's partials, held until the destructor
 };
@@ -5004,14 +5273,44 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return n < most ? n : most;
   };
 
+  int64_t tail_rows = 0;
+  [[maybe_unused]] int64_t cluster_grid = CL == 2 ? slots_for(items) : 0;  // clusters launched
+#if KSEEK_FA_TAIL_SPLIT
+  p.tail_first = int(items);
+  p.tail_pairs = p.tail_tiles = p.tail_share = p.tail_segs = 0;
+  if constexpr (CL == 2 && (KSEEK_FA_TAIL_SPLIT & WgmmaDimBit(D)) != 0) {
+    // Whole pairs for all rounds but the last one or two (none with fewer
+    // pairs than clusters), then the rest's key tiles in even shares over
+    // every cluster that fits: rounds - whole - share / tiles of a pair's
+    // time saved, if 1% or more.
+    const int64_t clusters = fit;
+    const int64_t rounds = (items + clusters - 1) / clusters;
+    const int64_t whole = items >= clusters ? items / clusters - 1 : 0;
+    const int64_t pairs = items - whole * clusters;
+    const int64_t share = (pairs * key_tiles + clusters - 1) / clusters;
+    const int64_t saved = (rounds - whole) * key_tiles - share;  // in key tiles
+    if (!p.causal && p.splits == 1 && key_tiles >= KSEEK_FA_TAIL_MIN_TILES &&
+        saved * 100 >= rounds * key_tiles && pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
+        clusters * 2 * 2 * C::kBlockM * D <= kTailOFloats) {
+      p.tail_first = int(whole * clusters);
+      p.tail_pairs = int(pairs);
+      p.tail_tiles = key_tiles;
+      p.tail_share = int(share);
+      p.tail_segs = int((share + key_tiles - 1) / key_tiles + 1);
+      tail_rows = clusters * 2 * 2 * C::kBlockM;  // slots 2c and 2c + 1 of a pair's rows
+      cluster_grid = clusters;
+    }
+  }
+#endif
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   CallScratch scratch(stream);
-  if (!scratch.Bind(p, CL != 2, int64_t(p.batch) * p.heads_q * p.seqlen_q, D)) return 1;
+  if (!scratch.Bind(p, CL != 2, int64_t(p.batch) * p.heads_q * p.seqlen_q, D, tail_rows))
+    return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
   if constexpr (CL == 2) {
     // Persistent clusters; each takes pairs in a static order.
-    const int clusters = int(slots_for(items));
+    const int clusters = int(cluster_grid);
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};

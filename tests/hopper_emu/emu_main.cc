@@ -765,6 +765,23 @@ int main(int argc, char** argv) {
       {"cz_hd224_f16_causal_q1000_k1030_sm4", 1, 1000, 1030, 1, 1, 224, 1, false, 4},
       {"cz_hd192_bf16_causal_q512_k530_h2_sm4", 1, 512, 530, 2, 2, 192, 1, true, 4},
       {"cz_hd160_f16_causal_q768_k768_sm6", 1, 768, 768, 1, 1, 160, 1, false, 6},
+      // The last rounds' key tiles in even shares (KSEEK_FA_TAIL_SPLIT):
+      // whole pairs first (none in some), then each cluster's share pair
+      // by pair, one or two pairs' tiles, a pair in one or two shares; the
+      // split pairs' partials and counters, the last segment's merge;
+      // fewer pairs than clusters (every cluster on a share); head_dim
+      // 128's two-Q-buffer kernel and 176-key tiles, D = 256 and D = 192;
+      // partial last query and key tiles, head dims under D, GQA. Run one
+      // after another on one stream, so a counter left above 0 fails the
+      // next run.
+      {"tl_hd128_bf16_full_q1280_k2100_h2_sm6", 1, 1280, 2100, 2, 2, 128, 0, true, 6},
+      {"tl_hd128_f16_full_q1000_k3000_h3_sm10", 1, 1000, 3000, 3, 3, 128, 0, false, 10},
+      {"tl_hd128_bf16_full_q768_k2600_gqa2_sm8", 1, 768, 2600, 2, 1, 128, 0, true, 8},
+      {"tl_hd128_bf16_full_q1024_k2000_sm10", 1, 1024, 2000, 1, 1, 128, 0, true, 10},
+      {"tl_hd112_f16_full_q512_k5000_h3_sm8", 1, 512, 5000, 3, 3, 112, 0, false, 8},
+      {"tl_hd256_bf16_full_q512_k1500_h5_sm6", 1, 512, 1500, 5, 5, 256, 0, true, 6},
+      {"tl_hd224_f16_full_q768_k1000_sm4", 1, 768, 1000, 1, 1, 224, 0, false, 4},
+      {"tl_hd160_bf16_full_q768_k1300_sm4", 1, 768, 1300, 1, 1, 160, 0, true, 4},
   };
   return RunShapes(argc, argv, all);
 }
