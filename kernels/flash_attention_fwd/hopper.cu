@@ -1447,8 +1447,10 @@ constexpr int kMinTilesPerSplit = 4;
 constexpr int64_t kL2SectionBytes = int64_t(16) << 20;
 constexpr int kMinHeadDim = 64;
 constexpr int64_t kScratchOFloats = int64_t(8) << 20;  // 32 MB: the most O partials a call splits into
-constexpr int kTailCounts = 4096;  // a stream's tail counters (KSEEK_FA_TAIL_SPLIT)
-constexpr int64_t kTailOFloats = int64_t(16) << 20;  // 64 MB: the tail segments' partial O
+#if KSEEK_FA_TAIL_SPLIT
+[[maybe_unused]] constexpr int kTailCounts = 4096;  // a stream's tail counters (KSEEK_FA_TAIL_SPLIT)
+[[maybe_unused]] constexpr int64_t kTailOFloats = int64_t(16) << 20;  // 64 MB: the tail segments' partial O
+#endif
 constexpr int kCombineWarps = 8;
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
