@@ -350,7 +350,7 @@ TEST(HopperEmulationTest, PlantedCausalClusterOrderFails) {
 // (hopper_emu_tail: KSEEK_FA_TAIL_SPLIT=14), the tl_ shapes: whole pairs
 // first, then each cluster's share pair by pair, a pair split between two
 // shares stored as partials by the one and merged by the other (whichever
-// counts itself last); fewer pairs than clusters; head_dim 128's two
+// counts itself last, into O in memory); fewer pairs than clusters; head_dim 128's two
 // kernels, D = 256 and D = 192. The shapes run one after another on one
 // stream, so a counter left set fails a later run; and captured into
 // graphs (the counters cleared by each graph). Every run must be a
@@ -365,10 +365,10 @@ TEST(HopperEmulationTest, TailSharesPassClustered) {
   EXPECT_GE(runs, 8) << EmulationTail(captured.out) << captured.err;
 }
 
-// A pair's last segment merging the others' partials without its own keys
-// (hopper_emu_tail_merge_own) must fail.
-TEST(HopperEmulationTest, PlantedTailMergeWithoutOwnFails) {
-  ExpectPlantFails("tail_merge_own", "tl_hd128_f16_full_q1000");
+// A pair's last segment combining every share's rows but the last share's
+// (hopper_emu_tail_combine_part) must fail.
+TEST(HopperEmulationTest, PlantedTailCombineShortFails) {
+  ExpectPlantFails("tail_combine_part", "tl_hd128_f16_full_q1000");
 }
 
 // The counters left set after a call (hopper_emu_tail_no_reset): the

@@ -2280,56 +2280,51 @@ __device__ void StoreTailPart(const Problem& p, const Scratch& scratch, const Wa
   }
 }
 
-// The last segment of tail pair `pair` (KSEEK_FA_TAIL_SPLIT): the other
-// segments' partials (clusters c_lo .. c_hi but `own`) merged into the
-// warp's own rows, as an O, row maxima and sums that the whole items'
-// stores take.
-template <int D, int KO, int kPairRows>
-__device__ void MergeTailParts(const Problem& p, const Scratch& scratch, WarpState<KO>& st,
-                               float (&total)[2], int pair, int c_lo, int c_hi, int own,
-                               int pair_row, int first_row, int lane) {
+// The last segment of tail pair `pair` (KSEEK_FA_TAIL_SPLIT): every
+// segment's partials of the warp's rows (clusters c_lo .. c_hi, its own
+// among them) combined into O and the LSE in memory, in registers of their
+// own: the wgmma accumulators are not touched in a branch (ptxas would
+// serialise every wgmma of the kernel).
+template <typename T, int D, int KO, int kPairRows>
+__device__ void CombineTailRows(const Problem& p, const Scratch& scratch, const BlockWork& w,
+                                int pair, int c_lo, int c_hi, int pair_row, int first_row,
+                                int lane, T* o, float* lse) {
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    if (first_row + lane / 4 + 8 * i >= p.seqlen_q) continue;
+    const int m = first_row + lane / 4 + 8 * i;
+    if (m >= p.seqlen_q) continue;
     const int64_t row = pair_row + lane / 4 + 8 * i;
-    // Running: O relative to exp(top), its weight `sum`.
-    float top = RowLse<D>(st.row_max[i], total[i], p.scale_log2);
-    float sum = 1.f;
-    const float inv = RowInverse<D>(total[i]);
+    float top = -INFINITY;
+    for (int c = c_lo; c <= c_hi; ++c)
+      top = fmaxf(top, __ldcg(scratch.split_lse + int64_t(TailSlot(p, c, pair)) * kPairRows + row));
+    float sum = 0.f;
+    float out[KO / 8][2];
 #pragma unroll
-    for (int n = 0; n < KO / 8; ++n) {
-      st.acc[n][2 * i] *= inv;
-      st.acc[n][2 * i + 1] *= inv;
-    }
-    for (int c = c_lo; c <= c_hi; ++c) {
-      if (c == own) continue;
-      const int64_t index = int64_t(TailSlot(p, c, pair)) * kPairRows + row;
-      const float lse = __ldcg(scratch.split_lse + index);
-      if (lse == -INFINITY) continue;
-      if (lse > top) {
-        const float down = expf(top - lse);
-        sum *= down;
+    for (int n = 0; n < KO / 8; ++n) out[n][0] = out[n][1] = 0.f;
+    if (top != -INFINITY) {
+      for (int c = c_lo; c <= c_hi; ++c) {
+        const int64_t index = int64_t(TailSlot(p, c, pair)) * kPairRows + row;
+        const float weight = expf(__ldcg(scratch.split_lse + index) - top);
+        sum += weight;
+        const float* src = scratch.split_o + index * D + 2 * (lane % 4);
 #pragma unroll
         for (int n = 0; n < KO / 8; ++n) {
-          st.acc[n][2 * i] *= down;
-          st.acc[n][2 * i + 1] *= down;
+          const float2 x = __ldcg(reinterpret_cast<const float2*>(src + 8 * n));
+          out[n][0] += weight * x.x;
+          out[n][1] += weight * x.y;
         }
-        top = lse;
-      }
-      const float weight = expf(lse - top);
-      sum += weight;
-      const float* src = scratch.split_o + index * D + 2 * (lane % 4);
-#pragma unroll
-      for (int n = 0; n < KO / 8; ++n) {
-        const float2 x = __ldcg(reinterpret_cast<const float2*>(src + 8 * n));
-        st.acc[n][2 * i] += weight * x.x;
-        st.acc[n][2 * i + 1] += weight * x.y;
       }
     }
-    // The stores' RowLse gives (row_max * scale_log2 + log2(total)) ln 2:
-    // top + ln(sum); a row no segment saw keeps O 0 and LSE -inf.
-    total[i] = sum;
-    st.row_max[i] = top * kLog2e / p.scale_log2;
+    const float inv = sum > 0.f ? 1.f / sum : 0.f;
+    T* const dst = o + ((int64_t(w.b) * p.seqlen_q + m) * p.heads_q + w.hq) * RowElements<D>(p) +
+                   2 * (lane % 4);
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n)
+      if (8 * n + 2 * (lane % 4) < RowElements<D>(p))  // not a padding column
+        *reinterpret_cast<uint32_t*>(dst + 8 * n) = Pack2(out[n][0] * inv, out[n][1] * inv, T());
+    if (lane % 4 == 0)
+      lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + m] =
+          top == -INFINITY ? -INFINITY : top + logf(sum);
   }
 }
 #endif
@@ -4235,42 +4230,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
     }
-#if KSEEK_FA_TAIL_SPLIT
-    if constexpr (kTail) {
-      if (split >= 0) {
-        // Part of a tail pair: its rows into the scratch, then counted; the
-        // pair's last segment's warp merges the others' and stores O
-        // below, the others go on to the next item. The pair's segments
-        // are those of the shares c_lo .. c_hi.
-        const int c = split / p.tail_segs;
-        const int pair = c * p.tail_share / p.tail_tiles + split - c * p.tail_segs;
-        const int c_lo = pair * p.tail_tiles / p.tail_share;
-        const int c_hi = min(int(gridDim.x / 2) - 1, ((pair + 1) * p.tail_tiles - 1) / p.tail_share);
-        const int pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;
-        StoreTailPart<D, KO, 2 * C::kBlockM>(p, scratch, st, total, TailSlot(p, c, pair), pair_row,
-                                             first_row, lane);
-        __threadfence();
-        __syncwarp();
-        int* const count =
-            scratch.tail_count + (pair * 2 + int(ClusterRank())) * (C::kConsumers * 4) + warp;
-        int before = 0;
-        if (lane == 0) before = atomicAdd(count, 1);
-        before = __shfl_sync(0xffffffffu, before, 0);
-        if (before != c_hi - c_lo) {
-          KSEEK_FA_TRACE_ONLY(if (tracer) TraceEnd(n, 1, 8);)
-          continue;
-        }
-        if (lane == 0) *count = 0;  // for the stream's next call
-        __threadfence();
-        MergeTailParts<D, KO, 2 * C::kBlockM>(p, scratch, st, total, pair, c_lo, c_hi, c,
-                                              pair_row, first_row, lane);
-      }
-    }
-#endif
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    if (p.splits == 1 && kTma) {
+    const bool whole = !kTail || split < 0;  // (a tail segment: below)
+    if (p.splits == 1 && kTma && whole) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
           base + C::kStagedAt + 2048 * C::kTmaBuffers * warp, &o_map, lse);
@@ -4289,14 +4253,44 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         Arrive(empty_v(held_v));
         to_peer(empty_v(held_v), true);
       }
-    } else if (p.splits == 1 && C::kStagedStores)
+    } else if (p.splits == 1 && C::kStagedStores && whole)
       StoreOutputStaged<T, KO>(p, w, st, total[0], total[1], warp, lane,
                               base + C::kStagedAt + 2048 * warp,
                               smem + (base - raw) + C::kStagedAt + 2048 * warp, o, lse);
-    else if (p.splits == 1 && C::kWideStores)
+    else if (p.splits == 1 && C::kWideStores && whole)
       StoreOutputWide<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
-    else if (p.splits == 1)
+    else if (p.splits == 1 && whole)
       StoreOutputDirect<T, KO>(p, w, st, total[0], total[1], warp, lane, o, lse);
+#if KSEEK_FA_TAIL_SPLIT
+    else if (kTail && p.splits == 1) {
+      // Part of a tail pair: its rows into the scratch, then counted; the
+      // pair's last segment's warp combines every segment's rows into O,
+      // the others go on to the next item. The pair's segments are those
+      // of the shares c_lo .. c_hi.
+      const int c = split / p.tail_segs;
+      const int pair = c * p.tail_share / p.tail_tiles + split - c * p.tail_segs;
+      const int c_lo = pair * p.tail_tiles / p.tail_share;
+      const int c_hi = min(int(gridDim.x / 2) - 1, ((pair + 1) * p.tail_tiles - 1) / p.tail_share);
+      const int pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;
+      StoreTailPart<D, KO, 2 * C::kBlockM>(p, scratch, st, total, TailSlot(p, c, pair), pair_row,
+                                           first_row, lane);
+      __threadfence();
+      __syncwarp();
+      int* const count =
+          scratch.tail_count + (pair * 2 + int(ClusterRank())) * (C::kConsumers * 4) + warp;
+      // The answer by vote, not by a shuffle of lane 0's count: a branch on
+      // a shuffled atomic's result serialised every wgmma of the kernel
+      // (ptxas C7520); on a vote it does not.
+      int before = -1;
+      if (lane == 0) before = atomicAdd(count, 1);
+      if (__any_sync(0xffffffffu, before == c_hi - c_lo)) {
+        if (lane == 0) *count = 0;  // for the stream's next call
+        __threadfence();
+        CombineTailRows<T, D, KO, 2 * C::kBlockM>(p, scratch, w, pair, c_lo, c_hi, pair_row,
+                                                  first_row, lane, o, lse);
+      }
+    }
+#endif
     else
       StorePartial<D, false, KO>(p, scratch, w, st, total[0], total[1], warp, lane, split);
     KSEEK_FA_TRACE_ONLY(if (tracer) TraceEnd(n, 1, 8);)

@@ -94,8 +94,9 @@ PLANTS = {
     "causal_cluster_order": ("        item = (n + 1) * clusters + (back ? clusters - 1 - c : c);\n",
                              "        item = (n + 1) * clusters + (back ? clusters - c : c);\n"),
     # The last rounds' key tiles in shares (KSEEK_FA_TAIL_SPLIT): a pair's
-    # last segment merges the others' partials without its own keys.
-    "tail_merge_own": ("    float sum = 1.f;\n", "    float sum = 0.f;\n"),
+    # last segment combines every segment's partials but the last share's.
+    "tail_combine_part": ("      for (int c = c_lo; c <= c_hi; ++c) {\n        const int64_t index",
+                          "      for (int c = c_lo; c < c_hi; ++c) {\n        const int64_t index"),
     # The same with the last segment leaving its counter where it is, so
     # the stream's next call finds it past the pair's segments.
     "tail_no_reset": ("        if (lane == 0) *count = 0;  // for the stream's next call\n", ""),
