@@ -521,13 +521,14 @@
 //   1.041x FA3 and 1.123x cuDNN over the FA3 grid (561.5 TFLOP/s), 1.105x
 //   FA3 / 1.392x cuDNN over all, every class at or above 1.008x FA3;
 //   head_dim 128 s16384 bf16 non-causal 768 TFLOP/s (FA3 745), 97% of the
-//   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER)
-//   written and emulated, off until timed. The wave's tail
-//   (KSEEK_FA_TAIL_SPLIT): the clusters' last one or two rounds of
-//   non-causal pairs as even shares of their key tiles, a pair split
-//   between two shares merged in registers by whichever finishes it last
+//   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER):
+//   0.62-0.64x on the grid's causal rows (the static order), off. The
+//   wave's tail (KSEEK_FA_TAIL_SPLIT): the clusters' last one or two
+//   rounds of non-causal pairs as even shares of their key tiles, a pair
+//   split between two shares combined by whichever finishes it last
 //   (stream-K without a combine kernel; 2-3% of the rounds' time idle on
-//   most non-causal clustered rows), written and emulated.
+//   most non-causal clustered rows): correct on the device, not yet
+//   faster, off.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1169,8 +1170,10 @@
 // buffers up to KSEEK_FA_HD128_CAUSAL_Q2_UPTO keys, 176-key tiles from
 // KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, else 128-key tiles on an instance of
 // their own). Not the narrow head_dim 80 and 96 instances. Default 0
-// (written after v4d: the clusters carry 3-5% of head_dim 128's long
-// non-causal rows, NOTES.md v4d's nocl, which causal rows never had).
+// (timed once on an H100: the grid's causal rows s2048-s16384 0.62-0.64x,
+// the static order's imbalance over the L2 sections, NOTES.md "The tail's
+// shares and the causal clusters timed once"; long_single causal +3.4%
+// at head_dim 128).
 #ifndef KSEEK_FA_CAUSAL_CLUSTER
 #define KSEEK_FA_CAUSAL_CLUSTER 0
 #endif
@@ -1185,11 +1188,14 @@
 // segment with a pair's every tile is a whole item; the others' warps
 // store their rows' normalised O and LSE (fp32, scratch) and count
 // themselves on a counter of their (pair, rank, warp); the last of a
-// pair's segments merges the others' into its own rows, stores O as a
-// whole item does and sets the counter back to 0 for the stream's next
-// call (no combine kernel). Only where a pair has at least
+// pair's segments combines every segment's rows into O and the LSE and
+// sets the counter back to 0 for the stream's next call (no combine
+// kernel). Only where a pair has at least
 // KSEEK_FA_TAIL_MIN_TILES key tiles and the shares save 1% of the rounds'
-// time or more. Default 0 (written after v4d's final run).
+// time or more. Default 0: timed once on an H100 (NOTES.md "The tail's
+// shares and the causal clusters timed once"), before a serialisation of
+// head_dim 128's instances was fixed, the D = 256 and D = 192 rows 1-13%
+// slower but at s16384 (+1.7%); the fix is not timed.
 #ifndef KSEEK_FA_TAIL_SPLIT
 #define KSEEK_FA_TAIL_SPLIT 0
 #endif
