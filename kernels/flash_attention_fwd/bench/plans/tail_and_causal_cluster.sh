@@ -17,7 +17,8 @@
 # (ts), with grid_hd128_full_s512 as a control (no shares: 4 key tiles).
 # Each build runs on every row, so cc's non-causal rows and ts's causal
 # ones time the default again (their spread is the noise).
-# TAIL_SHORT=1: def and ts on the non-causal rows only (about 150 s).
+# TAIL_SHORT=1: def and ts on the non-causal rows only, and both on the
+# GPU's timeline for two rows (about 160 s).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/tail_and_causal_cluster.sh
 set -uo pipefail
@@ -28,7 +29,11 @@ globs=('grid_hd128_full_s[1248]*_bf16' 'grid_hd256_full_s[1248]*_bf16' 'grid_hd1
        'ragged_s3001_hd*_full_bf16' 'prefill_q2048_k16384_hd128_full_bf16'
        'prefill_q1000_k8192_hd128_full_bf16' 'long_single_s32768_h1_hd*_full_bf16'
        'dims_hd1[69]*_full_*_bf16')
-if [[ ${TAIL_SHORT:-0} == 0 ]]; then
+if [[ ${TAIL_SHORT:-0} == 1 ]]; then
+  # Each kernel of a call on the GPU's timeline: does the tail add a
+  # kernel, a memset or a gap beside the attention kernel?
+  timeline_of 'grid_hd256_full_s1024_bf16' 'grid_hd128_full_s4096_bf16'
+else
   builds+=";cc=$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
   for d in 128 256; do
     for n in 2048 4096 8192 16384; do globs+=("grid_hd${d}_causal_s${n}_*"); done
