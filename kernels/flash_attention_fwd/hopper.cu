@@ -2211,6 +2211,21 @@ __device__ void StoreOutputDirect(const Problem& p, const BlockWork& w,
   }
 }
 
+// Row i (0 or 1) of the warp's fragment, normalised O (fp32) and its LSE,
+// into row `index` of the partials (StorePartial, StoreTailPart).
+template <int D, int KO>
+__device__ __forceinline__ void StorePartialRow(const Problem& p, const Scratch& scratch,
+                                                const WarpState<KO>& st, float total, int i,
+                                                int64_t index, int lane) {
+  const float inv = RowInverse<D>(total);
+  float* out = scratch.split_o + index * D + 2 * (lane % 4);
+#pragma unroll
+  for (int n = 0; n < KO / 8; ++n)
+    *reinterpret_cast<float2*>(out + 8 * n) =
+        make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
+  if (lane % 4 == 0) scratch.split_lse[index] = RowLse<D>(st.row_max[i], total, p.scale_log2);
+}
+
 // Normalised partial O (fp32) and LSE of the warp's rows for this split
 // (kPacked: rows of the mma.sync kernel's row groups).
 // KO: the columns of O held (the partials' rows keep D columns; those
@@ -2229,15 +2244,7 @@ __device__ void StorePartial(const Problem& p, const Scratch& scratch, const Blo
     const int64_t index = split * rows_total +
                           (int64_t(w.b) * p.heads_q + r.head) * p.seqlen_q +
                           r.query;
-    const float inv = RowInverse<D>(totals[i]);
-    float* out = scratch.split_o + index * D + 2 * (lane % 4);
-#pragma unroll
-    for (int n = 0; n < KO / 8; ++n)
-      *reinterpret_cast<float2*>(out + 8 * n) =
-          make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv);
-    if (lane % 4 == 0)
-      scratch.split_lse[index] =
-          RowLse<D>(st.row_max[i], totals[i], p.scale_log2);
+    StorePartialRow<D>(p, scratch, st, totals[i], i, index, lane);
   }
 }
 
@@ -2274,15 +2281,8 @@ __device__ void StoreTailPart(const Problem& p, const Scratch& scratch, const Wa
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
     if (first_row + lane / 4 + 8 * i >= p.seqlen_q) continue;
-    const int64_t index = int64_t(slot) * kPairRows + pair_row + lane / 4 + 8 * i;
-    const float inv = RowInverse<D>(total[i]);
-    float* out = scratch.split_o + index * D + 2 * (lane % 4);
-#pragma unroll
-    for (int n = 0; n < KO / 8; ++n)
-      __stcg(reinterpret_cast<float2*>(out + 8 * n),
-             make_float2(st.acc[n][2 * i] * inv, st.acc[n][2 * i + 1] * inv));
-    if (lane % 4 == 0)
-      __stcg(scratch.split_lse + index, RowLse<D>(st.row_max[i], total[i], p.scale_log2));
+    StorePartialRow<D>(p, scratch, st, total[i], i,
+                       int64_t(slot) * kPairRows + pair_row + lane / 4 + 8 * i, lane);
   }
 }
 
@@ -3790,8 +3790,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       const int j = t - c * p.tail_segs;
       return j < p.tail_segs && TailSegment(p, c, j, pair, begin, end) ? next : items;
     };
+    // The first segment of the cluster's share (recomputed: the producer's
+    // registers are few).
+    auto share_first = [&p] { return p.tail_first + int(blockIdx.x / 2) * p.tail_segs; };
     if constexpr (kTail)
-      if (item >= p.tail_first) item = tail_next(p.tail_first + item * p.tail_segs);
+      if (item >= p.tail_first) item = tail_next(share_first());
 #endif
     for (int n = 0;; ++n) {
       KSEEK_FA_TRACE_ONLY(TraceStart(n, 2);)
@@ -3927,8 +3930,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (kTail && p.tail_segs > 0) {
         if (item < p.tail_first) {
           item += gridDim.x / 2;
-          if (item >= p.tail_first)
-            item = tail_next(p.tail_first + int(blockIdx.x / 2) * p.tail_segs);
+          if (item >= p.tail_first) item = tail_next(share_first());
         } else {
           item = tail_next(item + 1);
         }
@@ -4274,7 +4276,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // the others go on to the next item. The pair's segments are those
       // of the shares c_lo .. c_hi.
       const int c = split / p.tail_segs;
-      const int pair = c * p.tail_share / p.tail_tiles + split - c * p.tail_segs;
+      int pair, begin, end;
+      TailSegment(p, c, split - c * p.tail_segs, pair, begin, end);
       const int c_lo = pair * p.tail_tiles / p.tail_share;
       const int c_hi = min(int(gridDim.x / 2) - 1, ((pair + 1) * p.tail_tiles - 1) / p.tail_share);
       const int pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;

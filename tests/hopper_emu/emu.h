@@ -339,11 +339,9 @@ inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 template <class TT> inline TT atomicAdd(TT* p, TT v) { TT o = *p; *p += v; return o; }
 // One fiber runs at a time and memory is the host's: a fence orders
-// nothing that is not already ordered, and the cache hints are plain
-// loads and stores.
+// nothing that is not already ordered, and the cache hint is a plain load.
 inline void __threadfence() {}
 template <class TT> inline TT __ldcg(const TT* p) { return *p; }
-template <class TT> inline void __stcg(TT* p, TT v) { *p = v; }
 #define blockDim (emu::g_blockdim)
 inline void __syncthreads() { emu::SyncThreads(); }
 inline void __syncwarp() { emu::WarpCollective(emu::kSyncWarp); }
