@@ -356,17 +356,30 @@ TEST(HopperEmulationTest, PlantedCausalClusterOrderFails) {
 // graphs (the counters cleared by each graph). Every run must be a
 // clustered launch.
 TEST(HopperEmulationTest, TailSharesPassClustered) {
-  const ProcessResult r = ExpectAllPass("tail", "tl_", 16);
-  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
-  const ProcessResult captured = Emulate("tail", {"--captured", "tl_hd128"});
-  EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
-  const auto [passed, runs] = EmulationCounts(captured);
-  EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
-  EXPECT_GE(runs, 8) << EmulationTail(captured.out) << captured.err;
+  // With a pair's first segment merging the others' rows where they are
+  // done (the clusters run in a shuffled order, so some pairs merge and
+  // some combine), and with every split pair combined by its last segment
+  // (hopper_emu_tail_no_merge).
+  for (const char* config : {"tail", "tail_no_merge"}) {
+    const ProcessResult r = ExpectAllPass(config, "tl_", 16);
+    EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+    const ProcessResult captured = Emulate(config, {"--captured", "tl_hd128"});
+    EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
+    const auto [passed, runs] = EmulationCounts(captured);
+    EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
+    EXPECT_GE(runs, 8) << EmulationTail(captured.out) << captured.err;
+  }
+}
+
+// A pair's first segment merging the others' rows without rescaling its
+// own (hopper_emu_tail_merge_unscaled) must fail: the shapes take the
+// merge.
+TEST(HopperEmulationTest, PlantedTailMergeUnscaledFails) {
+  ExpectPlantFails("tail_merge_unscaled", "tl_");
 }
 
 // A pair's last segment combining every share's rows but the last share's
-// (hopper_emu_tail_combine_part) must fail.
+// (hopper_emu_tail_combine_part, every split pair combined) must fail.
 TEST(HopperEmulationTest, PlantedTailCombineShortFails) {
   ExpectPlantFails("tail_combine_part", "tl_hd128_f16_full_q1000");
 }

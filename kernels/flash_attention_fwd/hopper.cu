@@ -1202,6 +1202,22 @@
 #ifndef KSEEK_FA_TAIL_MIN_TILES
 #define KSEEK_FA_TAIL_MIN_TILES 8
 #endif
+// The tail's shares (KSEEK_FA_TAIL_SPLIT) only where they save at least
+// this many key tiles of a cluster's time: a share holds a segment more
+// than the whole pairs it replaces, each segment with an item's fixed
+// cost (Q, the first S, O's stores: 5-7 us at D = 256 by the item trace,
+// 3-4 key tiles' time).
+#ifndef KSEEK_FA_TAIL_MIN_SAVED
+#define KSEEK_FA_TAIL_MIN_SAVED 8
+#endif
+// 1 (default): the segment that holds a tail pair's first key tiles (its
+// share's last, so taken when the pair's other segments are long done)
+// merges their stored rows into its own registers where all have counted
+// themselves (at most two) and stores O as a whole item's; 0: it stores
+// its rows and counts itself as the others do (the last combines).
+#ifndef KSEEK_FA_TAIL_MERGE
+#define KSEEK_FA_TAIL_MERGE 1
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) walk an item's key tiles from its last to
 // its first, as FA3 does: the tiles that need a mask (the partial last
@@ -2331,6 +2347,54 @@ __device__ void CombineTailRows(const Problem& p, const Scratch& scratch, const 
     if (lane % 4 == 0)
       lse[(int64_t(w.b) * p.heads_q + w.hq) * p.seqlen_q + m] =
           top == -INFINITY ? -INFINITY : top + logf(sum);
+  }
+}
+
+// The segment holding tail pair `pair`'s first key tiles (cluster c_lo's):
+// the stored rows of the pair's other segments (clusters c_lo + 1 ..
+// c_hi, at most two) merged into the warp's registers, its running max
+// and the rows' totals moved to the largest of its own and their LSEs.
+// Row by row and segment by segment, so that few loads are in flight
+// beside the accumulators.
+template <int D, int KO, int kPairRows>
+__device__ __forceinline__ void MergeTailRows(const Problem& p, const Scratch& scratch,
+                                              WarpState<KO>& st, float (&total)[2], int pair,
+                                              int c_lo, int c_hi, int pair_row, int lane) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int row = pair_row + lane / 4 + 8 * i;
+    const float own = st.row_max[i] * p.scale_log2;  // in log2 units, as the LSEs below
+    float lse2[2];
+#pragma unroll
+    for (int j = 0; j < 2; ++j)
+      lse2[j] = c_lo + 1 + j <= c_hi
+                    ? __ldcg(scratch.split_lse + TailSlot(p, c_lo + 1 + j, pair) * kPairRows + row) *
+                          kLog2e
+                    : -INFINITY;
+    const float top = fmaxf(own, fmaxf(lse2[0], lse2[1]));
+    if (top == -INFINITY) continue;
+    const float scale = exp2f(own - top);
+    total[i] *= scale;
+#pragma unroll
+    for (int n = 0; n < KO / 8; ++n) {
+      st.acc[n][2 * i] *= scale;
+      st.acc[n][2 * i + 1] *= scale;
+    }
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      if (c_lo + 1 + j > c_hi) break;
+      const float weight = exp2f(lse2[j] - top);
+      total[i] += weight;
+      const float* src =
+          scratch.split_o + (TailSlot(p, c_lo + 1 + j, pair) * kPairRows + row) * D + 2 * (lane % 4);
+#pragma unroll
+      for (int n = 0; n < KO / 8; ++n) {
+        const float2 x = __ldcg(reinterpret_cast<const float2*>(src + 8 * n));
+        st.acc[n][2 * i] += weight * x.x;
+        st.acc[n][2 * i + 1] += weight * x.y;
+      }
+    }
+    st.row_max[i] = top / p.scale_log2;
   }
 }
 #endif
@@ -4241,7 +4305,41 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // Through the warp's own staging memory, or straight from registers
     // (Q's shared memory may already hold the next item's rows).
     // (kseek_launch has checked that o is 16-byte aligned.)
-    const bool whole = !kTail || split < 0;  // (a tail segment: below)
+#if KSEEK_FA_TAIL_SPLIT
+    // A tail segment's pair, the clusters whose shares hold its segments
+    // (c_lo .. c_hi), the warp's first row in the pair and its counter.
+    int t_pair = 0, t_lo = 0, t_hi = 0, t_slot = 0, pair_row = 0;
+    int* t_count = nullptr;
+    bool merged = false;
+    if constexpr (kTail) {
+      if (split >= 0) {
+        const int c = split / p.tail_segs;
+        int begin, end;
+        TailSegment(p, c, split - c * p.tail_segs, t_pair, begin, end);
+        t_lo = t_pair * p.tail_tiles / p.tail_share;
+        t_hi = min(int(gridDim.x / 2) - 1, ((t_pair + 1) * p.tail_tiles - 1) / p.tail_share);
+        t_slot = TailSlot(p, c, t_pair);
+        pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;
+        t_count = scratch.tail_count + (t_pair * 2 + int(ClusterRank())) * (C::kConsumers * 4) + warp;
+        // The pair's first tiles, and every other segment counted: merge.
+        // (Decided by vote: a branch on a shuffled atomic's result would
+        // serialise every wgmma of the kernel.)
+        if (KSEEK_FA_TAIL_MERGE && begin == 0 && t_hi - t_lo <= 2) {
+          int seen = -1;
+          if (lane == 0) seen = atomicAdd(t_count, 0);
+          merged = __any_sync(0xffffffffu, seen == t_hi - t_lo);
+          if (merged) {
+            __threadfence();  // the rows below read after the count
+            MergeTailRows<D, KO, 2 * C::kBlockM>(p, scratch, st, total, t_pair, t_lo, t_hi,
+                                                 pair_row, lane);
+          }
+        }
+      }
+    }
+    const bool whole = !kTail || split < 0 || merged;  // (a tail segment's part: below)
+#else
+    const bool whole = !kTail || split < 0;
+#endif
     if (p.splits == 1 && kTma && whole) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
@@ -4274,34 +4372,29 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // Part of a tail pair: its rows into the scratch, then counted; the
       // pair's last segment's warp combines every segment's rows into O,
       // the others go on to the next item. The pair's segments are those
-      // of the shares c_lo .. c_hi.
-      const int c = split / p.tail_segs;
-      int pair, begin, end;
-      TailSegment(p, c, split - c * p.tail_segs, pair, begin, end);
-      const int c_lo = pair * p.tail_tiles / p.tail_share;
-      const int c_hi = min(int(gridDim.x / 2) - 1, ((pair + 1) * p.tail_tiles - 1) / p.tail_share);
-      const int pair_row = int(ClusterRank()) * C::kBlockM + kRowsPerWarp * warp;
-      StoreTailPart<D, KO, 2 * C::kBlockM>(p, scratch, st, total, TailSlot(p, c, pair), pair_row,
-                                           first_row, lane);
+      // of the shares t_lo .. t_hi.
+      StoreTailPart<D, KO, 2 * C::kBlockM>(p, scratch, st, total, t_slot, pair_row, first_row,
+                                           lane);
       __threadfence();
       __syncwarp();
-      int* const count =
-          scratch.tail_count + (pair * 2 + int(ClusterRank())) * (C::kConsumers * 4) + warp;
       // The answer by vote, not by a shuffle of lane 0's count: a branch on
       // a shuffled atomic's result serialised every wgmma of the kernel
       // (ptxas C7520); on a vote it does not.
       int before = -1;
-      if (lane == 0) before = atomicAdd(count, 1);
-      if (__any_sync(0xffffffffu, before == c_hi - c_lo)) {
-        if (lane == 0) *count = 0;  // for the stream's next call
+      if (lane == 0) before = atomicAdd(t_count, 1);
+      if (__any_sync(0xffffffffu, before == t_hi - t_lo)) {
+        if (lane == 0) *t_count = 0;  // for the stream's next call
         __threadfence();
-        CombineTailRows<T, D, KO, 2 * C::kBlockM>(p, scratch, w, pair, c_lo, c_hi, pair_row,
+        CombineTailRows<T, D, KO, 2 * C::kBlockM>(p, scratch, w, t_pair, t_lo, t_hi, pair_row,
                                                   first_row, lane, o, lse);
       }
     }
 #endif
     else
       StorePartial<D, false, KO>(p, scratch, w, st, total[0], total[1], warp, lane, split);
+#if KSEEK_FA_TAIL_SPLIT
+    if (merged && lane == 0) *t_count = 0;  // for the stream's next call
+#endif
     KSEEK_FA_TRACE_ONLY(if (tracer) TraceEnd(n, 1, 8);)
   }
   if (kTurns && cwg == 0) NamedBarrier(kTurnBarrier, 2 * kWgThreads);
@@ -4651,15 +4744,7 @@ class CallScratch {
     void* split = nullptr;
     if (captured) {
       if (!DevicePool(ds)) return false;
-      if (queue) {
-        void* q = nullptr;
-        err = cudaMallocFromPoolAsync(&q, 2 * sizeof(int), ds->pool, stream_);
-        if (err != cudaSuccess) return FailWith("cannot allocate the work queue in the graph", err);
-        allocations_[allocated_++] = q;
-        err = cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_);
-        if (err != cudaSuccess) return FailWith("cannot clear the work queue in the graph", err);
-        scratch_.queue = static_cast<int*>(q);
-      }
+      if (queue && !GraphInts(ds, 2, "the work queue", &scratch_.queue)) return false;
       if (partials > 0) {
         err = cudaMallocFromPoolAsync(&split, bytes, ds->pool, stream_);
         if (err != cudaSuccess)
@@ -4667,16 +4752,8 @@ class CallScratch {
         allocations_[allocated_++] = split;
       }
 #if KSEEK_FA_TAIL_SPLIT
-      if (tail_rows > 0) {
-        void* counts = nullptr;
-        err = cudaMallocFromPoolAsync(&counts, kTailCounts * sizeof(int), ds->pool, stream_);
-        if (err != cudaSuccess)
-          return FailWith("cannot allocate the tail counters in the graph", err);
-        allocations_[allocated_++] = counts;
-        err = cudaMemsetAsync(counts, 0, kTailCounts * sizeof(int), stream_);
-        if (err != cudaSuccess) return FailWith("cannot clear the tail counters in the graph", err);
-        scratch_.tail_count = static_cast<int*>(counts);
-      }
+      if (tail_rows > 0 && !GraphInts(ds, kTailCounts, "the tail counters", &scratch_.tail_count))
+        return false;
 #endif
     } else {
       unsigned long long id = 0;
@@ -4698,6 +4775,27 @@ class CallScratch {
   const Scratch& get() const { return scratch_; }
 
  private:
+  // `count` zeroed ints in the graph being captured: allocated from ds's
+  // pool and cleared in stream order, so each launch of the graph starts
+  // from zeros (freed after the call); `what` names them in the error.
+  bool GraphInts(DeviceScratch* ds, int count, const char* what, int** ints) {
+    char text[128];
+    void* m = nullptr;
+    cudaError_t err = cudaMallocFromPoolAsync(&m, count * sizeof(int), ds->pool, stream_);
+    if (err != cudaSuccess) {
+      snprintf(text, sizeof(text), "cannot allocate %s in the graph", what);
+      return FailWith(text, err);
+    }
+    allocations_[allocated_++] = m;
+    err = cudaMemsetAsync(m, 0, count * sizeof(int), stream_);
+    if (err != cudaSuccess) {
+      snprintf(text, sizeof(text), "cannot clear %s in the graph", what);
+      return FailWith(text, err);
+    }
+    *ints = static_cast<int*>(m);
+    return true;
+  }
+
 #if KSEEK_FA_TAIL_SPLIT
   // The stream's tail counters, zeroed once; the kernel leaves them 0 (the
   // caller holds g_scratch_mutex).
@@ -5287,7 +5385,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // Whole pairs for all rounds but the last one or two (none with fewer
     // pairs than clusters), then the rest's key tiles in even shares over
     // every cluster that fits: rounds - whole - share / tiles of a pair's
-    // time saved, if 1% or more.
+    // time saved, if 1% or more and KSEEK_FA_TAIL_MIN_SAVED tiles.
     const int64_t clusters = fit;
     const int64_t rounds = (items + clusters - 1) / clusters;
     const int64_t whole = items >= clusters ? items / clusters - 1 : 0;
@@ -5295,7 +5393,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const int64_t share = (pairs * key_tiles + clusters - 1) / clusters;
     const int64_t saved = (rounds - whole) * key_tiles - share;  // in key tiles
     if (!p.causal && p.splits == 1 && key_tiles >= KSEEK_FA_TAIL_MIN_TILES &&
-        saved * 100 >= rounds * key_tiles && pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
+        saved * 100 >= rounds * key_tiles && saved >= KSEEK_FA_TAIL_MIN_SAVED && pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
         clusters * 2 * 2 * C::kBlockM * D <= kTailOFloats) {
       p.tail_first = int(whole * clusters);
       p.tail_pairs = int(pairs);

@@ -69,8 +69,8 @@ PLANTS = {
     "queue_not_cleared": [
         ("    const cudaError_t err = cudaMemsetAsync(pair, 0, 2 * sizeof(int), stream_);\n",
          "    const cudaError_t err = cudaSuccess;\n"),
-        ("        err = cudaMemsetAsync(q, 0, 2 * sizeof(int), stream_);\n",
-         "        err = cudaSuccess;\n"),
+        ("    err = cudaMemsetAsync(m, 0, count * sizeof(int), stream_);\n",
+         "    err = cudaSuccess;\n"),
     ],
     # The scratch's runtime calls made in the thread's own capture mode: a
     # captured call's first use creates the memory pool, which CUDA (and
@@ -99,7 +99,17 @@ PLANTS = {
                           "      for (int c = c_lo; c < c_hi; ++c) {\n        const int64_t index"),
     # The same with the last segment leaving its counter where it is, so
     # the stream's next call finds it past the pair's segments.
-    "tail_no_reset": ("        if (lane == 0) *count = 0;  // for the stream's next call\n", ""),
+    # (both ways of finishing a pair: its first segment merging, the last
+    # one combining).
+    "tail_no_reset": [
+        ("        if (lane == 0) *t_count = 0;  // for the stream's next call\n", ""),
+        ("    if (merged && lane == 0) *t_count = 0;  // for the stream's next call\n", ""),
+    ],
+    # The tail pair's first segment merging the others' rows without
+    # rescaling its own (KSEEK_FA_TAIL_MERGE): its accumulators and total
+    # stay at its own maximum while the weights are taken at the largest.
+    "tail_merge_unscaled": ("    const float scale = exp2f(own - top);\n",
+                            "    const float scale = 1.f;\n"),
 }
 
 

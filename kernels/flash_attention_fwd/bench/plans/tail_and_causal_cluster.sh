@@ -17,10 +17,11 @@
 # (ts), with grid_hd128_full_s512 as a control (no shares: 4 key tiles).
 # Each build runs on every row, so cc's non-causal rows and ts's causal
 # ones time the default again (their spread is the noise).
-# TAIL_SHORT=1: def and ts on the non-causal rows only, both on the GPU's
-# timeline for two rows, and the item trace of ts on those rows (a third
-# build, tr: ts with -DKSEEK_FA_TRACE=1, also timed: the stamps' cost;
-# about 220 s).
+# TAIL_SHORT=1: def and ts on the non-causal rows only, with ts0 (ts on
+# every row the shares take, KSEEK_FA_TAIL_MIN_SAVED=0), all on the GPU's
+# timeline for two rows, and the item trace of ts0 on those rows (a fourth
+# build, tr: ts0 with -DKSEEK_FA_TRACE=1, also timed: the stamps' cost;
+# about 150 s).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/tail_and_causal_cluster.sh
 set -uo pipefail
@@ -37,7 +38,8 @@ if [[ ${TAIL_SHORT:-0} == 1 ]]; then
   timeline_of 'grid_hd256_full_s1024_bf16' 'grid_hd128_full_s4096_bf16'
   # Do the shares end together, and what do the segments after the whole
   # rounds cost against a whole pair's tiles?
-  builds+=";tr=$cu -DKSEEK_FA_TAIL_SPLIT=14 -DKSEEK_FA_TRACE=1"
+  builds+=";ts0=$cu -DKSEEK_FA_TAIL_SPLIT=14 -DKSEEK_FA_TAIL_MIN_SAVED=0"
+  builds+=";tr=$cu -DKSEEK_FA_TAIL_SPLIT=14 -DKSEEK_FA_TAIL_MIN_SAVED=0 -DKSEEK_FA_TRACE=1"
   export FA_ITEM_TRACE=grid_hd256_full_s1024_bf16,grid_hd128_full_s4096_bf16 FA_ITEM_TRACE_BUILD=tr
 else
   builds+=";cc=$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
