@@ -3702,8 +3702,19 @@ __device__ __forceinline__ void StoreOutputTma(
 #endif  // __CUDA_ARCH_FEAT_SM90_ALL
 
 // kSplitMask: the tiles that need no mask in a loop of their own (see
-// KSEEK_FA_SPLIT_MASK_LOOP).
-template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask, int CL = 1>
+// KSEEK_FA_SPLIT_MASK_LOOP). With KSEEK_FA_TAIL_SPLIT the cluster
+// instances also take kTailShares (the launches whose last rounds are
+// shared; the others run the instance without, so that they pay nothing
+// for the shares' code).
+#if KSEEK_FA_TAIL_SPLIT
+#define KSEEK_FA_TAIL_PARAM , bool kTailShares = false
+#define KSEEK_FA_TAIL_ARG(x) , x
+#else
+#define KSEEK_FA_TAIL_PARAM
+#define KSEEK_FA_TAIL_ARG(x)
+#endif
+template <typename T, int D, int NC, int BN, int QB, int KD, bool kSplitMask,
+          int CL = 1 KSEEK_FA_TAIL_PARAM>
 __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     AttentionForwardWgmma(Problem p, const __grid_constant__ CUtensorMap q_map,
                           const __grid_constant__ CUtensorMap k_map,
@@ -3758,7 +3769,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kCluster = CL == 2;
   // KSEEK_FA_TAIL_SPLIT: the last rounds' key tiles in even shares, the
   // shares' segments numbered from p.tail_first on.
-  constexpr bool kTail = kCluster && (KSEEK_FA_TAIL_SPLIT & WgmmaDimBit(D)) != 0;
+#if KSEEK_FA_TAIL_SPLIT
+  constexpr bool kTail = kCluster && kTailShares;
+#else
+  constexpr bool kTail = false;
+#endif
   int items = p.batch * p.heads_q * p.q_tiles * p.splits;
 #if KSEEK_FA_TAIL_SPLIT
   if constexpr (kTail) items = p.tail_first + int(gridDim.x / 2) * p.tail_segs;
@@ -5270,14 +5285,15 @@ constexpr bool kWgmmaBoth =
     kWgmmaSplitHere<D> && D != 128 && BN == 0 && SplitMaskMinTiles(D) > 0;
 
 // The WGMMA kernel's instance for a launch (with the split loop where
-// `split` and the instance has both), its shared memory size set once per
-// instance; nullptr where that is refused.
-template <typename T, int D, int NC, int BN, int QB, int KD, int CL>
+// `split` and the instance has both; kTail: the tail's shares'), its shared
+// memory size set once per instance; nullptr where that is refused.
+template <typename T, int D, int NC, int BN, int QB, int KD, int CL, bool kTail = false>
 auto WgmmaKernel(bool split) {
   using C = WgmmaConfig<D, NC, BN, QB>;
   constexpr bool kOnly = kWgmmaSplitHere<D> && !kWgmmaBoth<D, BN>;
-  const auto plain = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kOnly, CL>;
-  const auto with_split = AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL>;
+  const auto plain = AttentionForwardWgmma<T, D, NC, BN, QB, KD, kOnly, CL KSEEK_FA_TAIL_ARG(kTail)>;
+  const auto with_split =
+      AttentionForwardWgmma<T, D, NC, BN, QB, KD, true, CL KSEEK_FA_TAIL_ARG(kTail)>;
   static const cudaError_t plain_set = cudaFuncSetAttribute(
       plain, cudaFuncAttributeMaxDynamicSharedMemorySize, C::kSmemBytes);
   static const cudaError_t split_set =
@@ -5393,7 +5409,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const int64_t share = (pairs * key_tiles + clusters - 1) / clusters;
     const int64_t saved = (rounds - whole) * key_tiles - share;  // in key tiles
     if (!p.causal && p.splits == 1 && key_tiles >= KSEEK_FA_TAIL_MIN_TILES &&
-        saved * 100 >= rounds * key_tiles && saved >= KSEEK_FA_TAIL_MIN_SAVED && pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
+        saved * 100 >= rounds * key_tiles && saved >= KSEEK_FA_TAIL_MIN_SAVED &&
+        pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
         clusters * 2 * 2 * C::kBlockM * D <= kTailOFloats) {
       p.tail_first = int(whole * clusters);
       p.tail_pairs = int(pairs);
@@ -5402,6 +5419,16 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
       p.tail_segs = int((share + key_tiles - 1) / key_tiles + 1);
       tail_rows = clusters * 2 * 2 * C::kBlockM;  // slots 2c and 2c + 1 of a pair's rows
       cluster_grid = clusters;
+    }
+  }
+#endif
+  [[maybe_unused]] auto launched = kernel;  // the tail's shares' instance where taken
+#if KSEEK_FA_TAIL_SPLIT
+  if constexpr (CL == 2 && (KSEEK_FA_TAIL_SPLIT & WgmmaDimBit(D)) != 0) {
+    if (tail_rows > 0) launched = WgmmaKernel<T, D, NC, BN, QB, KD, CL, true>(split);
+    if (launched == nullptr) {
+      g_error = "the WGMMA attention kernel's shared memory does not fit";
+      return 1;
     }
   }
 #endif
@@ -5417,7 +5444,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
-    cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
+    cudaLaunchKernelEx(&config, launched, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
     const int grid = int(slots_for(items));
