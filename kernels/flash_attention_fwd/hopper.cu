@@ -1203,12 +1203,14 @@
 #define KSEEK_FA_TAIL_MIN_TILES 8
 #endif
 // The tail's shares (KSEEK_FA_TAIL_SPLIT) only where they save at least
-// this many key tiles of a cluster's time: a share holds a segment more
-// than the whole pairs it replaces, each segment with an item's fixed
-// cost (Q, the first S, O's stores: 5-7 us at D = 256 by the item trace,
-// 3-4 key tiles' time).
-#ifndef KSEEK_FA_TAIL_MIN_SAVED
-#define KSEEK_FA_TAIL_MIN_SAVED 8
+// this many keys of a cluster's time (key tiles times the tile's keys): a
+// share holds a segment or two more than the whole pairs it replaces,
+// each with an item's fixed cost (Q, the first S, O's stores: 5-7 us at
+// D = 256 by the item trace, 300-400 keys' time at head_dim 128 and 256).
+// On an H100 the rows that saved 1920 keys or more gained 0.7-2.4%, those
+// that saved 960 lost (NOTES.md "The tail's shares merged").
+#ifndef KSEEK_FA_TAIL_MIN_SAVED_KEYS
+#define KSEEK_FA_TAIL_MIN_SAVED_KEYS 1536
 #endif
 // 1 (default): the segment that holds a tail pair's first key tiles (its
 // share's last, so taken when the pair's other segments are long done)
@@ -5401,7 +5403,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // Whole pairs for all rounds but the last one or two (none with fewer
     // pairs than clusters), then the rest's key tiles in even shares over
     // every cluster that fits: rounds - whole - share / tiles of a pair's
-    // time saved, if 1% or more and KSEEK_FA_TAIL_MIN_SAVED tiles.
+    // time saved, if 1% or more and KSEEK_FA_TAIL_MIN_SAVED_KEYS keys.
     const int64_t clusters = fit;
     const int64_t rounds = (items + clusters - 1) / clusters;
     const int64_t whole = items >= clusters ? items / clusters - 1 : 0;
@@ -5409,7 +5411,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const int64_t share = (pairs * key_tiles + clusters - 1) / clusters;
     const int64_t saved = (rounds - whole) * key_tiles - share;  // in key tiles
     if (!p.causal && p.splits == 1 && key_tiles >= KSEEK_FA_TAIL_MIN_TILES &&
-        saved * 100 >= rounds * key_tiles && saved >= KSEEK_FA_TAIL_MIN_SAVED &&
+        saved * 100 >= rounds * key_tiles &&
+        saved * C::kBlockN >= KSEEK_FA_TAIL_MIN_SAVED_KEYS &&
         pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
         clusters * 2 * 2 * C::kBlockM * D <= kTailOFloats) {
       p.tail_first = int(whole * clusters);

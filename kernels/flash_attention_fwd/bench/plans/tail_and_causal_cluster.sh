@@ -6,27 +6,27 @@
 #        (head_dim 128, D = 256, D = 192). Prediction: +1-4% on head_dim
 #        128's causal grid rows from s4096 (the clusters carry 3-5% of the
 #        non-causal rows there), less at 256.
-#   ts   KSEEK_FA_TAIL_SPLIT=14: the last rounds' key tiles in even shares
-#        over the clusters, the split pairs merged by their last segment.
-#        Prediction: the wave's tail, 2-3% of the rounds' time on the rows
-#        below (1024 pairs on 66 clusters: 16 rounds for 15.5 rounds'
-#        work; 512 pairs: 8 for 7.76; 128 pairs: 2 for 1.94), less the
-#        partials' stores and merges and the segments' extra Q loads.
+#   ts   KSEEK_FA_TAIL_SPLIT=6: the last rounds' key tiles in even shares
+#        over the clusters (head_dim 128 and 256), a split pair merged
+#        into the registers of the segment with its first tiles, where the
+#        shares save 1536 keys or more. Prediction: the wave's tail, 2-3%
+#        of the rounds' time (1024 pairs on 66 clusters: 16 rounds for
+#        15.5 rounds' work; 512 pairs: 8 for 7.76; 128 pairs: 2 for 1.94),
+#        less a segment's fixed cost or two: +1-2% on the grid rows from
+#        s4096 (head_dim 128) and s8192 (256), the rest unchanged.
 # Rows: the causal grid rows from s2048 and the long causal rows at
 # head_dim 128 and 256 (cc), and the non-causal rows the shares take
 # (ts), with grid_hd128_full_s512 as a control (no shares: 4 key tiles).
 # Each build runs on every row, so cc's non-causal rows and ts's causal
 # ones time the default again (their spread is the noise).
-# TAIL_SHORT=1: def and ts on the non-causal rows only, with ts0 (ts on
-# every row the shares take, KSEEK_FA_TAIL_MIN_SAVED=0), all on the GPU's
-# timeline for two rows, and the item trace of ts0 on those rows (a fourth
-# build, tr: ts0 with -DKSEEK_FA_TRACE=1, also timed: the stamps' cost;
-# about 150 s).
+# TAIL_SHORT=1: def and ts on the non-causal rows only (ts: head_dim 128
+# and 256, KSEEK_FA_TAIL_SPLIT=6; D = 192's kernel lost 3-5% with the
+# shares), both on the GPU's timeline for two rows (about 130 s).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/tail_and_causal_cluster.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-builds="def=$cu;ts=$cu -DKSEEK_FA_TAIL_SPLIT=14"
+builds="def=$cu;ts=$cu -DKSEEK_FA_TAIL_SPLIT=6"
 globs=('grid_hd128_full_s[1248]*_bf16' 'grid_hd256_full_s[1248]*_bf16' 'grid_hd128_full_s16384_f16'
        'grid_hd128_full_s512_bf16' 'gqa*_hd*_full_s2048_bf16' 'mqa_hd*_full_s2048_bf16'
        'ragged_s3001_hd*_full_bf16' 'prefill_q2048_k16384_hd128_full_bf16'
@@ -35,12 +35,7 @@ globs=('grid_hd128_full_s[1248]*_bf16' 'grid_hd256_full_s[1248]*_bf16' 'grid_hd1
 if [[ ${TAIL_SHORT:-0} == 1 ]]; then
   # Each kernel of a call on the GPU's timeline: does the tail add a
   # kernel, a memset or a gap beside the attention kernel?
-  timeline_of 'grid_hd256_full_s1024_bf16' 'grid_hd128_full_s4096_bf16'
-  # Do the shares end together, and what do the segments after the whole
-  # rounds cost against a whole pair's tiles?
-  builds+=";ts0=$cu -DKSEEK_FA_TAIL_SPLIT=14 -DKSEEK_FA_TAIL_MIN_SAVED=0"
-  builds+=";tr=$cu -DKSEEK_FA_TAIL_SPLIT=14 -DKSEEK_FA_TAIL_MIN_SAVED=0 -DKSEEK_FA_TRACE=1"
-  export FA_ITEM_TRACE=grid_hd256_full_s1024_bf16,grid_hd128_full_s4096_bf16 FA_ITEM_TRACE_BUILD=tr
+  timeline_of 'grid_hd256_full_s16384_bf16' 'grid_hd128_full_s4096_bf16'
 else
   builds+=";cc=$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
   for d in 128 256; do
