@@ -1197,7 +1197,7 @@
 // head_dim 128's instances was fixed, the D = 256 and D = 192 rows 1-13%
 // slower but at s16384 (+1.7%); the fix is not timed.
 #ifndef KSEEK_FA_TAIL_SPLIT
-#define KSEEK_FA_TAIL_SPLIT 0
+#define KSEEK_FA_TAIL_SPLIT 6
 #endif
 #ifndef KSEEK_FA_TAIL_MIN_TILES
 #define KSEEK_FA_TAIL_MIN_TILES 8
@@ -1217,6 +1217,12 @@
 // merges their stored rows into its own registers where all have counted
 // themselves (at most two) and stores O as a whole item's; 0: it stores
 // its rows and counts itself as the others do (the last combines).
+// The fewest whole rounds before the tail's shares (KSEEK_FA_TAIL_SPLIT):
+// with fewer than two rounds' pairs every pair is split, and the long
+// single-head rows (128 pairs) lost 0.4-1.3% on an H100.
+#ifndef KSEEK_FA_TAIL_MIN_WHOLE
+#define KSEEK_FA_TAIL_MIN_WHOLE 1
+#endif
 #ifndef KSEEK_FA_TAIL_MERGE
 #define KSEEK_FA_TAIL_MERGE 1
 #endif
@@ -5403,7 +5409,8 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // Whole pairs for all rounds but the last one or two (none with fewer
     // pairs than clusters), then the rest's key tiles in even shares over
     // every cluster that fits: rounds - whole - share / tiles of a pair's
-    // time saved, if 1% or more and KSEEK_FA_TAIL_MIN_SAVED_KEYS keys.
+    // time saved, if 1% or more and KSEEK_FA_TAIL_MIN_SAVED_KEYS keys, and
+    // only after KSEEK_FA_TAIL_MIN_WHOLE whole rounds.
     const int64_t clusters = fit;
     const int64_t rounds = (items + clusters - 1) / clusters;
     const int64_t whole = items >= clusters ? items / clusters - 1 : 0;
@@ -5411,6 +5418,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const int64_t share = (pairs * key_tiles + clusters - 1) / clusters;
     const int64_t saved = (rounds - whole) * key_tiles - share;  // in key tiles
     if (!p.causal && p.splits == 1 && key_tiles >= KSEEK_FA_TAIL_MIN_TILES &&
+        whole >= KSEEK_FA_TAIL_MIN_WHOLE &&
         saved * 100 >= rounds * key_tiles &&
         saved * C::kBlockN >= KSEEK_FA_TAIL_MIN_SAVED_KEYS &&
         pairs * 2 * C::kConsumers * 4 <= kTailCounts &&
