@@ -509,7 +509,14 @@
 //   The producer asking L2 for K/V tiles ahead of their loads
 //   (cp.async.bulk.prefetch.tensor) lost 8-13% overall (up to 25% on short
 //   causal rows) and was removed.
-//   Version 4d (this file; NOTES.md v4d): head_dim 128 with causal
+//   Version 4e (this file; NOTES.md v4e): the wave's tail in even shares
+//   of the last rounds' key tiles over the clusters, at head_dim 128 and
+//   256 (KSEEK_FA_TAIL_SPLIT, below): on an H100 beside v4d in one run,
+//   grid head_dim 128 non-causal s4096 +1.8%, s8192 +1.2%, s16384 +1.8%
+//   (bf16; +1.4% f16), head_dim 256 s16384 +1.6%, the other 35 rows of
+//   the call within 0.3% but for the long single-head rows, which now run
+//   without the shares. No final run of v4e yet.
+//   Version 4d (NOTES.md v4d): head_dim 128 with causal
 //   masking on the 176-key tiles of the non-causal shapes where the mean
 //   item sees at least 6144 keys (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): on an
 //   H100, +0.5-1.5% on the 8 task scenarios that take them (grid s16384,
@@ -522,13 +529,7 @@
 //   FA3 / 1.392x cuDNN over all, every class at or above 1.008x FA3;
 //   head_dim 128 s16384 bf16 non-causal 768 TFLOP/s (FA3 745), 97% of the
 //   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER):
-//   0.62-0.64x on the grid's causal rows (the static order), off. The
-//   wave's tail (KSEEK_FA_TAIL_SPLIT): the clusters' last one or two
-//   rounds of non-causal pairs as even shares of their key tiles, a pair
-//   split between two shares combined by whichever finishes it last
-//   (stream-K without a combine kernel; 2-3% of the rounds' time idle on
-//   most non-causal clustered rows): correct on the device, not yet
-//   faster, off.
+//   0.62-0.64x on the grid's causal rows (the static order), off.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1185,17 +1186,24 @@
 // pairs' key tiles (between one and two pairs' worth per cluster) in
 // shares of the same number of tiles, cluster c the c-th: a share walks
 // its tiles pair by pair, one item (segment) per pair it touches. A
-// segment with a pair's every tile is a whole item; the others' warps
-// store their rows' normalised O and LSE (fp32, scratch) and count
-// themselves on a counter of their (pair, rank, warp); the last of a
-// pair's segments combines every segment's rows into O and the LSE and
-// sets the counter back to 0 for the stream's next call (no combine
-// kernel). Only where a pair has at least
-// KSEEK_FA_TAIL_MIN_TILES key tiles and the shares save 1% of the rounds'
-// time or more. Default 0: timed once on an H100 (NOTES.md "The tail's
-// shares and the causal clusters timed once"), before a serialisation of
-// head_dim 128's instances was fixed, the D = 256 and D = 192 rows 1-13%
-// slower but at s16384 (+1.7%); the fix is not timed.
+// segment with a pair's every tile is a whole item. A pair split between
+// shares is taken first by the later shares (their first segments),
+// whose warps store their rows' normalised O and LSE (fp32, scratch) and
+// count themselves on a counter of their (pair, rank, warp); the segment
+// with the pair's first tiles comes last in its share and, finding every
+// other segment counted, merges their rows into its registers and stores
+// O as a whole item does (KSEEK_FA_TAIL_MERGE); otherwise it stores and
+// counts too, and the last to count combines every segment's rows into O
+// and the LSE. Either sets the counter back to 0 for the stream's next
+// call (no combine kernel). Only where a pair has at least
+// KSEEK_FA_TAIL_MIN_TILES key tiles, after KSEEK_FA_TAIL_MIN_WHOLE whole
+// rounds, and where the shares save 1% of the rounds' time and
+// KSEEK_FA_TAIL_MIN_SAVED_KEYS keys; those launches run an instance of
+// their own (kTailShares), the rest the one without. Default 6 (head_dim
+// 128 and 256; v4e): on an H100 +1.2-1.9% on the grid's head_dim 128
+// non-causal rows from s4096 and +1.6-2.4% at 256 s16384, the rest
+// unchanged; D = 192's kernel (8) lost 3.5-5% with the shares (NOTES.md
+// "v4e").
 #ifndef KSEEK_FA_TAIL_SPLIT
 #define KSEEK_FA_TAIL_SPLIT 6
 #endif
