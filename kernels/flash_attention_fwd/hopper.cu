@@ -1216,21 +1216,21 @@
 // each with an item's fixed cost (Q, the first S, O's stores: 5-7 us at
 // D = 256 by the item trace, 300-400 keys' time at head_dim 128 and 256).
 // On an H100 the rows that saved 1920 keys or more gained 0.7-2.4%, those
-// that saved 960 lost (NOTES.md "The tail's shares merged").
+// that saved 960 lost (NOTES.md "v4e").
 #ifndef KSEEK_FA_TAIL_MIN_SAVED_KEYS
 #define KSEEK_FA_TAIL_MIN_SAVED_KEYS 1536
 #endif
-// 1 (default): the segment that holds a tail pair's first key tiles (its
-// share's last, so taken when the pair's other segments are long done)
-// merges their stored rows into its own registers where all have counted
-// themselves (at most two) and stores O as a whole item's; 0: it stores
-// its rows and counts itself as the others do (the last combines).
 // The fewest whole rounds before the tail's shares (KSEEK_FA_TAIL_SPLIT):
 // with fewer than two rounds' pairs every pair is split, and the long
 // single-head rows (128 pairs) lost 0.4-1.3% on an H100.
 #ifndef KSEEK_FA_TAIL_MIN_WHOLE
 #define KSEEK_FA_TAIL_MIN_WHOLE 1
 #endif
+// 1 (default): the segment that holds a tail pair's first key tiles (its
+// share's last, so taken when the pair's other segments are long done)
+// merges their stored rows into its own registers where all have counted
+// themselves (at most two) and stores O as a whole item's; 0: it stores
+// its rows and counts itself as the others do (the last combines).
 #ifndef KSEEK_FA_TAIL_MERGE
 #define KSEEK_FA_TAIL_MERGE 1
 #endif
