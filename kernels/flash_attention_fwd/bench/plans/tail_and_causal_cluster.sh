@@ -14,7 +14,7 @@
 #        from s4096 at head_dim 128 and +1.6% at 256 s16384 (NOTES.md v4e).
 # Rows: the causal grid rows from s2048 and the long causal rows at
 # head_dim 128 and 256 (cc), and the non-causal rows the shares take
-# (ts), with grid_hd128_full_s512 as a control (no shares: 4 key tiles).
+# (nots), with grid_hd128_full_s512 as a control (no shares: 4 key tiles).
 # Each build runs on every row, so cc's non-causal rows and nots's causal
 # ones time the default again (their spread is the noise).
 # TAIL_SHORT=1: def and nots on the non-causal rows only, both on the GPU's
