@@ -509,14 +509,14 @@
 //   The producer asking L2 for K/V tiles ahead of their loads
 //   (cp.async.bulk.prefetch.tensor) lost 8-13% overall (up to 25% on short
 //   causal rows) and was removed.
-//   Version 4e (this file; NOTES.md v4e): the wave's tail in even shares
-//   of the last rounds' key tiles over the clusters, at head_dim 128 and
-//   256 (KSEEK_FA_TAIL_SPLIT, below): on an H100 beside v4d in one run,
-//   grid head_dim 128 non-causal s4096 +1.8%, s8192 +1.2%, s16384 +1.8%
-//   (bf16; +1.4% f16), head_dim 256 s16384 +1.6%, the other 35 rows of
-//   the call within 0.3% but for the long single-head rows, which now run
-//   without the shares. No final run of v4e yet.
-//   Version 4d (NOTES.md v4d): head_dim 128 with causal
+//   Candidate 4e (NOTES.md v4e; KSEEK_FA_TAIL_SPLIT=6, off until its
+//   final run): the wave's tail in even shares of the last rounds' key
+//   tiles over the clusters, at head_dim 128 and 256 (below): on an H100
+//   beside v4d in one run, grid head_dim 128 non-causal s4096 +1.8%,
+//   s8192 +1.2%, s16384 +1.8% (bf16; +1.4% f16), head_dim 256 s16384
+//   +1.6%, the other 35 rows of the call within 0.3% but for the long
+//   single-head rows, which now run without the shares.
+//   Version 4d (this file; NOTES.md v4d): head_dim 128 with causal
 //   masking on the 176-key tiles of the non-causal shapes where the mean
 //   item sees at least 6144 keys (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): on an
 //   H100, +0.5-1.5% on the 8 task scenarios that take them (grid s16384,
@@ -1199,13 +1199,15 @@
 // KSEEK_FA_TAIL_MIN_TILES key tiles, after KSEEK_FA_TAIL_MIN_WHOLE whole
 // rounds, and where the shares save 1% of the rounds' time and
 // KSEEK_FA_TAIL_MIN_SAVED_KEYS keys; those launches run an instance of
-// their own (kTailShares), the rest the one without. Default 6 (head_dim
-// 128 and 256; v4e): on an H100 +1.2-1.9% on the grid's head_dim 128
-// non-causal rows from s4096 and +1.6-2.4% at 256 s16384, the rest
+// their own (kTailShares), the rest the one without. 6 (head_dim 128 and
+// 256) is the candidate v4e: on an H100 +1.2-1.9% on the grid's head_dim
+// 128 non-causal rows from s4096 and +1.6-2.4% at 256 s16384, the rest
 // unchanged; D = 192's kernel (8) lost 3.5-5% with the shares (NOTES.md
-// "v4e").
+// "v4e"). Default 0 until v4e's final run (kseek eval of every scenario)
+// has passed: its one try ran out of time (the shares' instances make
+// the file's compile about 2 minutes on the H100's host).
 #ifndef KSEEK_FA_TAIL_SPLIT
-#define KSEEK_FA_TAIL_SPLIT 6
+#define KSEEK_FA_TAIL_SPLIT 0
 #endif
 #ifndef KSEEK_FA_TAIL_MIN_TILES
 #define KSEEK_FA_TAIL_MIN_TILES 8
