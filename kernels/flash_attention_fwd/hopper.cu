@@ -4335,15 +4335,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 1);
       total[i] += __shfl_xor_sync(0xffffffffu, total[i], 2);
     }
-    // Through the warp's own staging memory, or straight from registers
-    // (Q's shared memory may already hold the next item's rows).
-    // (kseek_launch has checked that o is 16-byte aligned.)
+    bool merged = false;  // a tail pair's rows merged into this segment's
 #if KSEEK_FA_TAIL_SPLIT
     // A tail segment's pair, the clusters whose shares hold its segments
     // (c_lo .. c_hi), the warp's first row in the pair and its counter.
     int t_pair = 0, t_lo = 0, t_hi = 0, t_slot = 0, pair_row = 0;
     int* t_count = nullptr;
-    bool merged = false;
     if constexpr (kTail) {
       if (split >= 0) {
         const int c = split / p.tail_segs;
@@ -4369,10 +4366,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         }
       }
     }
-    const bool whole = !kTail || split < 0 || merged;  // (a tail segment's part: below)
-#else
-    const bool whole = !kTail || split < 0;
 #endif
+    const bool whole = !kTail || split < 0 || merged;  // (a tail segment's part: below)
+    // Through the warp's own staging memory, or straight from registers
+    // (Q's shared memory may already hold the next item's rows).
+    // (kseek_launch has checked that o is 16-byte aligned.)
     if (p.splits == 1 && kTma && whole) {
       StoreOutputTma<T, KO, C::kTmaBuffers>(
           p, w, st, total[0], total[1], warp, lane,
