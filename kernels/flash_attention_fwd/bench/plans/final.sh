@@ -10,8 +10,12 @@
 # bf16 matmul rate and copy bandwidth before and after the run
 # (bench/ceilings.py, about 10 s) into $OUT/ceilings.txt. The final runs since v3p
 # (bench/results/hopper_v3*_h200.txt, hopper_v4_h200.txt).
+# Since v4e the compile alone takes about 2 minutes: with
+# FINAL_HARNESS_JSON (eval_candidate.sh's harness.json for the same PTX,
+# carried too) the kseek evals are skipped (run_plan.sh final_run).
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/final.sh
+#   FINAL_HARNESS_JSON=.devout/v4e_eval/harness.json bash kernels/flash_attention_fwd/bench/plans/final.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 final_plan

@@ -63,9 +63,19 @@ run_profile() {
 # beside FA3, cuDNN and FA2 (with its second table by the timeline: the
 # short calls' spans, at most 180 s of them), and the pad sweep (about
 # 400 s, at most 520; .device and .anchors carried); its output to LOG.
+# FINAL_HARNESS_JSON: the harness.json of an earlier kseek eval of the same
+# kernel (eval_candidate.sh's, carried; its PTX shown identical by
+# bench/ptx_same.sh): both evals skipped, for a kernel whose compile and
+# eval together leave too little of a call's 600 s for the rest.
 final_run() {
+  local eval=(FA_EVAL_TIMEOUT=200 FA_EXTRA=1)
+  if [[ -n ${FINAL_HARNESS_JSON:-} ]]; then
+    [[ -f $FINAL_HARNESS_JSON ]] ||
+      { echo "final_run: no file $FINAL_HARNESS_JSON (FINAL_HARNESS_JSON)" > "$2"; return 2; }
+    eval=(FA_HARNESS_JSON="$(realpath "$FINAL_HARNESS_JSON")" FA_EXTRA=0)
+  fi
   ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." &&
-    PHASES=anchor ANCHOR_KERNEL=$1 ANCHOR_TIMEOUT=520 FA_EVAL_TIMEOUT=200 FA_EXTRA=1 \
+    env "${eval[@]}" PHASES=anchor ANCHOR_KERNEL="$1" ANCHOR_TIMEOUT=520 \
       FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
       FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
       bash scripts/device/full_run.sh ) > "$2" 2>&1
