@@ -328,13 +328,33 @@ TEST(HopperEmulationTest, ClustersPassClustered) {
 // Clusters with causal masking too (hopper_emu_causal_cluster:
 // KSEEK_FA_CAUSAL_CLUSTER=14), the cz_ shapes: the block of a pair's
 // earlier query tile walks the pair's key tiles with those past its rows
-// masked, and every other round of the clusters' static order runs
-// backwards; head_dim 128's two-Q-buffer, 128-key and 176-key (from the
-// end) instances, D = 256 and D = 192, with rounds partly empty. Every
-// run must be a clustered launch.
+// masked; the pairs from the clusters' queue (rank 0 takes each and hands
+// it to rank 1 through a ring of slots in rank 1's shared memory:
+// KSEEK_FA_CAUSAL_CLUSTER_QUEUE), and in the static order whose every
+// other round runs backwards (hopper_emu_causal_cluster_static);
+// head_dim 128's two-Q-buffer, 128-key and 176-key (from the end)
+// instances, D = 256 and D = 192, with rounds partly empty and more
+// rounds than the ring has slots. The shapes run one after another on one
+// stream, so a queue left set fails a later run; and captured into
+// graphs (the queue cleared by each graph). Every run must be a clustered
+// launch.
 TEST(HopperEmulationTest, CausalClustersPassClustered) {
-  const ProcessResult r = ExpectAllPass("causal_cluster", "cz_", 16);
-  EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+  for (const char* config : {"causal_cluster", "causal_cluster_static"}) {
+    const ProcessResult r = ExpectAllPass(config, "cz_", 16);
+    EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+  }
+  const ProcessResult captured = Emulate("causal_cluster", {"--captured", "cz_hd128"});
+  EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
+  const auto [passed, runs] = EmulationCounts(captured);
+  EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
+  EXPECT_GE(runs, 6) << EmulationTail(captured.out) << captured.err;
+}
+
+// The clusters' queue left where a call ended
+// (hopper_emu_cluster_queue_no_reset): the stream's next call (the
+// shape's second run) starts past its pairs, and the check must fail.
+TEST(HopperEmulationTest, PlantedClusterQueueLeftSetFails) {
+  ExpectPlantFails("cluster_queue_no_reset", "cz_hd128_bf16_causal_q512");
 }
 
 // The backward rounds planted off by one (hopper_emu_causal_cluster_order):

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4e: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4f: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -63,7 +63,12 @@
 //   even number of query tiles per head and seqlen_q <= seqlen_k, the
 //   blocks run in clusters of two (as many as fit at once, 66 on an H200)
 //   whose items are pairs of query tiles of one head, in a static order
-//   (cluster c takes pairs c, c + clusters, ...; no counter). Each block
+//   (cluster c takes pairs c, c + clusters, ...; no counter); with causal
+//   masking at head_dim 128 where the mean item sees 6144 keys or more
+//   (KSEEK_FA_CAUSAL_CLUSTER), from the stream's queue: rank 0's producer
+//   takes each pair and hands it to rank 1's through a ring of slots in
+//   rank 1's shared memory, each with a full barrier there and an empty
+//   one in rank 0 (KSEEK_FA_CAUSAL_CLUSTER_QUEUE). Each block
 //   loads every other 64-column block of each K and V tile into both
 //   blocks' stages by TMA multicast, so each tile leaves L2 once per pair;
 //   a stage's empty barrier counts both blocks' consumer warps (each
@@ -523,13 +528,32 @@
 //   head_dim 128 s16384 bf16 non-causal 768 TFLOP/s (FA3 745), 97% of the
 //   same GPU's matmul. Causal items in clusters (KSEEK_FA_CAUSAL_CLUSTER):
 //   0.62-0.64x on the grid's causal rows (the static order), off.
-//   Version 4e (this file; NOTES.md v4e; KSEEK_FA_TAIL_SPLIT=6): the
+//   Version 4e (NOTES.md v4e; KSEEK_FA_TAIL_SPLIT=6): the
 //   wave's tail in even shares of the last rounds' key tiles over the
 //   clusters, at head_dim 128 and 256 (below): on an H100 beside v4d in
 //   one run, grid head_dim 128 non-causal s4096 +1.8%, s8192 +1.2%,
 //   s16384 +1.8% (bf16; +1.4% f16), head_dim 256 s16384 +1.6%, the other
-//   35 rows of the call within 0.3%. All 312 scenarios and the extra ones
-//   correct by kseek eval in the sandbox on an H100.
+//   35 rows of the call within 0.3%. Final run on an H100
+//   (bench/results/hopper_v4e_h100.txt): all 312 scenarios and 27 extra
+//   ones correct by kseek eval in the sandbox, 1.043x FA3 and 1.128x
+//   cuDNN over the FA3 grid (566.8 TFLOP/s), 1.107x FA3 / 1.396x cuDNN
+//   over all, every class at or above 1.017x FA3; head_dim 128 s16384
+//   bf16 non-causal 778 TFLOP/s (FA3 746), 256 s16384 848 (FA3 809).
+//   Version 4f (this file; NOTES.md v4f): head_dim 128's causal pairs in
+//   clusters of two where the mean item sees at least 6144 keys (the
+//   176-key tiles; KSEEK_FA_CAUSAL_CLUSTER=2), taken from a queue per
+//   cluster (KSEEK_FA_CAUSAL_CLUSTER_QUEUE: rank 0's producer takes the
+//   pair and hands it to rank 1's through slots in rank 1's shared
+//   memory). On an H100 beside v4e in one run: grid causal s16384 +2.9%
+//   (bf16) and +3.2% (f16), prefill q2048 k16384 +3.5%, q1000 k8192 +3.7%,
+//   long_single +2.8%; shorter rows lost in clusters (s1024 -6%, s4096
+//   -1%) and stay on single blocks. Final run on an H100
+//   (bench/results/hopper_v4f_h100.txt; a slower one, its matmul at 766
+//   TFLOP/s): all 312 scenarios and 27 extra ones correct by kseek eval in
+//   the sandbox, 1.041x FA3 and 1.127x cuDNN over the FA3 grid, 1.106x
+//   FA3 / 1.392x cuDNN over all, every class at or above 1.015x FA3
+//   (grid head_dim 128 causal 1.041x, v4e's 1.036x); grid head_dim 128
+//   causal s16384 1.023-1.026x FA3 (v4e's run 0.992-0.994x).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1170,13 +1194,43 @@
 // same. At head_dim 128 the pairs take the item's usual key tiles (two Q
 // buffers up to KSEEK_FA_HD128_CAUSAL_Q2_UPTO keys, 176-key tiles from
 // KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, else 128-key tiles on an instance of
-// their own). Not the narrow head_dim 80 and 96 instances. Default 0
-// (timed once on an H100: the grid's causal rows s2048-s16384 0.62-0.64x,
-// the static order's imbalance over the L2 sections, NOTES.md "The tail's
-// shares and the causal clusters timed once"; long_single causal +3.4%
-// at head_dim 128).
+// their own). Not the narrow head_dim 80 and 96 instances. In the static
+// order (KSEEK_FA_CAUSAL_CLUSTER_QUEUE=0) timed once on an H100: the
+// grid's causal rows s2048-s16384 0.62-0.64x, the static order's
+// imbalance over the L2 sections (NOTES.md "The tail's shares and the
+// causal clusters timed once"). From the queue (below), on an H100 beside
+// v4e: head_dim 128 grid causal s16384 +2.9-3.2%, prefill q2048 k16384
+// and q1000 k8192 +3.5-3.7%, long_single +2.8% (the 176-key tiles), s8192
+// +0.1-0.7% (128-key), s4096 -1%, s2048 -3%, s1024 -6%; at D = 256 and
+// 192 -1.7-7% up to s4096, 0-1.5% from s8192 (NOTES.md v4f). Default 2
+// (head_dim 128) where the mean item sees KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS.
 #ifndef KSEEK_FA_CAUSAL_CLUSTER
-#define KSEEK_FA_CAUSAL_CLUSTER 0
+#define KSEEK_FA_CAUSAL_CLUSTER 2
+#endif
+// Causal pairs in clusters (KSEEK_FA_CAUSAL_CLUSTER) only where the mean
+// item sees at least this many keys (seqlen_k - seqlen_q / 2): below,
+// the pair's extra masked tile and the shorter items lost (above). At
+// 6144, as KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, head_dim 128's causal pairs
+// run on the 176-key tiles only, and the 128-key causal cluster instance
+// is not compiled. 0: every causal shape the clusters can take. 4096
+// together with KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096 (the clustered
+// 176-key tiles from 4096 mean keys): grid causal s8192 +1.7-2.1% on an
+// H100 beside v4f, the other rows unchanged (NOTES.md v4f, call 5; not
+// yet evaluated by kseek eval, so not the default).
+#ifndef KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS
+#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 6144
+#endif
+// With KSEEK_FA_CAUSAL_CLUSTER: 1, the causal pairs from a queue instead
+// of the static order (the static order's backward rounds balance a cost
+// that falls over the whole queue, but the L2 sections make it a
+// sawtooth). A cluster's rank 0 producer takes the next pair from the
+// stream's counter (as the single blocks do) and hands it to rank 1's
+// producer through a ring of slots in rank 1's shared memory (a remote
+// store and a release arrival on rank 1's barrier for the slot; rank 1
+// arrives on rank 0's barrier once it has read the slot, so that rank 0
+// writes no slot twice unread). 0: the static order.
+#ifndef KSEEK_FA_CAUSAL_CLUSTER_QUEUE
+#define KSEEK_FA_CAUSAL_CLUSTER_QUEUE 1
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster instances
 // share the key tiles of the static order's last rounds evenly, without
@@ -3271,6 +3325,34 @@ __device__ __forceinline__ void ArriveClusterIf(uint32_t bar, bool pred) {
       "r"(int(pred))
       : "memory");
 }
+#if KSEEK_FA_CAUSAL_CLUSTER && KSEEK_FA_CAUSAL_CLUSTER_QUEUE
+// A 32-bit store to shared::cluster address `addr` (PeerAddress: another
+// block's shared memory); KSEEK_FA_CAUSAL_CLUSTER_QUEUE's slots.
+__device__ __forceinline__ void StoreClusterInt(uint32_t addr, int v) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// One arrival on the barrier at shared::cluster address `bar` that
+// releases this thread's earlier writes (StoreClusterInt's) at cluster
+// scope, for a WaitAcquireCluster on that barrier.
+__device__ __forceinline__ void ArriveReleaseCluster(uint32_t bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
+               : "memory");
+}
+// Wait, acquiring at cluster scope what the arrivals released (another
+// block's stores into this block's shared memory).
+__device__ __forceinline__ void WaitAcquireCluster(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  }
+}
+#endif
 // TmaLoad4d into every block of the cluster that `mask` names (bit r: rank
 // r), at shared address `dst` of each, its bytes counted on each block's
 // barrier at `bar`.
@@ -3458,9 +3540,19 @@ struct WgmmaConfig {
   static constexpr bool kStagedStores =
       !kTmaStores && (KSEEK_FA_STAGED_STORES & HeadDimBit(D)) != 0 && D <= 128 &&
       1024 + kStagedAt + kStagedBytes <= 227 * 1024;
+  // KSEEK_FA_CAUSAL_CLUSTER_QUEUE: the mailbox of the cluster's queue
+  // (kMail slots: a full and an empty barrier each, then the ints), last,
+  // in the instances of KSEEK_FA_CAUSAL_CLUSTER's head dims (used by the
+  // cluster ones only).
+  static constexpr bool kMailbox =
+      KSEEK_FA_CAUSAL_CLUSTER && KSEEK_FA_CAUSAL_CLUSTER_QUEUE &&
+      (KSEEK_FA_CAUSAL_CLUSTER & WgmmaDimBit(D)) != 0;
+  static constexpr int kMail = 4;
+  static constexpr int kMailAt =
+      ((kStagedStores || kTmaStores ? kStagedAt + kStagedBytes : kItemEnd) + 7) / 8 * 8;
+  static constexpr int kMailBytes = kMailbox ? kMail * (2 * 8 + 4) : 0;
   // 1024 bytes of slack to align the tiles to the swizzle atom.
-  static constexpr int kSmemBytes =
-      1024 + (kStagedStores || kTmaStores ? kStagedAt + kStagedBytes : kItemEnd);
+  static constexpr int kSmemBytes = 1024 + kMailAt + kMailBytes;
   static_assert(kSmemBytes <= 227 * 1024,
                 "fits the shared memory one block can have on sm_90");
 };
@@ -3780,6 +3872,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   auto full_v = [&](int s) { return stage_barriers + 8 * (C::kStages + s); };
   auto empty_k = [&](int s) { return stage_barriers + 8 * (2 * C::kStages + s); };
   auto empty_v = [&](int s) { return stage_barriers + 8 * (3 * C::kStages + s); };
+  // KSEEK_FA_CAUSAL_CLUSTER_QUEUE (causal pairs in clusters): slot s's
+  // full barrier (rank 1's: the slot written) and empty barrier (rank
+  // 0's: the slot read), and the slots.
+  constexpr bool kMailbox = CL == 2 && C::kMailbox;
+  constexpr int kMail = C::kMail;
+  [[maybe_unused]] const uint32_t mail = base + C::kMailAt;
+  [[maybe_unused]] auto mail_full = [&](int s) { return mail + 8 * s; };
+  [[maybe_unused]] auto mail_empty = [&](int s) { return mail + 8 * (kMail + s); };
+  [[maybe_unused]] auto mail_slot = [&](int s) { return mail + 16 * kMail + 4 * s; };
   // Items: query tiles x key splits (p.splits is 1 unless split keys); in
   // clusters (KSEEK_FA_CLUSTER) pairs of query tiles, the block of rank r
   // taking the pair's tile r (p.q_tiles counts the pairs).
@@ -3854,6 +3955,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       BarrierInit(empty_k(s), CL * C::kConsumers * kWgThreads / 32);
       BarrierInit(empty_v(s), CL * C::kConsumers * kWgThreads / 32);
     }
+    if constexpr (kMailbox) {
+      for (int s = 0; s < kMail; ++s) {
+        BarrierInit(mail_full(s), 1);
+        BarrierInit(mail_empty(s), 1);
+      }
+    }
     FenceBarrierInit();
   }
   // In a cluster no block touches the other's barriers before they are
@@ -3892,7 +3999,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     if constexpr (kTail)
       if (item >= p.tail_first) item = tail_next(share_first());
 #endif
-    for (int n = 0;; ++n) {
+    // Round n; with KSEEK_FA_CAUSAL_CLUSTER_QUEUE (causal calls) also the
+    // pairs rank 0 has handed to rank 1 (rounds 1 .. n's) when it takes
+    // round n + 1's, slot n % kMail.
+    int n = 0;
+    for (;; ++n) {
       KSEEK_FA_TRACE_ONLY(TraceStart(n, 2);)
       // Round n: Q of the item into buffer n % kQB once the consumers'
       // last S of round n - kQB is done, the item published on that
@@ -4015,10 +4126,28 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       // register through all the loads, and the producer's 24 registers
       // would spill.)
       // (In a cluster: the next pair in the static order, every other
-      // round backwards under causal masking: KSEEK_FA_CAUSAL_CLUSTER.)
+      // round backwards under causal masking: KSEEK_FA_CAUSAL_CLUSTER; or
+      // with KSEEK_FA_CAUSAL_CLUSTER_QUEUE causal pairs from the queue.)
       auto from_queue = [&scratch] { return int(gridDim.x) + atomicAdd(scratch.queue, 1); };
       int next = 0;
       if constexpr (KSEEK_FA_EARLY_NEXT != 0 && !kCluster) next = from_queue();
+#if KSEEK_FA_CAUSAL_CLUSTER && KSEEK_FA_CAUSAL_CLUSTER_QUEUE
+      if constexpr (kMailbox) {
+        // Rank 0: the cluster's next pair (the first wave's are the
+        // clusters' indices), into rank 1's next slot once rank 1 has read
+        // that slot's previous pair, and into its own slot (read back
+        // below: held in a register through the last load, it made the
+        // producer's 24 spill).
+        if (p.causal && ClusterRank() == 0) {
+          const int s = n % kMail;
+          Wait(mail_empty(s), ((n / kMail) & 1) ^ 1);
+          const int got = int(gridDim.x / 2) + atomicAdd(scratch.queue, 1);
+          *reinterpret_cast<volatile int*>(smem + (mail_slot(s) - raw)) = got;
+          StoreClusterInt(PeerAddress(mail_slot(s), 1), got);
+          ArriveReleaseCluster(PeerAddress(mail_full(s), 1));
+        }
+      }
+#endif
       if (tiles > 0) load(tiles - 1, true);
       KSEEK_FA_TRACE_ONLY(TraceEnd(n, 2, 7);)
       ring += tiles;
@@ -4031,6 +4160,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           item = tail_next(item + 1);
         }
         continue;
+      }
+#endif
+#if KSEEK_FA_CAUSAL_CLUSTER && KSEEK_FA_CAUSAL_CLUSTER_QUEUE
+      if constexpr (kMailbox) {
+        if (p.causal) {
+          // The pair that rank 0 put in slot n % kMail (rank 1: once it
+          // has; then rank 0 may write the slot again).
+          const int s = n % kMail;
+          if (ClusterRank() != 0) WaitAcquireCluster(mail_full(s), (n / kMail) & 1);
+          item = *reinterpret_cast<volatile int*>(smem + (mail_slot(s) - raw));
+          if (ClusterRank() != 0) ArriveClusterIf(PeerAddress(mail_empty(s), 0), true);
+          continue;
+        }
       }
 #endif
       if constexpr (kCluster && (KSEEK_FA_CAUSAL_CLUSTER & WgmmaDimBit(D)) != 0) {
@@ -4051,6 +4193,20 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       for (int r = ring; r < ring + C::kStages; ++r) {
         Wait(empty_k(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
         Wait(empty_v(RingStage<C::kStages>(r)), RingPhase<C::kStages>(r) ^ 1);
+      }
+      if constexpr (kMailbox) {
+        if (p.causal && ClusterRank() == 0) {
+          // Rank 1's reads of the last slots (of rounds 1 .. n) arrive
+          // here: this block stays until they have (each slot's barrier
+          // past its last use). Then the last cluster to finish sets the
+          // queue back to 0.
+          for (int k = n > kMail ? n - kMail : 0; k < n; ++k)
+            Wait(mail_empty(k % kMail), (k / kMail) & 1);
+          if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x / 2) - 1) {
+            scratch.queue[0] = 0;
+            scratch.queue[1] = 0;
+          }
+        }
       }
     } else {
       if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x) - 1) {
@@ -5452,12 +5608,16 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
 #endif
   cudaStream_t stream = static_cast<cudaStream_t>(args->stream);
   CallScratch scratch(stream);
-  if (!scratch.Bind(p, CL != 2, int64_t(p.batch) * p.heads_q * p.seqlen_q, D, tail_rows))
+  // (Clusters take pairs in a static order, but causal ones from a queue
+  // with KSEEK_FA_CAUSAL_CLUSTER_QUEUE.)
+  const bool queue = CL != 2 || (C::kMailbox && p.causal);
+  if (!scratch.Bind(p, queue, int64_t(p.batch) * p.heads_q * p.seqlen_q, D, tail_rows))
     return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
   if constexpr (CL == 2) {
-    // Persistent clusters; each takes pairs in a static order.
+    // Persistent clusters; each takes pairs in a static order (causal
+    // ones from a queue with KSEEK_FA_CAUSAL_CLUSTER_QUEUE).
     const int clusters = int(cluster_grid);
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
@@ -5609,7 +5769,9 @@ int Launch(Problem p, const kseek_launch_args* args) {
       // takes at 256).
       constexpr bool kClusterHere = (KSEEK_FA_CLUSTER & HeadDimBit(D)) != 0 && D >= 128;
       [[maybe_unused]] auto cluster_shape = [&p](int bit) {
-        return (!p.causal || (KSEEK_FA_CAUSAL_CLUSTER & bit) != 0) &&
+        return (!p.causal || ((KSEEK_FA_CAUSAL_CLUSTER & bit) != 0 &&
+                              int64_t(p.seqlen_k) - p.seqlen_q / 2 >=
+                                  KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS)) &&
                p.seqlen_q <= p.seqlen_k && (p.seqlen_q + kBlockM - 1) / kBlockM % 2 == 0;
       };
       [[maybe_unused]] const bool cluster =
@@ -5664,8 +5826,13 @@ int Launch(Problem p, const kseek_launch_args* args) {
           return LaunchWgmma<T, D, 2, KSEEK_FA_HD128_FULL_BLOCK_N>(p, args, sms);
         }
       }
-      if constexpr (D == 128 && kClusterHere && (KSEEK_FA_CAUSAL_CLUSTER & 2) != 0) {
-        // The causal items' 128-key tiles in clusters (an instance of their own).
+      if constexpr (D == 128 && kClusterHere && (KSEEK_FA_CAUSAL_CLUSTER & 2) != 0 &&
+                    (KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS < KSEEK_FA_HD128_CAUSAL_WIDE_KEYS ||
+                     KSEEK_FA_HD128_CAUSAL_WIDE_KEYS == 0 ||
+                     KSEEK_FA_HD128_FULL_BLOCK_N == 128)) {
+        // The causal items' 128-key tiles in clusters (an instance of their
+        // own; not where KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS leaves them to
+        // the 176-key tiles).
         if (p.causal && cluster) return LaunchWgmma<T, D, 2, 0, 0, D, 2>(p, args, sms);
       }
       if constexpr (D == 256 && KSEEK_FA_D192) {

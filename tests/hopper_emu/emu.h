@@ -310,11 +310,13 @@ void WaitGroups(int pending);
 void RunGrid(dim3 grid, dim3 block, size_t smem, const std::function<void()>& body);
 // Clusters (tests/hopper_emu only): barrier.cluster, %cluster_ctarank, mapa
 // (a shared::cluster address: see emu_main.cc), a remote mbarrier arrive,
+// a 32-bit store into another block's shared memory,
 // a multicast TMA load, and a grid of clusters of cluster.x blocks.
 void ClusterSync();
 uint32_t ClusterRank();
 uint32_t ClusterAddress(uint32_t local, uint32_t rank);
 void MbarArriveCluster(uint32_t bar);
+void StoreCluster32(uint32_t addr, uint32_t v);
 void TmaLoadMulticast(uint32_t dst, const void* map, uint32_t bar, uint16_t mask, int c0, int c1, int c2,
                       int c3);
 void RunClusteredGrid(dim3 grid, dim3 block, size_t smem, dim3 cluster, const std::function<void()>& body);

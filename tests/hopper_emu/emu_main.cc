@@ -206,6 +206,21 @@ void MbarArriveCluster(uint32_t addr) {
   MbarArriveOn(b, bar);
 }
 
+// st.shared::cluster.u32: 4 bytes at the shared::cluster address, in any
+// block of the cluster but one whose threads have all ended.
+void StoreCluster32(uint32_t addr, uint32_t v) {
+  uint32_t offset;
+  Block& b = ClusterBlock(addr, offset, "st.shared::cluster");
+  if (b.exited)
+    Failf("st.shared::cluster into shared offset %u of block %u (cluster rank %u), whose threads have all ended",
+          offset, b.idx.x, b.rank);
+  if (offset % 4 != 0 || offset + 4 > b.smem.size())
+    Failf("st.shared::cluster.u32 at shared offset %u of block %u: unaligned or past its shared memory", offset,
+          b.idx.x);
+  g_progress++;
+  memcpy(b.smem.data() + offset, &v, 4);
+}
+
 // cp.async.bulk.tensor...multicast::cluster: the box into shared offset
 // `dst` of every block whose rank bit is set in `mask`, its bytes counted
 // on the mbarrier at offset `bar` of each. Each block's copy is done at

@@ -67,15 +67,18 @@ run_profile() {
 # kernel (eval_candidate.sh's, carried; its PTX shown identical by
 # bench/ptx_same.sh): both evals skipped, for a kernel whose compile and
 # eval together leave too little of a call's 600 s for the rest.
+# FINAL_ANCHOR_TIMEOUT, FINAL_EVAL_TIMEOUT: the phase's and the eval's
+# limits in seconds (default 520 and 260: since v4e the compile takes about
+# 120 s of the phase and the eval about 195).
 final_run() {
-  local eval=(FA_EVAL_TIMEOUT=200 FA_EXTRA=1)
+  local eval=(FA_EVAL_TIMEOUT="${FINAL_EVAL_TIMEOUT:-260}" FA_EXTRA=1)
   if [[ -n ${FINAL_HARNESS_JSON:-} ]]; then
     [[ -f $FINAL_HARNESS_JSON ]] ||
       { echo "final_run: no file $FINAL_HARNESS_JSON (FINAL_HARNESS_JSON)" > "$2"; return 2; }
     eval=(FA_HARNESS_JSON="$(realpath "$FINAL_HARNESS_JSON")" FA_EXTRA=0)
   fi
   ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." &&
-    env "${eval[@]}" PHASES=anchor ANCHOR_KERNEL="$1" ANCHOR_TIMEOUT=520 \
+    env "${eval[@]}" PHASES=anchor ANCHOR_KERNEL="$1" ANCHOR_TIMEOUT="${FINAL_ANCHOR_TIMEOUT:-520}" \
       FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
       FA_ANCHOR_ARGS="--budget-s 0.15 --samples 8" FA_PAD_SWEEP=0,100,300,1000 \
       bash scripts/device/full_run.sh ) > "$2" 2>&1
