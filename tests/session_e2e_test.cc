@@ -40,6 +40,11 @@ using testing::WaitFile;
 //   selfask  records that it applied a bank question, then says it is done
 //   subset   (evaluates one scenario only) says it is done
 //   queued   touches "started" first, then waits on its evaluation
+// In the modes whose tests need the agent's own evaluation to be all
+// correct (good, subset), an evaluation judged wrong (exit status 1) is run
+// again, three runs at most: on a loaded host the harness's cross-check of
+// an honest kernel's reported time against its process's CPU time
+// (harness/src/runner_scenario.cc, CrossCheckTimes) can fail a scenario.
 const char kAgentScript[] = R"(#!/bin/bash
 mode="$1"; source_file="$2"; prompt="$3"
 turn=$(( $(cat .turn 2>/dev/null || echo 0) + 1 )); echo $turn > .turn
@@ -50,8 +55,14 @@ echo "turn $turn: evaluating"
 scenarios=""
 [ "$mode" = subset ] && scenarios="--scenarios r64_c33_f32_host"
 [ "$mode" = queued ] && touch started
-kseek eval $scenarios --max-samples 3 --max-seconds 0.1 --json kernel.cu > "eval.$turn" 2>&1
-echo "kseek eval exit status $?"
+runs=1
+case "$mode" in good|subset) runs=3 ;; esac
+for run in $(seq $runs); do
+  kseek eval $scenarios --max-samples 3 --max-seconds 0.1 --json kernel.cu > "eval.$turn" 2>&1
+  status=$?
+  echo "kseek eval exit status $status"
+  [ $status = 1 ] || break
+done
 case "$mode" in
   good|subset) echo "I replaced the kernel. Done." ;;
   liar)
@@ -133,11 +144,14 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   ASSERT_TRUE(array.is_array());
   EXPECT_EQ(std::vector<nlohmann::json>(array.begin(), array.end()), trace);
   // The agent's own evaluation landed in the trace, then the coordinator's
-  // verification; success comes only after it.
+  // verification; success comes only after it. (A turn whose evaluations a
+  // loaded host spoils is followed by another: see kAgentScript.)
   std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");
-  ASSERT_EQ(evals.size(), 2u) << trace_out.out;
-  EXPECT_EQ(evals[0]["by"], "agent");
-  EXPECT_EQ(evals[1]["by"], "verification");
+  ASSERT_GE(evals.size(), 2u) << trace_out.out;
+  EXPECT_EQ(evals.front()["by"], "agent");
+  EXPECT_EQ(evals.back()["by"], "verification");
+  int verifications = 0;
+  for (const nlohmann::json& e : evals) verifications += e["by"] == "verification";
   // Both evaluated the fast kernel the agent put in place, and say so by its
   // hash (not the hash of nothing).
   testing::ProcessResult sha = testing::RunProcess({"sha256sum", fast});
@@ -147,7 +161,14 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   // it is the session's first best.
   std::vector<nlohmann::json> bests = OfKind(trace, "best");
   ASSERT_FALSE(bests.empty()) << trace_out.out;
-  EXPECT_EQ(bests[0]["evaluation_id"], evals[0]["evaluation_id"]);
+  const nlohmann::json* first_correct = nullptr;
+  for (const nlohmann::json& e : evals) {
+    if (first_correct == nullptr && e["all_correct"].get<bool>()) first_correct = &e;
+  }
+  ASSERT_NE(first_correct, nullptr) << trace_out.out;
+  EXPECT_EQ((*first_correct)["by"], "agent") << trace_out.out;
+  EXPECT_EQ((*first_correct)["total"], 11) << trace_out.out;
+  EXPECT_EQ(bests[0]["evaluation_id"], (*first_correct)["evaluation_id"]);
   int64_t verification_at = -1, succeeded_at = -1;
   for (const nlohmann::json& e : trace) {
     if (e["kind"] == "evaluation" && e["by"] == "verification") verification_at = e["index"];
@@ -155,7 +176,7 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   }
   ASSERT_GE(verification_at, 0);
   EXPECT_GT(succeeded_at, verification_at);
-  nlohmann::json verification = OfKind(trace, "verification").at(0);
+  nlohmann::json verification = OfKind(trace, "verification").back();
   EXPECT_TRUE(verification["goal_met"].get<bool>());
   EXPECT_GE(verification["geomean_speedup"].get<double>(), 1.5);
   // The agent was told how to evaluate, and its plain `kseek eval
@@ -179,7 +200,7 @@ TEST(SessionEndToEnd, FastKernelSucceedsOnlyByTheCoordinatorsVerification) {
   ASSERT_EQ(show.exit_code, 0) << show.err;
   nlohmann::json shown = nlohmann::json::parse(show.out);
   EXPECT_EQ(shown["state"], "succeeded");
-  EXPECT_EQ(shown["turns"], 1);
+  EXPECT_EQ(shown["turns"], verifications);
   EXPECT_EQ(shown["events"], static_cast<int64_t>(trace.size()));
 }
 
@@ -345,7 +366,12 @@ TEST(SessionEndToEnd, CancelWithdrawsTheSessionsQueuedEvaluations) {
   testing::ProcessResult other =
       c.Kseek({"eval", "--task", Softmax(), "--target", "host", "--max-samples", "3",
                "--max-seconds", "0.1", "--json", Softmax() + "/fast_host.cc"});
-  EXPECT_EQ(other.exit_code, 0) << other.err << other.out;  // --json: a verdict on stdout
+  // Evaluated (exit status 0 or 1: all correct or not, which a loaded host
+  // can decide, see kAgentScript), with its verdict on stdout (--json).
+  EXPECT_TRUE(other.exit_code == 0 || other.exit_code == 1) << other.err << other.out;
+  nlohmann::json verdict = nlohmann::json::parse(other.out, nullptr, false);
+  ASSERT_TRUE(verdict.is_object()) << other.err << other.out;
+  EXPECT_EQ(verdict["scenarios"].size(), 11u) << other.out;
   for (const nlohmann::json& e : evals()) {
     if (e["evaluation_id"] != queued_id) continue;
     EXPECT_EQ(e["state"], "failed");
@@ -363,20 +389,38 @@ TEST(SessionEndToEnd, AnEvaluationOnSomeScenariosIsNeverTheBest) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "subset", "fast", 1));
-  EXPECT_EQ(c.WaitEnded(s.session_id(), 300).state(), "succeeded");
+  // Turns to spare: a verification that a loaded host spoils (see
+  // kAgentScript) is followed by another turn, not by the end of the budget.
+  v1::Session s = c.Create(AgentRequest(c, "subset", "fast", 3));
+  v1::Session end = c.WaitEnded(s.session_id(), 500);
   std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  const std::string dump = nlohmann::json(trace).dump(1);
+  EXPECT_EQ(end.state(), "succeeded") << end.reason() << dump;
   std::vector<nlohmann::json> evals = OfKind(trace, "evaluation");
-  ASSERT_EQ(evals.size(), 2u);
-  // The agent's run on one scenario: all correct with a speedup, yet not a best.
-  EXPECT_EQ(evals[0]["by"], "agent");
-  EXPECT_EQ(evals[0]["total"], 1);
-  EXPECT_TRUE(evals[0]["all_correct"].get<bool>()) << evals[0].dump();
-  EXPECT_FALSE(evals[0]["geomean_speedup"].is_null());
   std::vector<nlohmann::json> best = OfKind(trace, "best");
-  ASSERT_EQ(best.size(), 1u);
-  EXPECT_EQ(best[0]["evaluation_id"], evals[1]["evaluation_id"]);
-  EXPECT_EQ(evals[1]["by"], "verification");
+  ASSERT_FALSE(best.empty()) << dump;
+  // The agent ran one scenario only; a run all correct with a speedup came
+  // before any best, yet was not one.
+  const nlohmann::json* candidate = nullptr;
+  for (const nlohmann::json& e : evals) {
+    if (e["by"] != "agent") continue;
+    EXPECT_EQ(e["total"], 1) << e.dump();
+    if (candidate == nullptr && e["all_correct"].get<bool>() && !e["geomean_speedup"].is_null()) {
+      candidate = &e;
+    }
+  }
+  ASSERT_NE(candidate, nullptr) << dump;
+  EXPECT_LT((*candidate)["index"].get<int64_t>(), best[0]["index"].get<int64_t>()) << dump;
+  // Every best is a verification's, on the full set.
+  for (const nlohmann::json& b : best) {
+    const nlohmann::json* of = nullptr;
+    for (const nlohmann::json& e : evals) {
+      if (e["evaluation_id"] == b["evaluation_id"]) of = &e;
+    }
+    ASSERT_NE(of, nullptr) << b.dump();
+    EXPECT_EQ((*of)["by"], "verification") << dump;
+    EXPECT_EQ((*of)["total"], 11) << dump;
+  }
 }
 
 TEST(SessionEndToEnd, CoordinatorKilledMidTurnResumesWithNoEventLost) {
@@ -404,7 +448,7 @@ TEST(SessionEndToEnd, CoordinatorKilledMidTurnResumesWithNoEventLost) {
   c.coordinator().Signal(SIGKILL);
   c.coordinator().Wait(30);
   c.StartCoordinator();
-  v1::Session end = c.WaitEnded(s.session_id(), 300);
+  v1::Session end = c.WaitEnded(s.session_id(), 450);
   EXPECT_EQ(end.state(), "succeeded") << end.reason();
   std::vector<nlohmann::json> watched;
   for (std::string line = watch.ReadLine(60); !line.empty(); line = watch.ReadLine(60)) {
@@ -425,9 +469,11 @@ TEST(SessionEndToEnd, CoordinatorKilledMidTurnResumesWithNoEventLost) {
   }
   EXPECT_TRUE(closed) << nlohmann::json(after).dump(1);
   EXPECT_FALSE(Alive(agent)) << "the orphaned agent still runs";
+  // The last verification met the goal (an earlier one that a loaded host
+  // spoiled, see kAgentScript, was followed by another turn).
   std::vector<nlohmann::json> verifications = OfKind(after, "verification");
-  ASSERT_EQ(verifications.size(), 1u);
-  EXPECT_TRUE(verifications[0]["goal_met"].get<bool>());
+  ASSERT_FALSE(verifications.empty());
+  EXPECT_TRUE(verifications.back()["goal_met"].get<bool>());
 }
 
 TEST(SessionEndToEnd, AMessageWithNowInterruptsTheTurnAndGoesFirst) {
@@ -471,7 +517,9 @@ TEST(SessionEndToEnd, CoordinatorKilledDuringVerificationWaitsForTheSameEvaluati
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::Session s = c.Create(AgentRequest(c, "good", "fast", 2));
+  // Turns to spare: a verification that a loaded host spoils (see
+  // kAgentScript) is followed by another turn.
+  v1::Session s = c.Create(AgentRequest(c, "good", "fast", 3));
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (c.Get(s.session_id()).state() != "verifying" &&
          std::chrono::steady_clock::now() < deadline) {
@@ -487,9 +535,11 @@ TEST(SessionEndToEnd, CoordinatorKilledDuringVerificationWaitsForTheSameEvaluati
   std::vector<nlohmann::json> trace = c.Trace(s.session_id());
   ExpectDense(trace);
   std::vector<nlohmann::json> verifications = OfKind(trace, "verification");
-  ASSERT_EQ(verifications.size(), 1u) << nlohmann::json(trace).dump(1);
+  ASSERT_FALSE(verifications.empty()) << nlohmann::json(trace).dump(1);
+  EXPECT_TRUE(verifications.back()["goal_met"].get<bool>());
   const std::string id = verifications[0]["evaluation_id"];
-  // The evaluation started before the kill is the one that decided.
+  // The evaluation started before the kill is the one that decided the
+  // first turn.
   bool announced = false;
   for (const nlohmann::json& e : OfKind(trace, "state")) {
     if (e["state"] == "verifying" && absl::StrContains(e["reason"].get<std::string>(), id)) {
@@ -498,9 +548,12 @@ TEST(SessionEndToEnd, CoordinatorKilledDuringVerificationWaitsForTheSameEvaluati
     }
   }
   EXPECT_TRUE(announced) << nlohmann::json(trace).dump(1);
+  // One verification, evaluated once, for each turn: the restart ran none
+  // twice.
   int by_verification = 0;
   for (const nlohmann::json& e : OfKind(trace, "evaluation")) by_verification += e["by"] == "verification";
-  EXPECT_EQ(by_verification, 1);
+  EXPECT_EQ(by_verification, static_cast<int>(verifications.size()));
+  EXPECT_EQ(OfKind(trace, "turn_end").size(), verifications.size());
 }
 
 TEST(SessionEndToEnd, SelfAskRecordsTheQuestionsTheAgentApplied) {
@@ -508,18 +561,24 @@ TEST(SessionEndToEnd, SelfAskRecordsTheQuestionsTheAgentApplied) {
   WriteAgent(c);
   c.StartCoordinator();
   c.StartWorker();
-  v1::CreateSessionRequest request = AgentRequest(c, "selfask", "fast", 2);
+  // Turns to spare: a verification that a loaded host spoils (see
+  // kAgentScript) is followed by another turn.
+  v1::CreateSessionRequest request = AgentRequest(c, "selfask", "fast", 3);
   request.set_self_ask(true);
   v1::Session s = c.Create(request);
   EXPECT_TRUE(s.self_ask());
   v1::Session end = c.WaitEnded(s.session_id(), 300);
   EXPECT_EQ(end.state(), "succeeded") << end.reason();
   std::vector<nlohmann::json> trace = c.Trace(s.session_id());
+  // The agent's line of each turn, and no question of the bank's.
   std::vector<nlohmann::json> questions = OfKind(trace, "question");
-  ASSERT_EQ(questions.size(), 1u) << nlohmann::json(trace).dump(1);
-  EXPECT_EQ(questions[0]["source"], "self");
-  EXPECT_EQ(questions[0]["question_id"], "layer-below-decides");
-  EXPECT_EQ(questions[0]["category"], "moving_layer");
+  ASSERT_EQ(questions.size(), OfKind(trace, "turn_end").size()) << nlohmann::json(trace).dump(1);
+  ASSERT_FALSE(questions.empty());
+  for (const nlohmann::json& q : questions) {
+    EXPECT_EQ(q["source"], "self");
+    EXPECT_EQ(q["question_id"], "layer-below-decides");
+    EXPECT_EQ(q["category"], "moving_layer");
+  }
   // The bank was in the brief the agent read.
   EXPECT_NE(testing::ReadFile(c.Workspace(s.session_id()) + "/BRIEF.md").find("layer-below-decides"),
             std::string::npos);
