@@ -28,16 +28,23 @@ ProcessResult Emulate(const std::string& config, const std::vector<std::string>&
   return testing::RunEmulator("hopper_emu_" + config, args);
 }
 
-// Runs configuration `config` with `arg` (a name filter or --shard):
-// every run must pass, and there must be at least `min_runs` of them.
-// Returns what it printed.
-ProcessResult ExpectAllPass(const std::string& config, const std::string& arg, int min_runs) {
-  ProcessResult r = Emulate(config, {arg});
-  EXPECT_EQ(r.exit_code, 0) << arg << "\n" << EmulationTail(r.out) << r.err;
+// Runs configuration `config` with `args` (a name filter, --shard,
+// --captured): every run must pass, and there must be at least `min_runs`
+// of them. Returns what it printed.
+ProcessResult ExpectAllPassArgs(const std::string& config, const std::vector<std::string>& args,
+                                int min_runs) {
+  ProcessResult r = Emulate(config, args);
+  std::string named;
+  for (const std::string& a : args) named += (named.empty() ? "" : " ") + a;
+  EXPECT_EQ(r.exit_code, 0) << named << "\n" << EmulationTail(r.out) << r.err;
   const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << arg << "\n" << EmulationTail(r.out) << r.err;
-  EXPECT_GE(runs, min_runs) << arg << "\n" << EmulationTail(r.out) << r.err;
+  EXPECT_EQ(passed, runs) << named << "\n" << EmulationTail(r.out) << r.err;
+  EXPECT_GE(runs, min_runs) << named << "\n" << EmulationTail(r.out) << r.err;
   return r;
+}
+// The same with one argument.
+ProcessResult ExpectAllPass(const std::string& config, const std::string& arg, int min_runs) {
+  return ExpectAllPassArgs(config, {arg}, min_runs);
 }
 
 // The number just before `words` in the driver's last line that has them
@@ -121,11 +128,7 @@ TEST_P(EveryShapeCaptured, PassesOnItsShard) {
   constexpr int kCapturedShards = 2;
   const std::string shard =
       "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kCapturedShards);
-  const ProcessResult r = Emulate("default", {"--captured", shard});
-  EXPECT_EQ(r.exit_code, 0) << EmulationTail(r.out) << r.err;
-  const auto [passed, runs] = EmulationCounts(r);
-  EXPECT_EQ(passed, runs) << EmulationTail(r.out) << r.err;
-  EXPECT_GE(runs, 100 / kCapturedShards) << EmulationTail(r.out) << r.err;
+  ExpectAllPassArgs("default", {"--captured", shard}, 100 / kCapturedShards);
 }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, EveryShapeCaptured, ::testing::Range(0, 2));
@@ -343,11 +346,7 @@ TEST(HopperEmulationTest, CausalClustersPassClustered) {
     const ProcessResult r = ExpectAllPass(config, "cz_", 16);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
   }
-  const ProcessResult captured = Emulate("causal_cluster", {"--captured", "cz_hd128"});
-  EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
-  const auto [passed, runs] = EmulationCounts(captured);
-  EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
-  EXPECT_GE(runs, 6) << EmulationTail(captured.out) << captured.err;
+  ExpectAllPassArgs("causal_cluster", {"--captured", "cz_hd128"}, 6);
 }
 
 // The clusters' queue left where a call ended
@@ -383,11 +382,7 @@ TEST(HopperEmulationTest, TailSharesPassClustered) {
   for (const char* config : {"tail", "tail_no_merge"}) {
     const ProcessResult r = ExpectAllPass(config, "tl_", 16);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
-    const ProcessResult captured = Emulate(config, {"--captured", "tl_hd128"});
-    EXPECT_EQ(captured.exit_code, 0) << EmulationTail(captured.out) << captured.err;
-    const auto [passed, runs] = EmulationCounts(captured);
-    EXPECT_EQ(passed, runs) << EmulationTail(captured.out) << captured.err;
-    EXPECT_GE(runs, 8) << EmulationTail(captured.out) << captured.err;
+    ExpectAllPassArgs(config, {"--captured", "tl_hd128"}, 8);
   }
 }
 
