@@ -399,6 +399,43 @@ TEST(FaBenchToolsTest, PlansNameOnlySwitchesTheKernelsHave) {
   EXPECT_EQ(r.out.find("== built"), std::string::npos) << r.out;  // nothing compiled
 }
 
+// run_plan.sh's candidate_kernel, the file eval_candidate.sh and final.sh
+// run: hopper.cu itself without FA_DEFINES; with them, a copy whose first
+// lines set the switches and whose rest is hopper.cu unchanged; a word
+// that is not NAME=NUMBER, or a switch hopper.cu lacks, refused by name
+// with no file printed.
+TEST(FaBenchToolsTest, CandidateKernelSetsOnlySwitchesTheKernelHas) {
+  const std::string dir = testing::TempDir("candidate_kernel");
+  auto candidate = [&](const std::string& defines) {
+    return testing::RunProcess(
+        {"/usr/bin/env", "FA_DEFINES=" + defines, "bash", "-c",
+         "cd '" + testing::SourceDir() + "' && source " + kBench +
+             "/plans/run_plan.sh && candidate_kernel '" + dir + "'"});
+  };
+  ProcessResult r = candidate("");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "kernels/flash_attention_fwd/hopper.cu\n");
+
+  r = candidate("KSEEK_FA_TAIL_SPLIT=6 KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS=4096");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, dir + "/hopper.cu\n");
+  EXPECT_EQ(testing::ReadFile(dir + "/hopper.cu"),
+            "#define KSEEK_FA_TAIL_SPLIT 6\n#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 4096\n" +
+                testing::ReadFile(testing::SourceDir() +
+                                  "/kernels/flash_attention_fwd/hopper.cu"));
+
+  r = candidate("KSEEK_FA_TAIL_SPLIT=6 KSEEK_FA_NO_SUCH_SWITCH=1");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("has no switch KSEEK_FA_NO_SUCH_SWITCH"), std::string::npos) << r.err;
+
+  r = candidate("KSEEK_FA_TAIL_SPLIT");
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("NAME=NUMBER words, not 'KSEEK_FA_TAIL_SPLIT'"), std::string::npos)
+      << r.err;
+}
+
 // ptx_same.sh, which the notes' "PTX identical" claims come from: the same
 // file twice is identical (exit 0), a copy with one switch's default
 // changed differs (exit 1, the diff named), a missing file is refused by

@@ -3,7 +3,10 @@
 # hopper.cu on every scenario and extra_scenarios.json (correctness only,
 # as final.sh's first step), as it is or, with FA_DEFINES (e.g.
 # "KSEEK_FA_TAIL_SPLIT=6"), as a copy with those switches set by #define
-# lines at its top: a candidate default checked before its final run.
+# lines at its top (run_plan.sh candidate_kernel): a candidate default
+# checked before its final run. final.sh takes FA_DEFINES too, and its
+# final run includes the same eval: where both fit one call's 600 s (v4f:
+# about 360 s), a final run with FA_DEFINES makes this call unneeded.
 # The compile alone takes about 2 minutes with KSEEK_FA_TAIL_SPLIT=6 on the
 # H100's host, the evaluation about 130 s more, hence the limits.
 # Log: $OUT/eval.log; the phase's logs in $OUT/eval/logs.tgz.
@@ -13,20 +16,9 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
 out=${OUT:-/tmp/fa_eval_candidate}
 mkdir -p "$out"
-cu=kernels/flash_attention_fwd/hopper.cu
-if [[ -n ${FA_DEFINES:-} ]]; then
-  dir=$(mktemp -d)
-  for d in $FA_DEFINES; do
-    [[ $d =~ ^(KSEEK_FA_[A-Z0-9_]+)=([0-9]+)$ ]] ||
-      { echo "eval_candidate.sh: FA_DEFINES wants NAME=NUMBER words, not '$d'" >&2; exit 2; }
-    grep -q "ifndef ${BASH_REMATCH[1]}\$" "$cu" ||
-      { echo "eval_candidate.sh: $cu has no switch ${BASH_REMATCH[1]}" >&2; exit 2; }
-    echo "#define ${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
-  done > "$dir/hopper.cu"
-  cat "$cu" >> "$dir/hopper.cu"
-  cu=$dir/hopper.cu
-  echo "== the candidate: $FA_DEFINES"
-fi
+source kernels/flash_attention_fwd/bench/plans/run_plan.sh
+cu=$(candidate_kernel "$(mktemp -d)") || exit 2
+[[ -n ${FA_DEFINES:-} ]] && echo "== the candidate: $FA_DEFINES"
 OUT=$out/eval PHASES=anchor ANCHOR_KERNEL=$cu ANCHOR_TIMEOUT=420 FA_EVAL_TIMEOUT=380 \
   FA_SKIP_ANCHOR=1 FA_EXTRA=1 FA_EVAL_ARGS="--no-timing --scenario-timeout 10" \
   bash scripts/device/full_run.sh > "$out/eval.log" 2>&1

@@ -129,20 +129,47 @@ streams_check_report() {
   fi
 }
 
-# final_plan: the final run of hopper.cu as it is into ${OUT:-/tmp/fa_final},
+# candidate_kernel DIR: the kernel file a plan runs, printed as a path from
+# the repository root: hopper.cu as it is, or, with FA_DEFINES (words
+# NAME=NUMBER, e.g. "KSEEK_FA_TAIL_SPLIT=6"), a copy in DIR with those
+# switches set by #define lines at its top (a candidate default, run before
+# it becomes one; bench/ptx_same.sh then shows the committed default's PTX
+# identical). A word that is not NAME=NUMBER, or names no switch of
+# hopper.cu (its #ifndef), fails with the word named.
+candidate_kernel() {
+  local cu=kernels/flash_attention_fwd/hopper.cu d
+  if [[ -z ${FA_DEFINES:-} ]]; then
+    echo "$cu"
+    return 0
+  fi
+  ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
+    for d in $FA_DEFINES; do
+      [[ $d =~ ^(KSEEK_FA_[A-Z0-9_]+)=([0-9]+)$ ]] ||
+        { echo "candidate_kernel: FA_DEFINES wants NAME=NUMBER words, not '$d'" >&2; exit 2; }
+      grep -q "ifndef ${BASH_REMATCH[1]}\$" "$cu" ||
+        { echo "candidate_kernel: $cu has no switch ${BASH_REMATCH[1]}" >&2; exit 2; }
+      echo "#define ${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+    done > "$1/hopper.cu" && cat "$cu" >> "$1/hopper.cu" ) || return 2
+  echo "$1/hopper.cu"
+}
+
+# final_plan: the final run of hopper.cu (candidate_kernel's: as it is, or
+# with FA_DEFINES) into ${OUT:-/tmp/fa_final},
 # its log there as final.log, then the log's last 60 lines (the plan
 # final.sh), between two measurements of the GPU's ceilings (bf16 matmul
 # and copy bandwidth: bench/ceilings.py, into ceilings.txt); and
 # tests/fa_streams/streams_check.cu on the same file (built
 # while the run goes; about 20 s of GPU time after it) into streams.txt.
 final_plan() {
-  local out=${OUT:-/tmp/fa_final} sc
+  local out=${OUT:-/tmp/fa_final} sc kernel
   mkdir -p "$out"
   sc=$(mktemp -d)
-  streams_check_start "$sc" hopper kernels/flash_attention_fwd/hopper.cu
+  kernel=$(candidate_kernel "$sc") || return 2
+  [[ -n ${FA_DEFINES:-} ]] && echo "== the candidate: $FA_DEFINES ($kernel)"
+  streams_check_start "$sc" hopper "$kernel"
   local pid=$!
   python3 kernels/flash_attention_fwd/bench/ceilings.py --label before > "$out/ceilings.txt" 2>&1
-  OUT=$out final_run kernels/flash_attention_fwd/hopper.cu "$out/final.log"
+  OUT=$out final_run "$kernel" "$out/final.log"
   python3 kernels/flash_attention_fwd/bench/ceilings.py --label after >> "$out/ceilings.txt" 2>&1
   tail -60 "$out/final.log"
   cat "$out/ceilings.txt"
