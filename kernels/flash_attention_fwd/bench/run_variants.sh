@@ -30,8 +30,9 @@
 # after the kernel before it ($OUT/timeline.txt, timeline.json). With
 # FA_ITEM_TRACE=SCENARIOS item_trace.py reads the per-round stamps of a
 # build made with -DKSEEK_FA_TRACE=1 (FA_ITEM_TRACE_BUILD, default the
-# first build): each phase of an item inside the WGMMA kernel
-# ($OUT/item_trace.txt, item_trace.json, item_trace_raw.tgz). With
+# first build; several comma-separated, each traced): each phase of an
+# item inside the WGMMA kernel ($OUT/item_trace.txt, item_trace.json,
+# item_trace_raw.tgz; item_trace_NAME.* for several builds). With
 # FA_NCU="NAME SCENARIO [KERNEL]" (several separated by ';'), Nsight Compute
 # profiles build NAME's first WGMMA-kernel launch (or first launch of the
 # kernel whose name matches the regex KERNEL) on SCENARIO (full set,
@@ -199,13 +200,19 @@ fi
 # -DKSEEK_FA_TRACE=1: where each round of the WGMMA kernel's blocks spends
 # its time, from the kernel's own stamps ($OUT/item_trace.txt, for scripts
 # $OUT/item_trace.json, the records in $OUT/item_trace_raw.tgz).
+# Several builds, comma-separated (each built with the flag): one run each,
+# its files named item_trace_NAME.* instead.
 if [[ -n "${FA_ITEM_TRACE:-}" ]]; then
-  tr_build=${FA_ITEM_TRACE_BUILD:-${names[0]}}
-  # shellcheck disable=SC2086  # FA_ITEM_TRACE_ARGS: several words
-  logged "${FA_ITEM_TRACE_TIMEOUT:-180}" "item_trace.py ($tr_build)" item_trace.txt \
-    python3 item_trace.py --lib "$work/$tr_build.so" --scenarios "$FA_ITEM_TRACE" \
-    --json "$OUT/item_trace.json" --raw "$work/item_trace" ${FA_ITEM_TRACE_ARGS:-}
-  [[ -d $work/item_trace ]] && tar -C "$work" -czf "$OUT/item_trace_raw.tgz" item_trace
+  IFS=, read -r -a tr_builds <<< "${FA_ITEM_TRACE_BUILD:-${names[0]}}"
+  for tr_build in "${tr_builds[@]}"; do
+    tr_name=item_trace
+    (( ${#tr_builds[@]} > 1 )) && tr_name=item_trace_$tr_build
+    # shellcheck disable=SC2086  # FA_ITEM_TRACE_ARGS: several words
+    logged "${FA_ITEM_TRACE_TIMEOUT:-180}" "item_trace.py ($tr_build)" "$tr_name.txt" \
+      python3 item_trace.py --lib "$work/$tr_build.so" --scenarios "$FA_ITEM_TRACE" \
+      --json "$OUT/$tr_name.json" --raw "$work/$tr_name" ${FA_ITEM_TRACE_ARGS:-}
+    [[ -d $work/$tr_name ]] && tar -C "$work" -czf "$OUT/${tr_name}_raw.tgz" "$tr_name"
+  done
 fi
 
 # With FA_TIMELINE=SCENARIOS, timeline.py: each kernel of a call of the
