@@ -4186,6 +4186,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       else
         item = from_queue();
     }
+    // The last of the call's takers (blocks, or clusters of `blocks` where
+    // rank 0 takes the pairs) to finish sets the queue back to 0 for the
+    // stream's next call.
+    [[maybe_unused]] auto reset_queue = [&scratch](unsigned blocks) {
+      if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x / blocks) - 1) {
+        scratch.queue[0] = 0;
+        scratch.queue[1] = 0;
+      }
+    };
     if constexpr (kCluster) {
       // The block stays until both blocks' consumers have released every
       // stage (their arrivals may target this block's barriers): each
@@ -4202,17 +4211,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           // queue back to 0.
           for (int k = n > kMail ? n - kMail : 0; k < n; ++k)
             Wait(mail_empty(k % kMail), (k / kMail) & 1);
-          if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x / 2) - 1) {
-            scratch.queue[0] = 0;
-            scratch.queue[1] = 0;
-          }
+          reset_queue(2);
         }
       }
     } else {
-      if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x) - 1) {
-        scratch.queue[0] = 0;
-        scratch.queue[1] = 0;
-      }
+      reset_queue(1);
     }
     if constexpr (kPdlLate)
       if (may_launch_dependents) LaunchDependents();  // the combine's launch

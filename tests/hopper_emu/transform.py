@@ -96,9 +96,7 @@ PLANTS = {
     # Causal pairs from the clusters' queue (KSEEK_FA_CAUSAL_CLUSTER_QUEUE)
     # left where a call ended, so the stream's next call starts past its
     # pairs.
-    "cluster_queue_no_reset": ("          if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x / 2) - 1) {\n"
-                               "            scratch.queue[0] = 0;\n",
-                               "          if (atomicAdd(scratch.queue + 1, 1) == int(gridDim.x / 2) - 1) {\n"),
+    "cluster_queue_no_reset": ("          reset_queue(2);\n", ""),
     # The last rounds' key tiles in shares (KSEEK_FA_TAIL_SPLIT): a pair's
     # last segment combines every segment's partials but the last share's.
     "tail_combine_part": ("      for (int c = c_lo; c <= c_hi; ++c) {\n        const int64_t index",
