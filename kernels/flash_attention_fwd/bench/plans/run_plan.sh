@@ -137,7 +137,7 @@ streams_check_report() {
 # identical). A word that is not NAME=NUMBER, or names no switch of
 # hopper.cu (its #ifndef), fails with the word named.
 candidate_kernel() {
-  local cu=kernels/flash_attention_fwd/hopper.cu d
+  local d
   if [[ -z ${FA_DEFINES:-} ]]; then
     echo "$cu"
     return 0
