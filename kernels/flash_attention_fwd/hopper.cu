@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4f: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4g: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -64,7 +64,7 @@
 //   blocks run in clusters of two (as many as fit at once, 66 on an H200)
 //   whose items are pairs of query tiles of one head, in a static order
 //   (cluster c takes pairs c, c + clusters, ...; no counter); with causal
-//   masking at head_dim 128 where the mean item sees 6144 keys or more
+//   masking at head_dim 128 where the mean item sees 4096 keys or more
 //   (KSEEK_FA_CAUSAL_CLUSTER), from the stream's queue: rank 0's producer
 //   takes each pair and hands it to rank 1's through a ring of slots in
 //   rank 1's shared memory, each with a full barrier there and an empty
@@ -539,7 +539,7 @@
 //   cuDNN over the FA3 grid (566.8 TFLOP/s), 1.107x FA3 / 1.396x cuDNN
 //   over all, every class at or above 1.017x FA3; head_dim 128 s16384
 //   bf16 non-causal 778 TFLOP/s (FA3 746), 256 s16384 848 (FA3 809).
-//   Version 4f (this file; NOTES.md v4f): head_dim 128's causal pairs in
+//   Version 4f (NOTES.md v4f): head_dim 128's causal pairs in
 //   clusters of two where the mean item sees at least 6144 keys (the
 //   176-key tiles; KSEEK_FA_CAUSAL_CLUSTER=2), taken from a queue per
 //   cluster (KSEEK_FA_CAUSAL_CLUSTER_QUEUE: rank 0's producer takes the
@@ -554,6 +554,15 @@
 //   FA3 / 1.392x cuDNN over all, every class at or above 1.015x FA3
 //   (grid head_dim 128 causal 1.041x, v4e's 1.036x); grid head_dim 128
 //   causal s16384 1.023-1.026x FA3 (v4e's run 0.992-0.994x).
+//   Version 4g (this file; NOTES.md v4g): the causal pairs' clusters and
+//   their 176-key tiles from 4096 mean keys instead of 6144
+//   (KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS, KSEEK_FA_HD128_CAUSAL_WIDE_KEYS):
+//   grid causal s8192 +1.7-2.1% on an H100 beside v4f in one run. Final
+//   run on an H100 (bench/results/hopper_v4g_h100.txt): all 312 scenarios
+//   and 27 extra ones correct by kseek eval in the sandbox, 1.044x FA3 and
+//   1.128x cuDNN over the FA3 grid, 1.107x FA3 / 1.394x cuDNN over all,
+//   every class at or above 1.017x FA3; grid head_dim 128 causal s8192
+//   1.003-1.009x FA3 (v4f's run 0.989-0.993x).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -799,7 +808,8 @@
 //                               but for long causal items: below)
 //   KSEEK_FA_HD128_CAUSAL_WIDE_KEYS n > 0: those wide tiles with causal
 //                               masking too where the mean item sees at
-//                               least n keys; default 6144 (v4d); 0: off
+//                               least n keys; default 4096 (v4g; v4d's
+//                               6144); 0: off
 //   KSEEK_FA_RESCALE_UNDER_S    where the WGMMA consumers rescale O by a
 //                               tile's new maxima just before the next P V
 //                               is issued, under the next tile's S, instead
@@ -1210,15 +1220,15 @@
 // Causal pairs in clusters (KSEEK_FA_CAUSAL_CLUSTER) only where the mean
 // item sees at least this many keys (seqlen_k - seqlen_q / 2): below,
 // the pair's extra masked tile and the shorter items lost (above). At
-// 6144, as KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, head_dim 128's causal pairs
-// run on the 176-key tiles only, and the 128-key causal cluster instance
-// is not compiled. 0: every causal shape the clusters can take. 4096
-// together with KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096 (the clustered
-// 176-key tiles from 4096 mean keys): grid causal s8192 +1.7-2.1% on an
-// H100 beside v4f, the other rows unchanged (NOTES.md v4f, call 5; not
-// yet evaluated by kseek eval, so not the default).
+// the value of KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, head_dim 128's causal
+// pairs run on the 176-key tiles only, and the 128-key causal cluster
+// instance is not compiled. 0: every causal shape the clusters can take.
+// Default 4096 (v4g), together with KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096
+// (the clustered 176-key tiles from 4096 mean keys): grid causal s8192
+// +1.7-2.1% on an H100 beside v4f, the other rows unchanged (NOTES.md
+// v4f, call 5); v4f had 6144 for both.
 #ifndef KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS
-#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 6144
+#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 4096
 #endif
 // With KSEEK_FA_CAUSAL_CLUSTER: 1, the causal pairs from a queue instead
 // of the static order (the static order's backward rounds balance a cost
@@ -1389,9 +1399,12 @@
 // Measured on an H100 (NOTES.md v4d): n = 8192 +1.6-1.8% at grid s16384,
 // n = 4096 also +0.8-1.6% on prefill q1000 k8192 (7692 keys per mean
 // item) but -0.5-0.9% at grid s8192 (4096), n = 6144 +0.5-1.5% on all 8
-// scenarios it takes. Default 6144 (v4d); 0: 128-key tiles everywhere.
+// scenarios it takes. v4d's default 6144; from v4g 4096, where the
+// causal pairs run in clusters (KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS): single
+// blocks lost at 4096, clustered pairs gained (grid causal s8192
+// +1.7-2.1%). 0: 128-key tiles everywhere.
 #ifndef KSEEK_FA_HD128_CAUSAL_WIDE_KEYS
-#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 6144
+#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 4096
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
