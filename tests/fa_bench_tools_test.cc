@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iomanip>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -636,6 +637,78 @@ TEST(FaBenchToolsTest, ItemTraceSummarizesSavedRecords) {
 // kernel_resources.py on a small kernel file with two of hopper.cu's
 // kernel names: ptxas's figures per instance, and the dynamic shared
 // memory from the file's own constants.
+// sass_loops.py --waits on a saved SASS listing of two kernels, each with an item
+// loop around a key-tile loop that holds a barrier's retry loop: the first
+// waits for P V (W0) after its softmax, the second before it (what ptxas
+// did in D = 192's tail-shares instance); a kernel the regex leaves out
+// is not read.
+TEST(FaBenchToolsTest, SassLoopsFindsThePvWaitBeforeTheSoftmax) {
+  const std::string dir = testing::TempDir("sass_loops");
+  auto kernel = [](const std::string& mangled, bool wait_first) {
+    std::vector<std::string> body = {
+        "MOV R1, c[0x0][0x28]",
+        "HGMMA.64x112x16.F32.BF16 R120, gdesc[UR4], RZ, !UPT, gsb0",
+        "HGMMA.64x192x16.F32.BF16 R24, R180, gdesc[UR8].tnspB, R24, gsb0",
+        "WARPGROUP.DEPBAR.LE gsb0, 0x1",
+        "SYNCS.PHASECHK.TRANS64.TRYWAIT P0, [R2+URZ], R3",
+        "@!P0 BRA 0x40"};
+    std::vector<std::string> softmax = {"FMNMX R5, R120, R121, !PT", "FMNMX R6, R122, R123, !PT",
+                                        "MUFU.EX2 R7, R7"};
+    if (wait_first) body.push_back("WARPGROUP.DEPBAR.LE gsb0, 0x0");
+    body.insert(body.end(), softmax.begin(), softmax.end());
+    if (!wait_first) body.push_back("WARPGROUP.DEPBAR.LE gsb0, 0x0");
+    body.push_back("@P1 BRA 0x10");  // the key-tile loop
+    body.push_back("@P2 BRA 0x0");   // the item loop
+    body.push_back("EXIT");
+    std::string text = "\t\tFunction : " + mangled + "\n";
+    for (size_t i = 0; i < body.size(); ++i) {
+      std::ostringstream addr;
+      addr << std::hex << std::setw(4) << std::setfill('0') << i * 16;
+      text += "        /*" + addr.str() + "*/                   " + body[i] +
+              " ;   /* 0x000000000000 */\n";
+    }
+    return text;
+  };
+  const std::string sass = dir + "/k.sass";
+  testing::WriteFile(
+      sass, kernel("_ZN12_GLOBAL__N_121AttentionForwardWgmmaI13__nv_bfloat16Li192ELb0EEEvv", false) +
+                kernel("_ZN12_GLOBAL__N_121AttentionForwardWgmmaI6__halfLi192ELb1EEEvv", true) +
+                kernel("_ZN12_GLOBAL__N_113CombineSplitsILi128EEEvv", true));
+  ProcessResult r =
+      RunBench("sass_loops.py", {"--waits", sass, "--match", "AttentionForwardWgmma", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::vector<nlohmann::json> loops;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) loops.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(loops.size(), 2u) << r.out;
+  EXPECT_EQ(loops[0]["kernel"], "AttentionForwardWgmma<bf16,192,0>");
+  EXPECT_EQ(loops[0]["start"], "0x10");
+  EXPECT_EQ(loops[0]["end"], "0xa0");
+  EXPECT_EQ(loops[0]["events"], "H112g H192g W1 S Mx2 E W0");
+  EXPECT_EQ(loops[0]["maxima_after_w0"], 0.0);
+  EXPECT_FALSE(loops[0]["pv_wait_before_softmax"].get<bool>());
+  EXPECT_EQ(loops[1]["kernel"], "AttentionForwardWgmma<f16,192,1>");
+  EXPECT_EQ(loops[1]["events"], "H112g H192g W1 S W0 Mx2 E");
+  EXPECT_EQ(loops[1]["maxima_after_w0"], 1.0);
+  EXPECT_TRUE(loops[1]["pv_wait_before_softmax"].get<bool>());
+
+  r = RunBench("sass_loops.py", {"--waits", sass, "--match", "AttentionForwardWgmma"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("AttentionForwardWgmma<f16,192,1> 0x10-0xa0: FMNMX after W0 100%  ** P V "
+                       "wait before the softmax"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("key-tile loops with the P V wait before the softmax: 1"), std::string::npos)
+      << r.out;
+
+  r = RunBench("sass_loops.py", {"--waits", sass, "--match", "NoSuchKernel"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("no function matches 'NoSuchKernel'"), std::string::npos) << r.err;
+  r = RunBench("sass_loops.py", {"--waits", dir + "/missing.sass.gz"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read " + dir + "/missing.sass.gz"), std::string::npos) << r.err;
+}
+
 TEST(FaBenchToolsTest, KernelResourcesPerInstance) {
   if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: nvcc not found";
   const std::string dir = testing::TempDir("kernel_resources");

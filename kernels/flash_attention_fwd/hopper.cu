@@ -4998,15 +4998,20 @@ class CallScratch {
     return true;
   }
 
+  // The ints of stream `id` in `of` (its queue pair, its tail counters),
+  // or null where it has none yet.
+  static int* StreamInts(const std::vector<std::pair<unsigned long long, int*>>& of,
+                         unsigned long long id) {
+    for (const auto& x : of)
+      if (x.first == id) return x.second;
+    return nullptr;
+  }
+
 #if KSEEK_FA_TAIL_SPLIT
   // The stream's tail counters, zeroed once; the kernel leaves them 0 (the
   // caller holds g_scratch_mutex).
   bool StreamTailCounts(DeviceScratch* ds, unsigned long long id) {
-    for (const auto& c : ds->tail_counts)
-      if (c.first == id) {
-        scratch_.tail_count = c.second;
-        return true;
-      }
+    if ((scratch_.tail_count = StreamInts(ds->tail_counts, id)) != nullptr) return true;
     void* counts = nullptr;
     cudaError_t err = cudaMalloc(&counts, kTailCounts * sizeof(int));
     if (err != cudaSuccess) return FailWith("cannot allocate device memory for the tail counters", err);
@@ -5023,11 +5028,7 @@ class CallScratch {
 
   // The stream's queue pair (the caller holds g_scratch_mutex).
   bool StreamQueue(DeviceScratch* ds, unsigned long long id) {
-    for (const auto& q : ds->queues)
-      if (q.first == id) {
-        scratch_.queue = q.second;
-        return true;
-      }
+    if ((scratch_.queue = StreamInts(ds->queues, id)) != nullptr) return true;
     if (ds->spare_pairs == 0) {
       void* pairs = nullptr;
       const cudaError_t err = cudaMalloc(&pairs, kQueuePairsPerAllocation * 2 * sizeof(int));

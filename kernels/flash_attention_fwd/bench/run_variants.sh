@@ -9,7 +9,10 @@
 # bundle needed), all at once.
 # Per variant: the ptxas report (NAME.ptxas.txt; wgmma serialisation
 # warnings and the WGMMA kernels' spills are printed) and, when cuobjdump
-# is there, the SASS of the kernels (NAME.sass.gz), both in $OUT/builds.tgz
+# is there, the SASS of the kernels (NAME.sass.gz) and where each key-tile
+# loop waits for P V (NAME.loops.txt, bench/sass_loops.py --waits; the
+# loops whose wait comes before the softmax are printed), all in
+# $OUT/builds.tgz
 # (the device returns few files). Then variants.py
 # times every build beside cuDNN on FA_SCENARIOS ("grid", a comma list, or
 # by default 15 grid shapes and 5 others (ragged, seqlen_q > seqlen_k, GQA, prefill;
@@ -49,6 +52,7 @@
 # stay on the device: they are large).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
+source "$(dirname "${BASH_SOURCE[0]}")/switches.sh"
 OUT="${OUT:-/tmp/fa_variants}"
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$OUT"
@@ -72,7 +76,7 @@ for spec in "${specs[@]}"; do
   [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
   for flag in "${words[@]:1}"; do
     if [[ $flag =~ ^-D(KSEEK_FA_[A-Z0-9_]+)(=|$) ]] &&
-       ! grep -q "defined ${BASH_REMATCH[1]}\\|ifndef ${BASH_REMATCH[1]}\\b" "$file"; then
+       ! has_switch "$file" "${BASH_REMATCH[1]}"; then
       echo "run_variants.sh: $name: $file has no switch ${BASH_REMATCH[1]} (removed? see NOTES.md)" >&2
       exit 2
     fi
@@ -103,6 +107,11 @@ for name in "${names[@]}"; do
   libs+=(--lib "$name=$work/$name.so")
   if command -v cuobjdump > /dev/null; then
     cuobjdump -sass "$work/$name.so" | gzip > "$logs/$name.sass.gz"
+    # The key-tile loops where ptxas put the wait for P V before the
+    # softmax (sass_loops.py --waits; the whole list in builds.tgz).
+    python3 "$ROOT/kernels/flash_attention_fwd/bench/sass_loops.py" --waits \
+      "$logs/$name.sass.gz" --match AttentionForwardWgmma > "$logs/$name.loops.txt" 2>&1
+    grep "\*\*\|^key-tile loops\|^sass_loops" "$logs/$name.loops.txt" | sed 's/^/   /'
   fi
 done
 tar -C "$work" -czf "$OUT/builds.tgz" builds

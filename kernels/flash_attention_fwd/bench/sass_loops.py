@@ -14,9 +14,26 @@ reported each on its own. --json prints the same as one JSON object.
 Meant for comparing the softmax's instructions per tile of two kernels
 (NOTES.md: at head_dim 64 each extra instruction per score costs about
 5%).
+
+    python3 sass_loops.py --waits [FILE] [--match REGEX] [--json]
+
+With --waits, where ptxas put the WGMMA consumers' waits in each key-tile
+loop (a loop that holds the backward branch of no other loop issuing
+HGMMA, and waits both for S and for every wgmma group), as a sequence of
+events: H<n> HGMMA with n columns (g: it closes a group), W<k>
+WARPGROUP.DEPBAR.LE gsb0, k (wgmma.wait_group k), M FMNMX (the softmax's
+row maxima), E MUFU.EX2 (its exponentials), S SYNCS (an mbarrier wait or
+arrive), B BAR; a run of one event written as Ex12. Each step waits for S
+(W1), runs the softmax and only then needs the previous tile's P V done
+(W0): a loop where most FMNMX come after its last W0 is marked "P V wait
+before the softmax" (the softmax no longer runs under P V: D = 192's
+tail-shares instance, about 4% per key tile, NOTES.md v4g). FILE: the
+SASS (plain or .gz; run_variants.sh keeps it per build as NAME.sass.gz),
+else standard input.
 """
 import argparse
 import collections
+import gzip
 import json
 import re
 import shutil
@@ -84,13 +101,101 @@ def summarise(name, insns, top):
     return result
 
 
+def event(text):
+    """The --waits event of one instruction, or None."""
+    body = text.split(None, 1)[1] if text.startswith("@") and " " in text else text
+    op = body.split(None, 1)[0] if body else ""
+    if op.startswith("HGMMA"):
+        m = re.match(r"HGMMA\.\d+x(\d+)", op)
+        return "H" + (m.group(1) if m else "") + ("g" if "gsb0" in body else "")
+    if op.startswith("WARPGROUP.DEPBAR"):
+        m = re.search(r"gsb0,\s*0x([0-9a-f]+)", body)
+        return "W" + (str(int(m.group(1), 16)) if m else "?")
+    for prefix, e in (("FMNMX", "M"), ("MUFU.EX2", "E"), ("SYNCS", "S"), ("BAR.", "B")):
+        if op.startswith(prefix):
+            return e
+    return None
+
+
+def compress(events):
+    runs = []
+    for e in events:
+        if runs and runs[-1][0] == e:
+            runs[-1][1] += 1
+        else:
+            runs.append([e, 1])
+    return " ".join(e if n == 1 else f"{e}x{n}" for e, n in runs)
+
+
+def key_tile_loops(insns):
+    """[(start, end, events)] of the key-tile loops (--waits)."""
+    events = [event(t) for _, t in insns]
+    hgmma = [0]  # HGMMA before each index
+    for e in events:
+        hgmma.append(hgmma[-1] + (e is not None and e[0] == "H"))
+    index = {a: i for i, (a, _) in enumerate(insns)}
+    spans = [(index[s], index[e]) for s, e in loops(insns) if s in index]
+    found = []
+    for j, i in sorted(spans):
+        if any(j <= i2 < i and hgmma[i2 + 1] > hgmma[j2] for j2, i2 in spans if i2 != i):
+            continue
+        body = [e for e in events[j:i + 1] if e]
+        if "W1" in body and "W0" in body:
+            found.append((insns[j][0], insns[i][0], body))
+    return found
+
+
+def template_args(mangled):
+    """The element type and the integer and bool template arguments of a
+    mangled name, in order: "...I13__nv_bfloat16Li192ELb1EE..." ->
+    "bf16,192,1"."""
+    kind = "bf16" if "__nv_bfloat16" in mangled else "f16" if "6__half" in mangled else None
+    return ",".join(([kind] if kind else []) + re.findall(r"L[ib](\d+)E", mangled))
+
+
+def waits(funcs, chosen, as_json):
+    """--waits: each key-tile loop's events and verdict."""
+    flagged = 0
+    for m in chosen:
+        kernel = re.search(r"\d+([A-Z][A-Za-z0-9]*?)I\d", m)
+        label = f"{kernel.group(1) if kernel else m[:40]}<{template_args(m)}>"
+        for start, end, events in key_tile_loops(funcs[m]):
+            last_w0 = max(k for k, e in enumerate(events) if e == "W0")
+            maxima = [k for k, e in enumerate(events) if e == "M"]
+            after = sum(k > last_w0 for k in maxima) / len(maxima) if maxima else None
+            late = after is not None and after > 0.5
+            flagged += late
+            if as_json:
+                print(json.dumps({"kernel": label, "mangled": m, "start": hex(start),
+                                  "end": hex(end), "events": compress(events),
+                                  "maxima_after_w0": after, "pv_wait_before_softmax": late}))
+                continue
+            share = "-" if after is None else f"{100 * after:.0f}%"
+            print(f"{label} {hex(start)}-{hex(end)}: FMNMX after W0 {share}"
+                  f"{'  ** P V wait before the softmax' if late else ''}")
+            print(f"    {compress(events)}")
+    if not as_json:
+        print(f"key-tile loops with the P V wait before the softmax: {flagged}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("sass", nargs="?", help="cuobjdump -sass output, plain or .gz (default stdin)")
     ap.add_argument("--match", default=".", help="regex on the (demangled) function name")
     ap.add_argument("--top", type=int, default=3, help="loops per function (largest first)")
+    ap.add_argument("--waits", action="store_true",
+                    help="each key-tile loop's waits and softmax (below), not the opcodes")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    funcs = parse(sys.stdin)
+    try:
+        if args.sass is None:
+            funcs = parse(sys.stdin)
+        else:
+            with (gzip.open(args.sass, "rt", errors="replace") if args.sass.endswith(".gz")
+                  else open(args.sass, errors="replace")) as f:
+                funcs = parse(f)
+    except OSError as e:
+        sys.exit(f"sass_loops.py: cannot read {args.sass}: {e.strerror or e}")
     if not funcs:
         sys.exit("sass_loops.py: no functions in the input (is it cuobjdump -sass output?)")
     names = demangle(list(funcs))
@@ -98,6 +203,9 @@ def main():
     chosen = [m for m in funcs if pattern.search(names[m])]
     if not chosen:
         sys.exit(f"sass_loops.py: no function matches {args.match!r} among {len(funcs)}")
+    if args.waits:
+        waits(funcs, chosen, args.json)
+        return
     results = [summarise(names[m], funcs[m], args.top) for m in chosen]
     if args.json:
         print(json.dumps(results, indent=1))

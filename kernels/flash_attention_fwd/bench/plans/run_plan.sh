@@ -5,6 +5,7 @@
 # timeout for variants.py (FA_VARIANTS_TIMEOUT) unless the caller set them.
 # The kernel file, for the plans' FA_VARIANTS.
 cu=kernels/flash_attention_fwd/hopper.cu
+source "$(dirname "${BASH_SOURCE[0]}")/../switches.sh"
 run_plan() {
   cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
   export FA_VARIANTS="$1"
@@ -135,7 +136,7 @@ streams_check_report() {
 # switches set by #define lines at its top (a candidate default, run before
 # it becomes one; bench/ptx_same.sh then shows the committed default's PTX
 # identical). A word that is not NAME=NUMBER, or names no switch of
-# hopper.cu (its #ifndef), fails with the word named.
+# hopper.cu (has_switch, bench/switches.sh), fails with the word named.
 candidate_kernel() {
   local d
   if [[ -z ${FA_DEFINES:-} ]]; then
@@ -146,7 +147,7 @@ candidate_kernel() {
     for d in $FA_DEFINES; do
       [[ $d =~ ^(KSEEK_FA_[A-Z0-9_]+)=([0-9]+)$ ]] ||
         { echo "candidate_kernel: FA_DEFINES wants NAME=NUMBER words, not '$d'" >&2; exit 2; }
-      grep -q "ifndef ${BASH_REMATCH[1]}\$" "$cu" ||
+      has_switch "$cu" "${BASH_REMATCH[1]}" ||
         { echo "candidate_kernel: $cu has no switch ${BASH_REMATCH[1]}" >&2; exit 2; }
       echo "#define ${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
     done > "$1/hopper.cu" && cat "$cu" >> "$1/hopper.cu" ) || return 2
