@@ -681,20 +681,20 @@ TEST(FaBenchToolsTest, SassLoopsFindsThePvWaitBeforeTheSoftmax) {
   std::istringstream in(r.out);
   for (std::string line; std::getline(in, line);) loops.push_back(nlohmann::json::parse(line));
   ASSERT_EQ(loops.size(), 2u) << r.out;
-  EXPECT_EQ(loops[0]["kernel"], "AttentionForwardWgmma<bf16,192,0>");
+  EXPECT_EQ(loops[0]["kernel"], "AttentionForwardWgmma<__nv_bfloat16, 192, false>");
   EXPECT_EQ(loops[0]["start"], "0x10");
   EXPECT_EQ(loops[0]["end"], "0xa0");
   EXPECT_EQ(loops[0]["events"], "H112g H192g W1 S Mx2 E W0");
   EXPECT_EQ(loops[0]["maxima_after_w0"], 0.0);
   EXPECT_FALSE(loops[0]["pv_wait_before_softmax"].get<bool>());
-  EXPECT_EQ(loops[1]["kernel"], "AttentionForwardWgmma<f16,192,1>");
+  EXPECT_EQ(loops[1]["kernel"], "AttentionForwardWgmma<__half, 192, true>");
   EXPECT_EQ(loops[1]["events"], "H112g H192g W1 S W0 Mx2 E");
   EXPECT_EQ(loops[1]["maxima_after_w0"], 1.0);
   EXPECT_TRUE(loops[1]["pv_wait_before_softmax"].get<bool>());
 
   r = RunBench("sass_loops.py", {"--waits", sass, "--match", "AttentionForwardWgmma"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  EXPECT_NE(r.out.find("AttentionForwardWgmma<f16,192,1> 0x10-0xa0: FMNMX after W0 100%  ** P V "
+  EXPECT_NE(r.out.find("AttentionForwardWgmma<__half, 192, true> 0x10-0xa0: FMNMX after W0 100%  ** P V "
                        "wait before the softmax"),
             std::string::npos)
       << r.out;

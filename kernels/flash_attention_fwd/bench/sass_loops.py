@@ -70,10 +70,16 @@ def parse(lines):
     return funcs
 
 
+def unguarded(text):
+    """An instruction without its guard predicate ("@!P0 BRA 0x10" ->
+    "BRA 0x10")."""
+    if text.startswith("@"):
+        return text.split(None, 1)[1] if " " in text else ""
+    return text
+
+
 def opcode(text):
-    t = text
-    if t.startswith("@"):
-        t = t.split(None, 1)[1] if " " in t else ""
+    t = unguarded(text)
     return t.split(None, 1)[0].split(".")[0] if t else "?"
 
 
@@ -103,7 +109,7 @@ def summarise(name, insns, top):
 
 def event(text):
     """The --waits event of one instruction, or None."""
-    body = text.split(None, 1)[1] if text.startswith("@") and " " in text else text
+    body = unguarded(text)
     op = body.split(None, 1)[0] if body else ""
     if op.startswith("HGMMA"):
         m = re.match(r"HGMMA\.\d+x(\d+)", op)
@@ -145,20 +151,13 @@ def key_tile_loops(insns):
     return found
 
 
-def template_args(mangled):
-    """The element type and the integer and bool template arguments of a
-    mangled name, in order: "...I13__nv_bfloat16Li192ELb1EE..." ->
-    "bf16,192,1"."""
-    kind = "bf16" if "__nv_bfloat16" in mangled else "f16" if "6__half" in mangled else None
-    return ",".join(([kind] if kind else []) + re.findall(r"L[ib](\d+)E", mangled))
-
-
-def waits(funcs, chosen, as_json):
-    """--waits: each key-tile loop's events and verdict."""
+def waits(funcs, names, chosen, as_json):
+    """--waits: each key-tile loop's events and verdict; a kernel named by
+    its demangled name without return type, namespace and parameters."""
     flagged = 0
     for m in chosen:
-        kernel = re.search(r"\d+([A-Z][A-Za-z0-9]*?)I\d", m)
-        label = f"{kernel.group(1) if kernel else m[:40]}<{template_args(m)}>"
+        short = re.match(r"(?:void )?(?:\(anonymous namespace\)::)?(\w+<.*?>)\(", names[m])
+        label = short.group(1) if short else names[m]
         for start, end, events in key_tile_loops(funcs[m]):
             last_w0 = max(k for k, e in enumerate(events) if e == "W0")
             maxima = [k for k, e in enumerate(events) if e == "M"]
@@ -204,7 +203,7 @@ def main():
     if not chosen:
         sys.exit(f"sass_loops.py: no function matches {args.match!r} among {len(funcs)}")
     if args.waits:
-        waits(funcs, chosen, args.json)
+        waits(funcs, names, chosen, args.json)
         return
     results = [summarise(names[m], funcs[m], args.top) for m in chosen]
     if args.json:

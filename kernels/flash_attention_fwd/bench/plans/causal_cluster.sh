@@ -29,9 +29,7 @@ c="$cu -DKSEEK_FA_CAUSAL_CLUSTER=14"
 builds="def=$cu;cc=$c"
 if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 0 ]]; then
   builds+=";cc4k=$c -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096;tr=$c -DKSEEK_FA_TRACE=1"
-  export FA_ITEM_TRACE=grid_hd128_causal_s16384_bf16,grid_hd128_causal_s4096_bf16
-  export FA_ITEM_TRACE_BUILD=tr
-  export FA_ITEM_TRACE_ARGS="--bins 10"
+  item_trace_of tr grid_hd128_causal_s16384_bf16,grid_hd128_causal_s4096_bf16 "--bins 10"
 fi
 globs=()
 if [[ ${CAUSAL_CLUSTER_SHORT:-0} == 2 ]]; then

@@ -39,9 +39,7 @@ w="$cu -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS"
 builds="v4c=$w=0;w8k=$w=8192;w4k=$w=4096;nocl=$cu -DKSEEK_FA_CLUSTER=12"
 if [[ ${CAUSAL_WIDE_SHORT:-0} != 1 ]]; then
   builds+=";w2k=$w=2048;tr=$w=8192 -DKSEEK_FA_CLUSTER=12 -DKSEEK_FA_TRACE=1"
-  export FA_ITEM_TRACE=grid_hd128_causal_s16384_bf16,grid_hd128_full_s16384_bf16
-  export FA_ITEM_TRACE_BUILD=tr
-  export FA_ITEM_TRACE_ARGS="--bins 10"
+  item_trace_of tr grid_hd128_causal_s16384_bf16,grid_hd128_full_s16384_bf16 "--bins 10"
 fi
 run_plan "$builds" \
   'grid_hd128_causal_s2048_*' 'grid_hd128_causal_s4096_*' 'grid_hd128_causal_s8192_*' \

@@ -18,10 +18,9 @@
 #   bash kernels/flash_attention_fwd/bench/plans/d192_tail_trace.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-rows="dims_hd192_full_s16384_bf16,dims_hd192_full_s4096_bf16,gqa4_hd192_full_s2048_bf16,grid_hd256_full_s16384_bf16"
-export FA_ITEM_TRACE=$rows
-export FA_ITEM_TRACE_BUILD=tr6,tr14
-export FA_ITEM_TRACE_ARGS="--bins 10"
+item_trace_of tr6,tr14 \
+  dims_hd192_full_s16384_bf16,dims_hd192_full_s4096_bf16,gqa4_hd192_full_s2048_bf16,grid_hd256_full_s16384_bf16 \
+  "--bins 10"
 run_plan "tr6=$cu -DKSEEK_FA_TRACE=1;tr14=$cu -DKSEEK_FA_TRACE=1 -DKSEEK_FA_TAIL_SPLIT=14;def=$cu;s14=$cu -DKSEEK_FA_TAIL_SPLIT=14" \
   'dims_hd192_full_s*' 'gqa4_hd192_full_s2048_bf16' 'ragged_s3001_hd192_full_bf16' \
   'grid_hd256_full_s16384_bf16' 'grid_hd256_full_s4096_bf16'

@@ -28,6 +28,17 @@ timeline_of() {
   export FA_TIMELINE_ARGS="${FA_TIMELINE_ARGS:---samples 20 --pad-us 1000}"
 }
 
+# item_trace_of BUILDS SCENARIOS [ARGS]: run_variants.sh's item trace
+# (bench/item_trace.py) of SCENARIOS (a comma list) on each of BUILDS
+# (comma-separated names of builds made with -DKSEEK_FA_TRACE=1), with
+# item_trace.py's options ARGS (e.g. "--bins 10") where given; then a
+# plan's run_plan adds the traces.
+item_trace_of() {
+  export FA_ITEM_TRACE_BUILD="$1" FA_ITEM_TRACE="$2"
+  [[ -n ${3:-} ]] && export FA_ITEM_TRACE_ARGS="$3"
+  return 0
+}
+
 # timeline_plan VARIANTS GLOB...: the builds of VARIANTS on the timeline of
 # those scenarios beside FA3 and cuDNN, without a timing table.
 timeline_plan() {

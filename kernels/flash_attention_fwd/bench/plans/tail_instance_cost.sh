@@ -25,10 +25,8 @@
 #   bash kernels/flash_attention_fwd/bench/plans/tail_instance_cost.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-rows="grid_hd128_full_s16384_bf16,grid_hd128_full_s8192_bf16,grid_hd256_full_s16384_bf16"
-export FA_ITEM_TRACE=$rows
-export FA_ITEM_TRACE_BUILD=tr,tr0
-export FA_ITEM_TRACE_ARGS="--bins 10"
+item_trace_of tr,tr0 grid_hd128_full_s16384_bf16,grid_hd128_full_s8192_bf16,grid_hd256_full_s16384_bf16 \
+  "--bins 10"
 (run_plan "tr=$cu -DKSEEK_FA_TRACE=1;tr0=$cu -DKSEEK_FA_TRACE=1 -DKSEEK_FA_TAIL_SPLIT=0;def=$cu;s0=$cu -DKSEEK_FA_TAIL_SPLIT=0;s14=$cu -DKSEEK_FA_TAIL_SPLIT=14" \
   'grid_hd128_full_s*_bf16' 'grid_hd256_full_s*_bf16' 'dims_hd192_full_s16384_bf16')
 rc=$?

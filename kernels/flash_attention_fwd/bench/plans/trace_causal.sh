@@ -14,9 +14,9 @@
 #   bash kernels/flash_attention_fwd/bench/plans/trace_causal.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-export FA_ITEM_TRACE=grid_hd128_causal_s16384_bf16,grid_hd128_causal_s4096_bf16,grid_hd128_causal_s2048_bf16,grid_hd128_full_s16384_bf16,grid_hd256_causal_s16384_bf16
-export FA_ITEM_TRACE_BUILD=tr
-export FA_ITEM_TRACE_ARGS="--bins 10"
+item_trace_of tr \
+  grid_hd128_causal_s16384_bf16,grid_hd128_causal_s4096_bf16,grid_hd128_causal_s2048_bf16,grid_hd128_full_s16384_bf16,grid_hd256_causal_s16384_bf16 \
+  "--bins 10"
 run_plan "tr=$cu -DKSEEK_FA_TRACE=1;def=$cu" \
   'grid_hd128_causal_s16384_bf16' 'grid_hd128_causal_s4096_bf16' 'grid_hd128_causal_s2048_bf16' \
   'grid_hd128_full_s16384_bf16' 'grid_hd256_causal_s16384_bf16'

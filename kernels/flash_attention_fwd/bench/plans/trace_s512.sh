@@ -16,8 +16,8 @@
 #   bash kernels/flash_attention_fwd/bench/plans/trace_s512.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
-export FA_ITEM_TRACE=grid_hd256_causal_s512_bf16,grid_hd256_full_s512_bf16,grid_hd64_causal_s512_bf16,grid_hd128_causal_s512_bf16,ragged_s4097_hd128_full_bf16,grid_hd128_full_s16384_bf16
-export FA_ITEM_TRACE_BUILD=tr
+item_trace_of tr \
+  grid_hd256_causal_s512_bf16,grid_hd256_full_s512_bf16,grid_hd64_causal_s512_bf16,grid_hd128_causal_s512_bf16,ragged_s4097_hd128_full_bf16,grid_hd128_full_s16384_bf16
 run_plan "tr=$cu -DKSEEK_FA_TRACE=1;def=$cu" \
   'grid_hd256_*_s512_bf16' 'grid_hd64_causal_s512_bf16' 'grid_hd128_causal_s512_bf16' \
   'ragged_s4097_hd128_full_bf16' 'grid_hd128_full_s16384_bf16'
