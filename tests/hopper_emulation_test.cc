@@ -378,10 +378,14 @@ TEST(HopperEmulationTest, TailSharesPassClustered) {
   // With a pair's first segment merging the others' rows where they are
   // done (the clusters run in a shuffled order, so some pairs merge and
   // some combine), and with every split pair combined by its last segment
-  // (hopper_emu_tail_no_merge).
-  for (const char* config : {"tail", "tail_no_merge"}) {
+  // (hopper_emu_tail_no_merge); and with the shares as a grid of their own
+  // after the whole pairs' grid (hopper_emu_tail_launches: two clustered
+  // launches a call).
+  for (const char* config : {"tail", "tail_no_merge", "tail_launches"}) {
     const ProcessResult r = ExpectAllPass(config, "tl_", 16);
     EXPECT_GE(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
+    if (std::string(config) == "tail_launches")  // the shapes with whole pairs: two grids
+      EXPECT_GT(ClusteredLaunches(r), EmulationCounts(r).second) << EmulationTail(r.out) << r.err;
     ExpectAllPassArgs(config, {"--captured", "tl_hd128"}, 8);
   }
 }
@@ -397,6 +401,13 @@ TEST(HopperEmulationTest, PlantedTailMergeUnscaledFails) {
 // (hopper_emu_tail_combine_part, every split pair combined) must fail.
 TEST(HopperEmulationTest, PlantedTailCombineShortFails) {
   ExpectPlantFails("tail_combine_part", "tl_hd128_f16_full_q1000");
+}
+
+// The whole pairs' grid stopping a pair short of the shares' grid's first
+// segment (hopper_emu_tail_launch_short): that pair's rows are never
+// written, and the check must fail on a shape with whole pairs.
+TEST(HopperEmulationTest, PlantedTailLaunchShortFails) {
+  ExpectPlantFails("tail_launch_short", "tl_hd128_bf16_full_q1280");
 }
 
 // The counters left set after a call (hopper_emu_tail_no_reset): the

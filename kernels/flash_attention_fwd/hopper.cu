@@ -1299,6 +1299,21 @@
 #ifndef KSEEK_FA_TAIL_MERGE
 #define KSEEK_FA_TAIL_MERGE 1
 #endif
+// 1: a launch with the tail's shares (KSEEK_FA_TAIL_SPLIT) runs as two
+// grids: the instance without the shares walks the whole pairs (items
+// before Problem::tail_first) and lets the next grid launch as its blocks
+// start; the shares' instance, launched after it as a programmatic
+// dependent, walks only the shares' segments, its clusters starting on
+// the SMs the first grid's clusters leave. The whole pairs then run at the
+// plain instance's speed (the shares' instance walks them 2-4% slower per
+// key tile, NOTES.md v4g), for an item's start (the grid's) at the seam.
+// The shares' grid waits for the first one to complete before it ends
+// (griddepcontrol.wait), so that the call's end is both grids'. (The item
+// trace, KSEEK_FA_TRACE, then holds the second grid's rounds over the
+// first's.) 0 (default): one grid, the shares' instance throughout.
+#ifndef KSEEK_FA_TAIL_LAUNCHES
+#define KSEEK_FA_TAIL_LAUNCHES 0
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE) whose cluster
 // instances (KSEEK_FA_CLUSTER) walk an item's key tiles from its last to
 // its first, as FA3 does: the tiles that need a mask (the partial last
@@ -3908,6 +3923,16 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   int items = p.batch * p.heads_q * p.q_tiles * p.splits;
 #if KSEEK_FA_TAIL_SPLIT
   if constexpr (kTail) items = p.tail_first + int(gridDim.x / 2) * p.tail_segs;
+#if KSEEK_FA_TAIL_LAUNCHES
+  // The whole pairs only: the shares' grid, launched after this one,
+  // walks the rest (p.tail_first is the items' count without shares).
+  if constexpr (kCluster && !kTail) {
+    if (p.tail_first < items) {
+      items = p.tail_first;
+      LaunchDependents();  // (the shares' grid; again where it already ran)
+    }
+  }
+#endif
 #endif
   static_assert(CL == 1 || (kCluster && C::kColBlocks >= 2),
                 "clusters of two blocks, each loading every other 64-column block");
@@ -4010,7 +4035,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // registers are few).
     auto share_first = [&p] { return p.tail_first + int(blockIdx.x / 2) * p.tail_segs; };
     if constexpr (kTail)
-      if (item >= p.tail_first) item = tail_next(share_first());
+      if (KSEEK_FA_TAIL_LAUNCHES || item >= p.tail_first) item = tail_next(share_first());
 #endif
     // Round n; with KSEEK_FA_CAUSAL_CLUSTER_QUEUE (causal calls) also the
     // pairs rank 0 has handed to rank 1 (rounds 1 .. n's) when it takes
@@ -4603,6 +4628,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // The last TMA stores done before the block's shared memory goes.
   if constexpr (kTma || kTmaInV)
     if (lane == 0) BulkWait<0>();
+#if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
+  // The shares' grid ends after the whole pairs' grid (one thread's wait
+  // holds the grid): the call's end is both grids'.
+  if constexpr (kTail)
+    if (threadIdx.x == kWgThreads) GridDependencyWait();
+#endif
 #endif
 }
 
@@ -5639,6 +5670,23 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     // grid, block, dynamic shared memory, stream, attributes.
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
+#if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
+    if (launched != kernel) {
+      // The whole pairs in the instance without the shares, then the
+      // shares' segments in theirs, launched as a programmatic dependent
+      // (it starts as the first grid's clusters leave their SMs); with
+      // no whole pair the shares' grid alone, an ordinary launch.
+      const bool whole_pairs = p.tail_first > 0;
+      if (whole_pairs)
+        cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
+      cudaLaunchAttribute tail_attr[2] = {attr[0], DependentLaunch()};
+      const cudaLaunchConfig_t tail_config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
+                                              size_t(C::kSmemBytes), stream, tail_attr,
+                                              whole_pairs ? 2u : 1u};
+      cudaLaunchKernelEx(&tail_config, launched, p, q_map, k_map, v_map, o, lse, o_map,
+                         scratch.get());
+    } else
+#endif
     cudaLaunchKernelEx(&config, launched, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
   } else {
     // Persistent: one block per SM; blocks take items from a queue.

@@ -109,6 +109,10 @@ PLANTS = {
         ("        if (lane == 0) *t_count = 0;  // for the stream's next call\n", ""),
         ("    if (merged && lane == 0) *t_count = 0;  // for the stream's next call\n", ""),
     ],
+    # The tail's shares as a grid of their own (KSEEK_FA_TAIL_LAUNCHES)
+    # with the whole pairs' grid stopping a pair short: that pair's rows
+    # are never written.
+    "tail_launch_short": ("      items = p.tail_first;\n", "      items = p.tail_first - 1;\n"),
     # The tail pair's first segment merging the others' rows without
     # rescaling its own (KSEEK_FA_TAIL_MERGE): its accumulators and total
     # stay at its own maximum while the weights are taken at the largest.
