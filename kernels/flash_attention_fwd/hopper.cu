@@ -1311,6 +1311,11 @@
 // (griddepcontrol.wait), so that the call's end is both grids'. (The item
 // trace, KSEEK_FA_TRACE, then holds the second grid's rounds over the
 // first's.) 0 (default): one grid, the shares' instance throughout.
+// Measured on an H100 (NOTES.md "After v4g"): 1.5-2.5% slower at head_dim
+// 128 s8192 and s16384 against one grid, although the grids overlap by
+// 25-42 us: the first grid's whole rounds took as long per round as one
+// grid's; with D = 192's shares (KSEEK_FA_TAIL_SPLIT bit 8) +1.1% at
+// dims_hd192 s16384 against the default (no shares there), one row.
 #ifndef KSEEK_FA_TAIL_LAUNCHES
 #define KSEEK_FA_TAIL_LAUNCHES 0
 #endif
