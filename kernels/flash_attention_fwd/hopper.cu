@@ -1304,9 +1304,9 @@
 // before Problem::tail_first) and lets the next grid launch as its blocks
 // start; the shares' instance, launched after it as a programmatic
 // dependent, walks only the shares' segments, its clusters starting on
-// the SMs the first grid's clusters leave. The whole pairs then run at the
-// plain instance's speed (the shares' instance walks them 2-4% slower per
-// key tile, NOTES.md v4g), for an item's start (the grid's) at the seam.
+// the SMs the first grid's clusters leave. Meant to run the whole pairs
+// in the plain instance (v4g's trace had the shares' instance 2-4% slower
+// per key tile there, NOTES.md v4g), for a grid's start at the seam.
 // The shares' grid waits for the first one to complete before it ends
 // (griddepcontrol.wait), so that the call's end is both grids'. (The item
 // trace, KSEEK_FA_TRACE, then holds the second grid's rounds over the
