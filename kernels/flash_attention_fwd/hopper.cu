@@ -5685,9 +5685,9 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
       if (whole_pairs)
         cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
       cudaLaunchAttribute tail_attr[2] = {attr[0], DependentLaunch()};
-      const cudaLaunchConfig_t tail_config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
-                                              size_t(C::kSmemBytes), stream, tail_attr,
-                                              whole_pairs ? 2u : 1u};
+      cudaLaunchConfig_t tail_config = config;  // the same grid, and the dependency
+      tail_config.attrs = tail_attr;
+      tail_config.numAttrs = whole_pairs ? 2 : 1;
       cudaLaunchKernelEx(&tail_config, launched, p, q_map, k_map, v_map, o, lse, o_map,
                          scratch.get());
     } else
