@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4g: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4h: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -554,7 +554,7 @@
 //   FA3 / 1.392x cuDNN over all, every class at or above 1.015x FA3
 //   (grid head_dim 128 causal 1.041x, v4e's 1.036x); grid head_dim 128
 //   causal s16384 1.023-1.026x FA3 (v4e's run 0.992-0.994x).
-//   Version 4g (this file; NOTES.md v4g): the causal pairs' clusters and
+//   Version 4g (NOTES.md v4g): the causal pairs' clusters and
 //   their 176-key tiles from 4096 mean keys instead of 6144
 //   (KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS, KSEEK_FA_HD128_CAUSAL_WIDE_KEYS):
 //   grid causal s8192 +1.7-2.1% on an H100 beside v4f in one run. Final
@@ -563,6 +563,10 @@
 //   1.128x cuDNN over the FA3 grid, 1.107x FA3 / 1.394x cuDNN over all,
 //   every class at or above 1.017x FA3; grid head_dim 128 causal s8192
 //   1.003-1.009x FA3 (v4f's run 0.989-0.993x).
+//   Version 4h (this file; NOTES.md v4h): the same clusters and tiles from
+//   3072 mean keys: prefill q333 k4097 head_dim 128 causal +3.1% (bf16),
+//   its gqa4 f16 row +1.7%, grid causal s4096 unchanged, on an H100 beside
+//   v4g in one run (NOTES.md "After v4g").
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -808,8 +812,8 @@
 //                               but for long causal items: below)
 //   KSEEK_FA_HD128_CAUSAL_WIDE_KEYS n > 0: those wide tiles with causal
 //                               masking too where the mean item sees at
-//                               least n keys; default 4096 (v4g; v4d's
-//                               6144); 0: off
+//                               least n keys; default 3072 (v4h; v4g's
+//                               4096, v4d's 6144); 0: off
 //   KSEEK_FA_RESCALE_UNDER_S    where the WGMMA consumers rescale O by a
 //                               tile's new maxima just before the next P V
 //                               is issued, under the next tile's S, instead
@@ -1223,12 +1227,13 @@
 // the value of KSEEK_FA_HD128_CAUSAL_WIDE_KEYS, head_dim 128's causal
 // pairs run on the 176-key tiles only, and the 128-key causal cluster
 // instance is not compiled. 0: every causal shape the clusters can take.
-// Default 4096 (v4g), together with KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=4096
-// (the clustered 176-key tiles from 4096 mean keys): grid causal s8192
-// +1.7-2.1% on an H100 beside v4f, the other rows unchanged (NOTES.md
-// v4f, call 5); v4f had 6144 for both.
+// Default 3072 (v4h), together with KSEEK_FA_HD128_CAUSAL_WIDE_KEYS=3072:
+// prefill q333 k4097 causal (3931 mean keys) +3.1% on an H100 beside v4g,
+// grid causal s4096 (2048) unchanged (NOTES.md "After v4g"). v4g had 4096
+// for both (grid causal s8192 +1.7-2.1% beside v4f, NOTES.md v4f, call
+// 5), v4f 6144.
 #ifndef KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS
-#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 4096
+#define KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS 3072
 #endif
 // With KSEEK_FA_CAUSAL_CLUSTER: 1, the causal pairs from a queue instead
 // of the static order (the static order's backward rounds balance a cost
@@ -1299,7 +1304,8 @@
 #ifndef KSEEK_FA_TAIL_MERGE
 #define KSEEK_FA_TAIL_MERGE 1
 #endif
-// 1: a launch with the tail's shares (KSEEK_FA_TAIL_SPLIT) runs as two
+// The WGMMA kernels (bits as KSEEK_FA_TAIL_SPLIT, WgmmaDimBit) whose
+// launches with the tail's shares (KSEEK_FA_TAIL_SPLIT) run as two
 // grids: the instance without the shares walks the whole pairs (items
 // before Problem::tail_first) and lets the next grid launch as its blocks
 // start; the shares' instance, launched after it as a programmatic
@@ -1311,11 +1317,12 @@
 // (griddepcontrol.wait), so that the call's end is both grids'. (The item
 // trace, KSEEK_FA_TRACE, then holds the second grid's rounds over the
 // first's.) 0 (default): one grid, the shares' instance throughout.
-// Measured on an H100 (NOTES.md "After v4g"): 1.5-2.5% slower at head_dim
-// 128 s8192 and s16384 against one grid, although the grids overlap by
-// 25-42 us: the first grid's whole rounds took as long per round as one
-// grid's; with D = 192's shares (KSEEK_FA_TAIL_SPLIT bit 8) +1.1% at
-// dims_hd192 s16384 against the default (no shares there), one row.
+// Measured on an H100 (NOTES.md "After v4g", every head dim's bit): 1.5-2.5%
+// slower at head_dim 128 s8192 and s16384 against one grid, although the
+// grids overlap by 25-42 us: the first grid's whole rounds took as long
+// per round as one grid's; with D = 192's shares (KSEEK_FA_TAIL_SPLIT bit
+// 8) +1.1% at dims_hd192 s16384 against the default (no shares there),
+// one row.
 #ifndef KSEEK_FA_TAIL_LAUNCHES
 #define KSEEK_FA_TAIL_LAUNCHES 0
 #endif
@@ -1422,9 +1429,10 @@
 // scenarios it takes. v4d's default 6144; from v4g 4096, where the
 // causal pairs run in clusters (KSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS): single
 // blocks lost at 4096, clustered pairs gained (grid causal s8192
-// +1.7-2.1%). 0: 128-key tiles everywhere.
+// +1.7-2.1%); from v4h 3072 (prefill q333 k4097 causal +3.1%). 0: 128-key
+// tiles everywhere.
 #ifndef KSEEK_FA_HD128_CAUSAL_WIDE_KEYS
-#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 4096
+#define KSEEK_FA_HD128_CAUSAL_WIDE_KEYS 3072
 #endif
 #ifndef KSEEK_FA_L2_PROMOTION
 #define KSEEK_FA_L2_PROMOTION 3
@@ -3931,7 +3939,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_TAIL_LAUNCHES
   // The whole pairs only: the shares' grid, launched after this one,
   // walks the rest (p.tail_first is the items' count without shares).
-  if constexpr (kCluster && !kTail) {
+  if constexpr (kCluster && !kTail && (KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0) {
     if (p.tail_first < items) {
       items = p.tail_first;
       LaunchDependents();  // (the shares' grid; again where it already ran)
@@ -4040,7 +4048,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // registers are few).
     auto share_first = [&p] { return p.tail_first + int(blockIdx.x / 2) * p.tail_segs; };
     if constexpr (kTail)
-      if (KSEEK_FA_TAIL_LAUNCHES || item >= p.tail_first) item = tail_next(share_first());
+      if ((KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0 || item >= p.tail_first)
+        item = tail_next(share_first());
 #endif
     // Round n; with KSEEK_FA_CAUSAL_CLUSTER_QUEUE (causal calls) also the
     // pairs rank 0 has handed to rank 1 (rounds 1 .. n's) when it takes
@@ -4636,7 +4645,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
   // The shares' grid ends after the whole pairs' grid (one thread's wait
   // holds the grid): the call's end is both grids'.
-  if constexpr (kTail)
+  if constexpr (kTail && (KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0)
     if (threadIdx.x == kWgThreads) GridDependencyWait();
 #endif
 #endif
@@ -5676,7 +5685,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
 #if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
-    if (launched != kernel) {
+    if ((KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0 && launched != kernel) {
       // The whole pairs in the instance without the shares, then the
       // shares' segments in theirs, launched as a programmatic dependent
       // (it starts as the first grid's clusters leave their SMs); with

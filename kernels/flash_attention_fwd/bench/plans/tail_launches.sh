@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call (about 400 s of wall time; no carry needed): the tail's
-# shares as a grid of their own (KSEEK_FA_TAIL_LAUNCHES=1), and whether
+# shares as a grid of their own (KSEEK_FA_TAIL_LAUNCHES=14), and whether
 # the merge after the loop (KSEEK_FA_TAIL_MERGE) is what moves ptxas to
 # put the wait for the previous tile's P V (W0) before the softmax in
 # D = 192's shares' instance.
@@ -12,7 +12,7 @@
 # builds' printout (run_variants.sh, sass_loops.py --waits) names every
 # loop whose W0 comes before the softmax.
 #   def   the default (v4g)
-#   tl    KSEEK_FA_TAIL_LAUNCHES=1 (head_dim 128 and 256 shares, two grids)
+#   tl    KSEEK_FA_TAIL_LAUNCHES=14 (head_dim 128 and 256 shares, two grids)
 #   tl14  tl with the shares at D = 192 too (KSEEK_FA_TAIL_SPLIT=14)
 #   tlk   tl with the shares from 512 saved keys (TAIL_MIN_SAVED_KEYS=512;
 #         v4g's 1536 leaves the grid's head_dim 128 s2048 rows, 880 keys
@@ -34,7 +34,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 s14="$cu -DKSEEK_FA_TAIL_SPLIT=14"
-tl="$cu -DKSEEK_FA_TAIL_LAUNCHES=1"
+tl="$cu -DKSEEK_FA_TAIL_LAUNCHES=14"
 builds="def=$cu;tl=$tl;tl14=$tl -DKSEEK_FA_TAIL_SPLIT=14;tlk=$tl -DKSEEK_FA_TAIL_MIN_SAVED_KEYS=512"
 builds+=";s14=$s14;m0=$s14 -DKSEEK_FA_TAIL_MERGE=0"
 builds+=";w3=$cu -DKSEEK_FA_HD128_CAUSAL_WIDE_KEYS=3072 -DKSEEK_FA_CAUSAL_CLUSTER_MIN_KEYS=3072"
