@@ -1322,7 +1322,9 @@
 // grids overlap by 25-42 us: the first grid's whole rounds took as long
 // per round as one grid's; with D = 192's shares (KSEEK_FA_TAIL_SPLIT bit
 // 8) +1.1% at dims_hd192 s16384 against the default (no shares there),
-// one row.
+// one row; measured again with D = 192's bit alone (8; NOTES.md "After
+// v4h"): +0.3% there, +0.1% at hd160 s16384, -0.6% at gqa4 hd160: no
+// gain, while one grid with those shares lost 3.4%.
 #ifndef KSEEK_FA_TAIL_LAUNCHES
 #define KSEEK_FA_TAIL_LAUNCHES 0
 #endif
