@@ -2176,6 +2176,10 @@ constexpr int HeadDimBit(int d) { return d == 64 ? 1 : d == 128 ? 2 : 4; }
 // The WGMMA kernel's bit in the switches whose D = 192 kernel has one of
 // its own (8: KSEEK_FA_FAST_LOCATE, KSEEK_FA_LAZY_RESCALE, ...).
 constexpr int WgmmaDimBit(int d) { return d == 192 ? 8 : HeadDimBit(d); }
+// Whether the WGMMA kernel of D runs the tail's shares as a grid of their
+// own (KSEEK_FA_TAIL_LAUNCHES).
+template <int D>
+constexpr bool kTailLaunches = (KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0;
 
 template <int D>
 constexpr bool kFastEpilogue = (KSEEK_FA_FAST_EPILOGUE & HeadDimBit(D)) != 0;
@@ -3945,7 +3949,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_TAIL_LAUNCHES
   // The whole pairs only: the shares' grid, launched after this one,
   // walks the rest (p.tail_first is the items' count without shares).
-  if constexpr (kCluster && !kTail && (KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0) {
+  if constexpr (kCluster && !kTail && kTailLaunches<D>) {
     if (p.tail_first < items) {
       items = p.tail_first;
       LaunchDependents();  // (the shares' grid; again where it already ran)
@@ -4054,8 +4058,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
     // registers are few).
     auto share_first = [&p] { return p.tail_first + int(blockIdx.x / 2) * p.tail_segs; };
     if constexpr (kTail)
-      if ((KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0 || item >= p.tail_first)
-        item = tail_next(share_first());
+      if (kTailLaunches<D> || item >= p.tail_first) item = tail_next(share_first());
 #endif
     // Round n; with KSEEK_FA_CAUSAL_CLUSTER_QUEUE (causal calls) also the
     // pairs rank 0 has handed to rank 1 (rounds 1 .. n's) when it takes
@@ -4651,7 +4654,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
   // The shares' grid ends after the whole pairs' grid (one thread's wait
   // holds the grid): the call's end is both grids'.
-  if constexpr (kTail && (KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0)
+  if constexpr (kTail && kTailLaunches<D>)
     if (threadIdx.x == kWgThreads) GridDependencyWait();
 #endif
 #endif
@@ -5691,7 +5694,7 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     const cudaLaunchConfig_t config = {dim3(unsigned(2 * clusters)), dim3(C::kThreads),
                                        size_t(C::kSmemBytes), stream, attr, 1};
 #if KSEEK_FA_TAIL_SPLIT && KSEEK_FA_TAIL_LAUNCHES
-    if ((KSEEK_FA_TAIL_LAUNCHES & WgmmaDimBit(D)) != 0 && launched != kernel) {
+    if (kTailLaunches<D> && launched != kernel) {
       // The whole pairs in the instance without the shares, then the
       // shares' segments in theirs, launched as a programmatic dependent
       // (it starts as the first grid's clusters leave their SMs); with
