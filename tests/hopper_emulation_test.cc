@@ -454,6 +454,27 @@ TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
 // reference check must fail; so the stores run, from those buffers. (The
 // build runs head_dim 128 on 128-key tiles: the default 160-key ones have
 // no room for the stores' buffers.)
+// Q in the consumers' registers for S (hopper_emu_q_regs: KSEEK_FA_Q_REGS=3,
+// head_dim 64 and 128 and the narrow 80/96, on key tiles up to 160 keys):
+// every shape, in shards, each eager and lazy.
+class QInRegisters : public ::testing::TestWithParam<int> {};
+
+TEST_P(QInRegisters, PassesOnItsShard) {
+  constexpr int kQShards = 4;
+  ExpectAllPass("q_regs",
+                "--shard=" + std::to_string(GetParam()) + "/" + std::to_string(kQShards),
+                240 / kQShards);
+}
+
+INSTANTIATE_TEST_SUITE_P(HopperEmulation, QInRegisters, ::testing::Range(0, 4));
+
+// The same with the Q buffer released before the warps have loaded their
+// rows: the producer loads the next item's Q over them (one Q buffer: head_dim
+// 128 with causal masking).
+TEST(HopperEmulationTest, PlantedQRegistersEarlyReleaseFails) {
+  ExpectPlantFails("q_regs_early_release", "w_hd128_f16_causal");
+}
+
 TEST(HopperEmulationTest, PlantedTmaStoreRaceFails) {
   ExpectPlantFails("tma_race", "w_hd128_bf16_full");
 }

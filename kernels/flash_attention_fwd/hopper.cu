@@ -1361,6 +1361,35 @@
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
 #endif
+// The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
+// only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
+// registers, on key tiles of at most KSEEK_FA_Q_REGS_MAX_N keys: each warp
+// loads its 16 rows by ldmatrix once the item's Q has landed (the m16n8k16
+// A layout, as P's for P V) and S = Q K^T takes A from registers, so the
+// tensor cores read only K from shared memory for S (a third less of
+// shared memory read per tile: the boards run at their power limit, where
+// energy per FLOP sets the clock, NOTES.md "After v3n"), and the Q buffer
+// is released as soon as the warps hold their rows, so the producer loads
+// the next item's Q (and then its first K/V tiles) while this item
+// computes, also with one Q buffer. 32 registers per consumer thread at
+// head_dim 128: on 160-key tiles (KSEEK_FA_Q_REGS_MAX_N=160) ptxas
+// serialised the wgmma for want of registers, and with three consumers
+// (160 registers at head_dim 64) it spilled, so neither takes it.
+// 0 (default): Q read from shared memory by every S.
+#ifndef KSEEK_FA_Q_REGS
+#define KSEEK_FA_Q_REGS 0
+#endif
+#ifndef KSEEK_FA_Q_REGS_MAX_N
+#define KSEEK_FA_Q_REGS_MAX_N 128
+#endif
+// 1: KSEEK_FA_Q_REGS also in the instances with one Q buffer (head_dim
+// 128's 128-key tiles for causal items from 513 keys). There ptxas put
+// the wait for P V before the softmax with Q in registers (bench/
+// sass_loops.py's mark) and on an H100 causal s2048-s4096 lost 2% (NOTES.md
+// "Q in registers"); 0 (default): only the two-Q-buffer instances.
+#ifndef KSEEK_FA_Q_REGS_ONE_Q_BUFFER
+#define KSEEK_FA_Q_REGS_ONE_Q_BUFFER 0
+#endif
 // K/V stages of the head_dim 128 WGMMA kernel with 128-key tiles and one Q
 // buffer (causal masking, short non-causal sequences): 2 (default) as FA3
 // has there, which leaves room for KSEEK_FA_TMA_STORES (+1-2% at causal
@@ -3045,14 +3074,20 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
                : "l"(desc_a), "l"(desc_b), "r"(accumulate))
 
 // d (64 x N, fp32) += A B; A (64 x 16) in registers (the m16n8k16 A
-// layout per warp), B (16 x N) MN-major in shared memory.
+// layout per warp), B (16 x N) MN-major in shared memory (TRANS 1), or
+// d = A B^T (+ d when accumulate != 0) with B (N x 16) K-major (TRANS 0:
+// S with Q in registers, KSEEK_FA_Q_REGS).
 #define KSEEK_WGMMA_RS(TYPE, N, REGS, A_, B_, P_, ...)                      \
+  KSEEK_WGMMA_RS_TRANS(TYPE, N, REGS, A_, B_, P_, "1", 1, __VA_ARGS__)
+#define KSEEK_WGMMA_RSK(TYPE, N, REGS, A_, B_, P_, ...)                     \
+  KSEEK_WGMMA_RS_TRANS(TYPE, N, REGS, A_, B_, P_, "0", accumulate, __VA_ARGS__)
+#define KSEEK_WGMMA_RS_TRANS(TYPE, N, REGS, A_, B_, P_, TRANS, ACCUMULATE, ...) \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " P_ ", 0;\n"             \
                "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "."   \
-               TYPE " " REGS ", " A_ ", " B_ ", p, 1, 1, 1;\n}\n"            \
+               TYPE " " REGS ", " A_ ", " B_ ", p, 1, 1, " TRANS ";\n}\n"   \
                : __VA_ARGS__                                                \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b),   \
-                 "r"(1))
+                 "r"(ACCUMULATE))
 
 // The wrappers below for both 16-bit types: the type is a literal in the
 // instruction.
@@ -3066,14 +3101,22 @@ __device__ __forceinline__ void HoldRegisters(uint32_t (&r)[G][4]) {
     KSEEK_WGMMA_RS("f16", __VA_ARGS__);                                     \
   else                                                                      \
     KSEEK_WGMMA_RS("bf16", __VA_ARGS__)
+#define KSEEK_WGMMA_RSK_T(...)                                              \
+  if constexpr (kIsHalf<T>)                                                 \
+    KSEEK_WGMMA_RSK("f16", __VA_ARGS__);                                    \
+  else                                                                      \
+    KSEEK_WGMMA_RSK("bf16", __VA_ARGS__)
 
 // One specialisation per N, since the operand list is a literal:
-// WgmmaSS<T, N> (d = A B^T (+ d), as KSEEK_WGMMA_SS) and WgmmaRS<T, N,
-// kBase> (d groups kBase .. += A B, as KSEEK_WGMMA_RS).
+// WgmmaSS<T, N> (d = A B^T (+ d), as KSEEK_WGMMA_SS), WgmmaRS<T, N,
+// kBase> (d groups kBase .. += A B, as KSEEK_WGMMA_RS) and WgmmaRSK<T, N>
+// (d = A B^T (+ d), A in registers, as KSEEK_WGMMA_RSK).
 template <int N>
 struct WgmmaSSOp;
 template <int N>
 struct WgmmaRSOp;
+template <int N>
+struct WgmmaRSKOp;
 #define KSEEK_DEFINE_WGMMA_SS(N, REGS, A_, B_, P_, ACC)                     \
   template <>                                                               \
   struct WgmmaSSOp<N> {                                                     \
@@ -3096,6 +3139,17 @@ struct WgmmaRSOp;
       KSEEK_WGMMA_RS_T(N, REGS, A_, B_, P_, ACC(d, kBase));                 \
     }                                                                       \
   };
+#define KSEEK_DEFINE_WGMMA_RSK(N, REGS, A_, B_, P_, ACC)                    \
+  template <>                                                               \
+  struct WgmmaRSKOp<N> {                                                    \
+    template <typename T>                                                   \
+    __device__ __forceinline__ static void Run(float (&d)[N / 8][4],        \
+                                               const uint32_t (&a)[4],      \
+                                               uint64_t desc_b,             \
+                                               int accumulate) {            \
+      KSEEK_WGMMA_RSK_T(N, REGS, A_, B_, P_, ACC(d, 0));                    \
+    }                                                                       \
+  };
 KSEEK_DEFINE_WGMMA_SS(64, KSEEK_REGS32, "%32", "%33", "%34", KSEEK_ACC32)
 KSEEK_DEFINE_WGMMA_SS(80, KSEEK_REGS40, "%40", "%41", "%42", KSEEK_ACC40)
 KSEEK_DEFINE_WGMMA_SS(96, KSEEK_REGS48, "%48", "%49", "%50", KSEEK_ACC48)
@@ -3113,6 +3167,14 @@ KSEEK_DEFINE_WGMMA_RS(192, KSEEK_REGS96, "{%96, %97, %98, %99}", "%100", "%101",
                       KSEEK_ACC96)
 KSEEK_DEFINE_WGMMA_RS(256, KSEEK_REGS128, "{%128, %129, %130, %131}", "%132",
                       "%133", KSEEK_ACC128)
+KSEEK_DEFINE_WGMMA_RSK(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
+                       KSEEK_ACC32)
+KSEEK_DEFINE_WGMMA_RSK(80, KSEEK_REGS40, "{%40, %41, %42, %43}", "%44", "%45",
+                       KSEEK_ACC40)
+KSEEK_DEFINE_WGMMA_RSK(128, KSEEK_REGS64, "{%64, %65, %66, %67}", "%68", "%69",
+                       KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_RSK(160, KSEEK_REGS80, "{%80, %81, %82, %83}", "%84", "%85",
+                       KSEEK_ACC80)
 
 template <typename T, int N>
 __device__ __forceinline__ void WgmmaSS(float (&d)[N / 8][4], uint64_t desc_a,
@@ -3125,11 +3187,20 @@ __device__ __forceinline__ void WgmmaRS(float (&d)[G][4],
                                         uint64_t desc_b) {
   WgmmaRSOp<N>::template Run<T, kBase, G>(d, a, desc_b);
 }
+template <typename T, int N>
+__device__ __forceinline__ void WgmmaRSK(float (&d)[N / 8][4], const uint32_t (&a)[4],
+                                         uint64_t desc_b, int accumulate) {
+  WgmmaRSKOp<N>::template Run<T>(d, a, desc_b, accumulate);
+}
 
+#undef KSEEK_DEFINE_WGMMA_RSK
 #undef KSEEK_DEFINE_WGMMA_RS
 #undef KSEEK_DEFINE_WGMMA_SS
+#undef KSEEK_WGMMA_RSK_T
 #undef KSEEK_WGMMA_RS_T
 #undef KSEEK_WGMMA_SS_T
+#undef KSEEK_WGMMA_RS_TRANS
+#undef KSEEK_WGMMA_RSK
 #undef KSEEK_WGMMA_RS
 #undef KSEEK_WGMMA_SS
 #undef KSEEK_REGS128
@@ -3189,28 +3260,42 @@ __device__ __forceinline__ void ArriveIf(uint32_t bar, bool pred) {
       : "memory");
 }
 // Waits until the barrier's phase with parity `parity` has completed.
+// kAcquireCluster: also acquires at cluster scope what the arrivals
+// released (another block's stores into this block's shared memory,
+// ArriveReleaseCluster's), each try without the suspend-time hint.
+template <bool kAcquireCluster = false>
 __device__ __forceinline__ void Wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
   while (!done) {
+    if constexpr (kAcquireCluster) {
+      asm volatile(
+          "{\n.reg .pred p;\n"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
+    } else {
 #if KSEEK_FA_WAIT_HINT_NS > 0
-    // Each try may suspend the thread until the phase completes, for at
-    // most the hint: few tries, where the default limit makes a spin.
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity), "n"(KSEEK_FA_WAIT_HINT_NS)
-        : "memory");
+      // Each try may suspend the thread until the phase completes, for at
+      // most the hint: few tries, where the default limit makes a spin.
+      asm volatile(
+          "{\n.reg .pred p;\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(bar), "r"(parity), "n"(KSEEK_FA_WAIT_HINT_NS)
+          : "memory");
 #else
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
+      asm volatile(
+          "{\n.reg .pred p;\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n}\n"
+          : "=r"(done)
+          : "r"(bar), "r"(parity)
+          : "memory");
 #endif
+    }
   }
 }
 
@@ -3384,24 +3469,10 @@ __device__ __forceinline__ void StoreClusterInt(uint32_t addr, int v) {
 }
 // One arrival on the barrier at shared::cluster address `bar` that
 // releases this thread's earlier writes (StoreClusterInt's) at cluster
-// scope, for a WaitAcquireCluster on that barrier.
+// scope, for a Wait<true> on that barrier.
 __device__ __forceinline__ void ArriveReleaseCluster(uint32_t bar) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar)
                : "memory");
-}
-// Wait, acquiring at cluster scope what the arrivals released (another
-// block's stores into this block's shared memory).
-__device__ __forceinline__ void WaitAcquireCluster(uint32_t bar, uint32_t parity) {
-  uint32_t done = 0;
-  while (!done) {
-    asm volatile(
-        "{\n.reg .pred p;\n"
-        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-        "selp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  }
 }
 #endif
 // TmaLoad4d into every block of the cluster that `mask` names (bit r: rank
@@ -3727,6 +3798,38 @@ __device__ __forceinline__ void IssueScoresWgmma(float (&sc)[kN / 8][4],
       WgmmaSS<T, kN>(sc, da, db, kk > 0);
     }
   }
+}
+
+// KSEEK_FA_Q_REGS: the warp's 16 rows (16 w .. 16 w + 15 of its consumer's
+// 64 at q_rows, w = warp_in_wg) of Q's first KD columns as the A fragments
+// of S's KD / 16 steps (the m16n8k16 A layout: r[0] rows 0-7 and r[1]
+// rows 8-15 of the step's first 8 columns, r[2] and r[3] of its last 8).
+// Q as TMA wrote it: 64-column blocks of 64 rows x 128 bytes, 16-byte chunk
+// c of row r at c ^ (r % 8).
+template <int KD>
+__device__ __forceinline__ void LoadQRegisters(uint32_t (&qf)[KD / 16][4], uint32_t q_rows,
+                                               int warp_in_wg, int lane) {
+  constexpr uint32_t kQColBlockBytes = kWgRows * kColBlockRowBytes;
+  const int m = lane / 8, r8 = lane % 8;  // the matrix this lane's address is a row of
+  const uint32_t row = q_rows + (16 * warp_in_wg + 8 * (m & 1) + r8) * kColBlockRowBytes;
+#pragma unroll
+  for (int kk = 0; kk < KD / 16; ++kk) {
+    const int chunk = 2 * (kk % 4) + (m >> 1);
+    LdMatrixX4(qf[kk], row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
+  }
+}
+
+// S (64 x kN, fp32) = Q K^T with Q from registers (LoadQRegisters) and K
+// as in IssueScoresWgmma (KSEEK_FA_Q_REGS).
+template <typename T, int kN, int KD>
+__device__ __forceinline__ void IssueScoresWgmmaQRegs(float (&sc)[kN / 8][4],
+                                                      const uint32_t (&qf)[KD / 16][4],
+                                                      uint32_t stage) {
+  constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
+  const DescriptorBase k(stage, 16);
+#pragma unroll
+  for (int kk = 0; kk < KD / 16; ++kk)
+    WgmmaRSK<T, kN>(sc, qf[kk], k.At((kk / 4) * kKColBlockBytes + (kk % 4) * 32), kk > 0);
 }
 
 // P (the softmax's fp32 numerators) rounded to 16 bits: the accumulator
@@ -4229,7 +4332,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           // The pair that rank 0 put in slot n % kMail (rank 1: once it
           // has; then rank 0 may write the slot again).
           const int s = n % kMail;
-          if (ClusterRank() != 0) WaitAcquireCluster(mail_full(s), (n / kMail) & 1);
+          if (ClusterRank() != 0) Wait<true>(mail_full(s), (n / kMail) & 1);
           item = *reinterpret_cast<volatile int*>(smem + (mail_slot(s) - raw));
           if (ClusterRank() != 0) ArriveClusterIf(PeerAddress(mail_empty(s), 0), true);
           continue;
@@ -4326,6 +4429,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // without kLazy).
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
+  // Q in registers (KSEEK_FA_Q_REGS): the warp's rows as S's A fragments,
+  // the Q buffer released once they are loaded.
+  // (Not with three consumers: at 160 registers ptxas spilled and
+  // serialised the wgmma.)
+  constexpr bool kQRegs = (KSEEK_FA_Q_REGS & WgmmaDimBit(D)) != 0 && D <= 128 &&
+                          C::kConsumers == 2 && kN <= KSEEK_FA_Q_REGS_MAX_N &&
+                          (kQB == 2 || KSEEK_FA_Q_REGS_ONE_Q_BUFFER != 0);
+  uint32_t qf[kQRegs ? KD / 16 : 1][4];
   constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
@@ -4371,6 +4482,11 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       TraceItem(n, 1, w.q0, w.tile_end - w.tile_begin, w.hq, w.b);
     })
     const uint32_t q_rows = q_smem + qb * C::kQBytes + cwg * C::kQHalfBytes;
+    if constexpr (kQRegs) {
+      LoadQRegisters<KD>(qf, q_rows, warp % 4, lane);
+      __syncwarp();
+      if (lane == 0) Arrive(q_empty(qb, qpart));  // the rows are in registers
+    }
     const int wg_first = w.q0 + kWgRows * cwg;
     const int wg_mask_from = KeyLimit(p, wg_first);
     const int first_row = w.q0 + kRowsPerWarp * warp;
@@ -4393,8 +4509,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if constexpr (kFirstTurn) NamedBarrier(kTurnBarrier + cwg, 2 * kWgThreads);
       float sc[kN / 8][4];
       HoldRegisters(sc);
+      if constexpr (kQRegs) HoldRegisters(qf);
       WgmmaFence();
-      IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
+      if constexpr (kQRegs)
+        IssueScoresWgmmaQRegs<T, kN, KD>(sc, qf, kv_smem + s0 * C::kStageBytes);
+      else
+        IssueScoresWgmma<T, D, kN, KD>(sc, q_rows, kv_smem + s0 * C::kStageBytes);
       WgmmaCommit();
       HoldRegisters(sc);
       if constexpr (kFirstTurn) NamedBarrierArrive(next_turn, 2 * kWgThreads);
@@ -4404,7 +4524,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
       if (lane == 0) {
         Arrive(empty_k(s0));
         to_peer(empty_k(s0), true);
-        if (tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+        if (!kQRegs && tiles == 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
       }
       const int k0 = tile_of(w, 0) * kN;
       if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
@@ -4438,8 +4558,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         HoldRegisters(sc);
         HoldRegisters(st.acc);
         HoldRegisters(pk);
+        if constexpr (kQRegs) HoldRegisters(qf);
         WgmmaFence();
-        IssueScoresWgmma<T, D, kN, KD>(sc, q, stage);
+        if constexpr (kQRegs)
+          IssueScoresWgmmaQRegs<T, kN, KD>(sc, qf, stage);
+        else
+          IssueScoresWgmma<T, D, kN, KD>(sc, q, stage);
         WgmmaCommit();
         if constexpr (kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima
@@ -4470,12 +4594,12 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 #if KSEEK_FA_PREDICATED_ARRIVE
         ArriveIf(empty_k(s), lane == 0);
         to_peer(empty_k(s), lane == 0);
-        ArriveIf(q_empty(qb, qpart), lane == 0 && i == tiles - 1);  // the item's last S
+        ArriveIf(q_empty(qb, qpart), !kQRegs && lane == 0 && i == tiles - 1);  // the item's last S
 #else
         if (lane == 0) {
           Arrive(empty_k(s));
           to_peer(empty_k(s), true);
-          if (i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+          if (!kQRegs && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
         }
 #endif
         if constexpr (kMask == 1) {
@@ -4542,7 +4666,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         Arrive(empty_v(pending));
         to_peer(empty_v(pending), true);
       }
-    } else if (lane == 0) {
+    } else if (!kQRegs && lane == 0) {
       Arrive(q_empty(qb, qpart));  // no key for any row: Q is not read
     }
     ring += tiles;

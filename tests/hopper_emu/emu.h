@@ -196,7 +196,7 @@ struct Thread {
 // and their A registers (RS form), executed at issue (eager) or at the wait
 // that retires its group (lazy).
 struct WgmmaOp {
-  int n; bool rs, half; int accumulate; uint64_t da, db;
+  int n; bool rs, half, b_k_major; int accumulate; uint64_t da, db;
   float* d[128]; uint32_t a[128][4];
 };
 struct MBar { int count = 0, pending = 0; long tx = 0; unsigned phase = 0; bool init = false; };
@@ -289,7 +289,10 @@ inline uint32_t ShflBits(uint32_t v, int src) {
 
 void CpAsync(uint32_t dst, const void* src, bool valid);
 // WGMMA (warpgroup collectives), mbarriers, TMA, named barriers.
-void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db, const uint32_t* a);
+// rs: A from registers (a), B MN-major unless b_k_major; otherwise A and B
+// K-major in shared memory (da, db).
+void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db, const uint32_t* a,
+                bool b_k_major = false);
 void WgmmaCommitEmu();
 void WgmmaWaitEmu(int pending);
 void MbarInit(uint32_t bar, int count);

@@ -71,7 +71,7 @@ static void ExecuteWgmma(const WgmmaOp& op) {
     }
   for (int k = 0; k < 16; ++k)
     for (int n = 0; n < op.n; ++n) {
-      if (op.rs)  // B MN-major (transposed)
+      if (op.rs && !op.b_k_major)  // B MN-major (transposed)
         B[k][n] = SmemElem(sb + (k / 8) * bb + (k % 8) * 128 + (n / 64) * lb + (n % 64) * 2, op.half);
       else  // B K-major
         B[k][n] = SmemElem(sb + (n / 8) * bb + (n % 8) * 128 + 2 * k, op.half);
@@ -89,18 +89,20 @@ static void ExecuteWgmma(const WgmmaOp& op) {
 }
 
 void WgmmaIssue(float* d, int n, bool rs, bool half, int accumulate, uint64_t da, uint64_t db,
-                const uint32_t* a) {
+                const uint32_t* a, bool b_k_major) {
   Thread* t = g_cur;
   Block* b = g_block;
   const int wg = t->tid.x / 128;
   if (b->wg_arrived[wg] == 0) {
     WgmmaOp& op = b->wg_pending_issue[wg];
     op.n = n; op.rs = rs; op.half = half; op.accumulate = accumulate; op.da = da; op.db = db;
+    op.b_k_major = b_k_major;
   }
   WgmmaOp& op = b->wg_pending_issue[wg];
   op.d[t->tid.x % 128] = d;
   if (a) for (int i = 0; i < 4; ++i) op.a[t->tid.x % 128][i] = a[i];
-  WgCollective(100 + n + (rs ? 1000 : 0), da ^ (db * 31) ^ uint64_t(accumulate), [&](int g) {
+  WgCollective(100 + n + (rs ? 1000 : 0) + (b_k_major ? 2000 : 0), da ^ (db * 31) ^ uint64_t(accumulate),
+               [&](int g) {
     if (g_lazy_async) b->wg_open[g].push_back(b->wg_pending_issue[g]);
     else ExecuteWgmma(b->wg_pending_issue[g]);
   });

@@ -113,6 +113,16 @@ PLANTS = {
     # with the whole pairs' grid stopping a pair short: that pair's rows
     # are never written.
     "tail_launch_short": ("      items = p.tail_first;\n", "      items = p.tail_first - 1;\n"),
+    # Q in registers (KSEEK_FA_Q_REGS): the Q buffer released before the
+    # warps have loaded their rows, so the producer may load the next
+    # item's Q over them.
+    "q_regs_early_release": (
+        "      LoadQRegisters<KD>(qf, q_rows, warp % 4, lane);\n"
+        "      __syncwarp();\n"
+        "      if (lane == 0) Arrive(q_empty(qb, qpart));  // the rows are in registers\n",
+        "      if (lane == 0) Arrive(q_empty(qb, qpart));\n"
+        "      for (int spin = 0; spin < 64; ++spin) __syncwarp();\n"
+        "      LoadQRegisters<KD>(qf, q_rows, warp % 4, lane);\n"),
     # The tail pair's first segment merging the others' rows without
     # rescaling its own (KSEEK_FA_TAIL_MERGE): its accumulators and total
     # stay at its own maximum while the weights are taken at the largest.
