@@ -4436,7 +4436,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kQRegs = (KSEEK_FA_Q_REGS & WgmmaDimBit(D)) != 0 && D <= 128 &&
                           C::kConsumers == 2 && kN <= KSEEK_FA_Q_REGS_MAX_N &&
                           (kQB == 2 || KSEEK_FA_Q_REGS_ONE_Q_BUFFER != 0);
-  uint32_t qf[kQRegs ? KD / 16 : 1][4];
+  [[maybe_unused]] uint32_t qf[kQRegs ? KD / 16 : 1][4];
   constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;
   constexpr bool kRescaleUnderS =
       KSEEK_FA_RESCALE_UNDER_S == 2 ||
