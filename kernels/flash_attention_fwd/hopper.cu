@@ -3128,6 +3128,8 @@ struct WgmmaRSKOp;
       KSEEK_WGMMA_SS_T(N, REGS, A_, B_, P_, ACC(d, 0));                     \
     }                                                                       \
   };
+// Both register-A forms for N: WgmmaRSOp<N> (P V) and WgmmaRSKOp<N> (S with
+// Q in registers), whose operand lists are the same.
 #define KSEEK_DEFINE_WGMMA_RS(N, REGS, A_, B_, P_, ACC)                     \
   template <>                                                               \
   struct WgmmaRSOp<N> {                                                     \
@@ -3138,8 +3140,7 @@ struct WgmmaRSKOp;
       static_assert(kBase + N / 8 <= G, "accumulator groups");              \
       KSEEK_WGMMA_RS_T(N, REGS, A_, B_, P_, ACC(d, kBase));                 \
     }                                                                       \
-  };
-#define KSEEK_DEFINE_WGMMA_RSK(N, REGS, A_, B_, P_, ACC)                    \
+  };                                                                        \
   template <>                                                               \
   struct WgmmaRSKOp<N> {                                                    \
     template <typename T>                                                   \
@@ -3161,20 +3162,16 @@ KSEEK_DEFINE_WGMMA_SS(176, KSEEK_REGS88, "%88", "%89", "%90", KSEEK_ACC88)
 KSEEK_DEFINE_WGMMA_SS(192, KSEEK_REGS96, "%96", "%97", "%98", KSEEK_ACC96)
 KSEEK_DEFINE_WGMMA_RS(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
                       KSEEK_ACC32)
+KSEEK_DEFINE_WGMMA_RS(80, KSEEK_REGS40, "{%40, %41, %42, %43}", "%44", "%45",
+                      KSEEK_ACC40)
 KSEEK_DEFINE_WGMMA_RS(128, KSEEK_REGS64, "{%64, %65, %66, %67}", "%68", "%69",
                       KSEEK_ACC64)
+KSEEK_DEFINE_WGMMA_RS(160, KSEEK_REGS80, "{%80, %81, %82, %83}", "%84", "%85",
+                      KSEEK_ACC80)
 KSEEK_DEFINE_WGMMA_RS(192, KSEEK_REGS96, "{%96, %97, %98, %99}", "%100", "%101",
                       KSEEK_ACC96)
 KSEEK_DEFINE_WGMMA_RS(256, KSEEK_REGS128, "{%128, %129, %130, %131}", "%132",
                       "%133", KSEEK_ACC128)
-KSEEK_DEFINE_WGMMA_RSK(64, KSEEK_REGS32, "{%32, %33, %34, %35}", "%36", "%37",
-                       KSEEK_ACC32)
-KSEEK_DEFINE_WGMMA_RSK(80, KSEEK_REGS40, "{%40, %41, %42, %43}", "%44", "%45",
-                       KSEEK_ACC40)
-KSEEK_DEFINE_WGMMA_RSK(128, KSEEK_REGS64, "{%64, %65, %66, %67}", "%68", "%69",
-                       KSEEK_ACC64)
-KSEEK_DEFINE_WGMMA_RSK(160, KSEEK_REGS80, "{%80, %81, %82, %83}", "%84", "%85",
-                       KSEEK_ACC80)
 
 template <typename T, int N>
 __device__ __forceinline__ void WgmmaSS(float (&d)[N / 8][4], uint64_t desc_a,
@@ -3193,7 +3190,6 @@ __device__ __forceinline__ void WgmmaRSK(float (&d)[N / 8][4], const uint32_t (&
   WgmmaRSKOp<N>::template Run<T>(d, a, desc_b, accumulate);
 }
 
-#undef KSEEK_DEFINE_WGMMA_RSK
 #undef KSEEK_DEFINE_WGMMA_RS
 #undef KSEEK_DEFINE_WGMMA_SS
 #undef KSEEK_WGMMA_RSK_T
