@@ -64,6 +64,20 @@ typedef uint16_t HVec __attribute__((vector_size(2 * kLanes)));
 inline Vec Splat(float x) { return Vec{} + x; }
 inline Vec Max(Vec a, Vec b) { return a > b ? a : b; }
 
+// 2^f for |f| <= 1/2, on a float or on every lane of a Vec: the Taylor
+// polynomial of e^(f ln 2), coefficients (ln 2)^k / k!.
+template <typename V>
+inline V Exp2Fraction(V f) {
+  V p = V{} + 1.5252733804059838e-05f;
+  p = p * f + 1.5403530393381606e-04f;
+  p = p * f + 1.3333558146428441e-03f;
+  p = p * f + 9.6181291076284772e-03f;
+  p = p * f + 5.5504108664821576e-02f;
+  p = p * f + 2.4022650695910071e-01f;
+  p = p * f + 6.9314718055994531e-01f;
+  return p * f + 1.0f;
+}
+
 // 2^t for t <= 0; 0 when t < -126.
 inline float Exp2NonPositive(float t) {
   const bool underflow = t < -126.0f;
@@ -71,15 +85,7 @@ inline float Exp2NonPositive(float t) {
   // Adding and subtracting 1.5 * 2^23 rounds to the nearest integer.
   const float n = (t + 12582912.0f) - 12582912.0f;
   const float f = t - n;
-  // Taylor coefficients of 2^f = e^(f ln 2): (ln 2)^k / k!.
-  float p = 1.5252733804059838e-05f;
-  p = p * f + 1.5403530393381606e-04f;
-  p = p * f + 1.3333558146428441e-03f;
-  p = p * f + 9.6181291076284772e-03f;
-  p = p * f + 5.5504108664821576e-02f;
-  p = p * f + 2.4022650695910071e-01f;
-  p = p * f + 6.9314718055994531e-01f;
-  p = p * f + 1.0f;
+  const float p = Exp2Fraction(f);
   const int32_t exponent_bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &exponent_bits, sizeof(scale));
@@ -92,14 +98,7 @@ inline Vec Exp2NonPositive(Vec t) {
   t = Max(t, Splat(-126.0f));
   const Vec n = (t + 12582912.0f) - 12582912.0f;
   const Vec f = t - n;
-  Vec p = Splat(1.5252733804059838e-05f);
-  p = p * f + 1.5403530393381606e-04f;
-  p = p * f + 1.3333558146428441e-03f;
-  p = p * f + 9.6181291076284772e-03f;
-  p = p * f + 5.5504108664821576e-02f;
-  p = p * f + 2.4022650695910071e-01f;
-  p = p * f + 6.9314718055994531e-01f;
-  p = p * f + 1.0f;
+  const Vec p = Exp2Fraction(f);
   const IVec exponent_bits = (__builtin_convertvector(n, IVec) + 127) << 23;
   return (Vec)((IVec)(p * (Vec)exponent_bits) & keep);
 }
