@@ -26,11 +26,11 @@
 //     ran 5-7x slower, under the task's goal on such a host.
 //
 // Measured (kseek eval --task kernels/softmax --target host --max-samples 3
-// --max-seconds 0.1, two runs, one AMD EPYC core with AVX2 and no AVX-512,
-// g++ 12): 11/11 correct, geometric mean 3.27x and 3.35x over the baseline;
-// 1024 x 1000 f32 in 1.27-1.69 ms against 10.7-12.4 ms, 7.4-10.6x on the
-// large scenarios, 1.0-1.9x on the one- to 33-column ones. The array
-// version there: 1.47x, under the goal; on an AVX-512 EPYC it had 3.6x.
+// --max-seconds 0.1, four runs, one AMD EPYC core with AVX2 and no
+// AVX-512, g++ 12): 11/11 correct, geometric mean 3.05x to 3.35x over the
+// baseline; 1024 x 1000 f32 in 1.27-1.69 ms against 10.7-14.5 ms, 6.1-11.3x
+// on the large scenarios, 1.0-1.9x on the one- to 33-column ones. The
+// array version there: 1.47x, under the goal; on an AVX-512 EPYC it had 3.6x.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
