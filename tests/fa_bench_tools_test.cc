@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iomanip>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "harness/src/compile.h"
 #include "nlohmann/json.hpp"
 #include "tests/test_util.h"
 
@@ -707,6 +709,88 @@ TEST(FaBenchToolsTest, SassLoopsFindsThePvWaitBeforeTheSoftmax) {
   r = RunBench("sass_loops.py", {"--waits", dir + "/missing.sass.gz"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("cannot read " + dir + "/missing.sass.gz"), std::string::npos) << r.err;
+}
+
+// cubin_events.py, sass_loops.py's input where there is no cuobjdump: two
+// loops compiled here, each with two wgmma groups, the wait for the first
+// (wait_group 1), a softmax-like pass (fmaxf, ex2) and the wait for all
+// (wait_group 0), the last after a shared store of the pass's sum (ptxas
+// keeps it after the pass) or before the pass in the PTX; the listing's
+// back branch makes the loop, and only the second is marked. A file that is
+// no cubin is refused by name.
+TEST(FaBenchToolsTest, CubinEventsFindsWherePtxasPutTheWaits) {
+  const std::string nvcc = CompilerFor(Target::kSm90a);
+  if (nvcc.empty()) GTEST_SKIP() << "skipped: nvcc not found";
+  const std::string dir = testing::TempDir("cubin_events");
+  testing::WriteFile(dir + "/loop.cu", R"(#include <cstdint>
+#define ACC8(d) "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define MMA(d, scale) \
+  asm volatile("wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 " \
+               "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15}, %16, %17, " #scale ", 1, 1, 0, 0;\n" \
+               : ACC8(d), ACC8((d + 8)) : "l"(da), "l"(db)); \
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory")
+template <bool kEarly>
+__global__ void Loop(float* out, uint64_t da, uint64_t db, int n) {
+  __shared__ float sum[128];
+  float s[16] = {}, o[16] = {}, m = -1e30f, l = 0.f;
+#pragma unroll 1
+  for (int it = 0; it < n; ++it) {
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+    MMA(s, 0);
+    MMA(o, 1);
+    asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    if (kEarly) asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    for (int i = 0; i < 16; ++i) m = fmaxf(m, s[i]);
+    for (int i = 0; i < 16; ++i) {
+      float p;
+      asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(p) : "f"(s[i] - m));
+      l += p;
+    }
+    sum[threadIdx.x] = l;
+    if (!kEarly) asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    da += 2 * (it + 1);
+  }
+  for (int i = 0; i < 16; ++i) out[threadIdx.x * 16 + i] = o[i] * sum[threadIdx.x ^ 1];
+}
+template __global__ void Loop<false>(float*, uint64_t, uint64_t, int);
+template __global__ void Loop<true>(float*, uint64_t, uint64_t, int);
+)");
+  ProcessResult r = testing::RunProcess({nvcc, "-gencode=arch=compute_90a,code=sm_90a", "-cubin",
+                                         "-O3", "-o", dir + "/loop.cubin", dir + "/loop.cu"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  r = RunBench("cubin_events.py", {dir + "/loop.cubin"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");  // every branch target inside its function
+  const std::string sass = dir + "/loop.sass";
+  testing::WriteFile(sass, r.out);
+  EXPECT_NE(r.out.find("HGMMA.64x32x16 ;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("WARPGROUP.DEPBAR.LE gsb0, 0x1 ;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("MUFU.EX2 ;"), std::string::npos) << r.out;
+
+  r = RunBench("sass_loops.py", {"--waits", sass, "--match", "Loop", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  std::map<std::string, nlohmann::json> loops;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    loops[j["kernel"].get<std::string>()] = j;
+  }
+  ASSERT_EQ(loops.size(), 2u) << r.out;
+  const nlohmann::json& late = loops["Loop<false>"];
+  const nlohmann::json& early = loops["Loop<true>"];
+  EXPECT_EQ(late["events"], "H32x2 W1 Mx16 Ex16 W0") << r.out;
+  EXPECT_FALSE(late["pv_wait_before_softmax"].get<bool>());
+  EXPECT_TRUE(early["pv_wait_before_softmax"].get<bool>()) << r.out;
+  EXPECT_GT(early["maxima_after_w0"].get<double>(), 0.9);
+  EXPECT_EQ(early["spill_instructions"], 0);
+  // The loop is the range of its back branch.
+  const std::string back = "BRA " + late["start"].get<std::string>() + " ;";
+  EXPECT_NE(testing::ReadFile(sass).find(back), std::string::npos) << back;
+
+  r = RunBench("cubin_events.py", {dir + "/loop.cu"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("cannot read " + dir + "/loop.cu: not an ELF64 file"), std::string::npos)
+      << r.err;
 }
 
 TEST(FaBenchToolsTest, KernelResourcesPerInstance) {

@@ -997,6 +997,22 @@
 #ifndef KSEEK_FA_PREDICATED_ARRIVE
 #define KSEEK_FA_PREDICATED_ARRIVE 1
 #endif
+// Without the split loop (the kernels for short items, SplitMaskMinTiles),
+// every tile's scores masked, a tile that needs no mask too (its keys are
+// all below the rows' limits: the mask changes nothing), rather than
+// behind a test of the tile (a sum of WgmmaDimBit bits; default 0): with
+// the test's branch between the waits ptxas put the P V wait before the
+// softmax (bench/cubin_events.py shows where it is without a GPU).
+#ifndef KSEEK_FA_ALWAYS_MASK
+#define KSEEK_FA_ALWAYS_MASK 0
+#endif
+// The wait for the previous tile's P V kept after the softmax by a store
+// that depends on the tile's row sums and never runs (StoreIfNegative):
+// ptxas moves a wgmma wait above arithmetic but not above a store (a sum
+// of WgmmaDimBit bits; default 0).
+#ifndef KSEEK_FA_PIN_PV_WAIT
+#define KSEEK_FA_PIN_PV_WAIT 0
+#endif
 // An item's start and end (NOTES.md v3i; sums of head-dim bits as
 // above). O through shared memory where it fits (not at head_dim 256, nor
 // at 128 with causal masking's 3 K/V stages): stmatrix into a warp's 2 KB,
@@ -2985,6 +3001,18 @@ __device__ __forceinline__ void WgmmaWait() {
                : "memory");
 }
 
+// A shared-memory store of x to `addr` that runs only where x < 0, which
+// the softmax's row sums never are (NaN compares false): nothing is
+// written, but ptxas keeps the instructions that compute x before the
+// store, and the store before a later wgmma wait (KSEEK_FA_PIN_PV_WAIT).
+__device__ __forceinline__ void StoreIfNegative(uint32_t addr, float x) {
+  asm volatile(
+      "{\n.reg .pred neg;\nsetp.lt.f32 neg, %1, 0f00000000;\n@neg st.shared.f32 [%0], %1;\n}\n" ::"r"(
+          addr),
+      "f"(x)
+      : "memory");
+}
+
 // Keeps registers an asynchronous wgmma reads or writes in place until
 // this point: the compiler may neither reuse nor move them earlier.
 template <int G>
@@ -4607,6 +4635,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
                                 !((KSEEK_FA_UNMASKED_NO_INF_TEST & WgmmaDimBit(D)) != 0 &&
                                   kMask == 0)>(
             sc, st, p.scale_log2, alpha);
+        if constexpr ((KSEEK_FA_PIN_PV_WAIT & WgmmaDimBit(D)) != 0)
+          StoreIfNegative(q_rows, st.row_sum[0] + st.row_sum[1]);
         WgmmaWait<0>();
         HoldRegisters(pk);
         HoldRegisters(st.acc);
@@ -4640,7 +4670,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         const int unmasked_end =
             kSplitMask ? min(tiles, max(1, wg_mask_from / kN - w.tile_begin)) : 1;
         for (; i < unmasked_end; ++i) step(i, MaskMode<0>());
-        for (; i < tiles; ++i) step(i, MaskMode<kSplitMask ? 1 : 2>());
+        constexpr bool kAlwaysMask = (KSEEK_FA_ALWAYS_MASK & WgmmaDimBit(D)) != 0;
+        for (; i < tiles; ++i) step(i, MaskMode<kSplitMask || kAlwaysMask ? 1 : 2>());
       }
       Wait(full_v(pending), RingPhase<C::kStages>(ring + tiles - 1));
       if constexpr (kRescaleUnderS) {

@@ -27,7 +27,8 @@ arrive), B BAR; a run of one event written as Ex12. Each step waits for S
 (W1), runs the softmax and only then needs the previous tile's P V done
 (W0): a loop where most FMNMX come after its last W0 is marked "P V wait
 before the softmax" (the softmax no longer runs under P V: D = 192's
-tail-shares instance, about 4% per key tile, NOTES.md v4g). FILE: the
+tail-shares instance, about 4% per key tile, NOTES.md v4g), and a loop
+with spill instructions (STL, LDL) is marked with their count. FILE: the
 SASS (plain or .gz; run_variants.sh keeps it per build as NAME.sass.gz),
 else standard input.
 """
@@ -147,34 +148,39 @@ def key_tile_loops(insns):
             continue
         body = [e for e in events[j:i + 1] if e]
         if "W1" in body and "W0" in body:
-            found.append((insns[j][0], insns[i][0], body))
+            spills = sum(opcode(t) in ("STL", "LDL") for _, t in insns[j:i + 1])
+            found.append((insns[j][0], insns[i][0], body, spills))
     return found
 
 
 def waits(funcs, names, chosen, as_json):
     """--waits: each key-tile loop's events and verdict; a kernel named by
     its demangled name without return type, namespace and parameters."""
-    flagged = 0
+    flagged = spilled = 0
     for m in chosen:
         short = re.match(r"(?:void )?(?:\(anonymous namespace\)::)?(\w+<.*?>)\(", names[m])
         label = short.group(1) if short else names[m]
-        for start, end, events in key_tile_loops(funcs[m]):
+        for start, end, events, spills in key_tile_loops(funcs[m]):
             last_w0 = max(k for k, e in enumerate(events) if e == "W0")
             maxima = [k for k, e in enumerate(events) if e == "M"]
             after = sum(k > last_w0 for k in maxima) / len(maxima) if maxima else None
             late = after is not None and after > 0.5
             flagged += late
+            spilled += spills > 0
             if as_json:
                 print(json.dumps({"kernel": label, "mangled": m, "start": hex(start),
                                   "end": hex(end), "events": compress(events),
-                                  "maxima_after_w0": after, "pv_wait_before_softmax": late}))
+                                  "maxima_after_w0": after, "pv_wait_before_softmax": late,
+                                  "spill_instructions": spills}))
                 continue
             share = "-" if after is None else f"{100 * after:.0f}%"
             print(f"{label} {hex(start)}-{hex(end)}: FMNMX after W0 {share}"
-                  f"{'  ** P V wait before the softmax' if late else ''}")
+                  f"{'  ** P V wait before the softmax' if late else ''}"
+                  f"{f'  ** {spills} spill instructions (STL/LDL)' if spills else ''}")
             print(f"    {compress(events)}")
     if not as_json:
         print(f"key-tile loops with the P V wait before the softmax: {flagged}")
+        print(f"key-tile loops with spill instructions: {spilled}")
 
 
 def main():
