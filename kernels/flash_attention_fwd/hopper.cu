@@ -3005,7 +3005,7 @@ __device__ __forceinline__ void WgmmaWait() {
 // the softmax's row sums never are (NaN compares false): nothing is
 // written, but ptxas keeps the instructions that compute x before the
 // store, and the store before a later wgmma wait (KSEEK_FA_PIN_PV_WAIT).
-__device__ __forceinline__ void StoreIfNegative(uint32_t addr, float x) {
+[[maybe_unused]] __device__ __forceinline__ void StoreIfNegative(uint32_t addr, float x) {
   asm volatile(
       "{\n.reg .pred neg;\nsetp.lt.f32 neg, %1, 0f00000000;\n@neg st.shared.f32 [%0], %1;\n}\n" ::"r"(
           addr),
