@@ -763,7 +763,7 @@ template __global__ void Loop<true>(float*, uint64_t, uint64_t, int);
   EXPECT_EQ(r.err, "");  // every branch target inside its function
   const std::string sass = dir + "/loop.sass";
   testing::WriteFile(sass, r.out);
-  EXPECT_NE(r.out.find("HGMMA.64x32x16 ;"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("HGMMA.64x32x16, gsb0 ;"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("WARPGROUP.DEPBAR.LE gsb0, 0x1 ;"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("MUFU.EX2 ;"), std::string::npos) << r.out;
 
@@ -778,7 +778,7 @@ template __global__ void Loop<true>(float*, uint64_t, uint64_t, int);
   ASSERT_EQ(loops.size(), 2u) << r.out;
   const nlohmann::json& late = loops["Loop<false>"];
   const nlohmann::json& early = loops["Loop<true>"];
-  EXPECT_EQ(late["events"], "H32x2 W1 Mx16 Ex16 W0") << r.out;
+  EXPECT_EQ(late["events"], "H32gx2 W1 Mx16 Ex16 W0") << r.out;  // each wgmma its own group
   EXPECT_FALSE(late["pv_wait_before_softmax"].get<bool>());
   EXPECT_TRUE(early["pv_wait_before_softmax"].get<bool>()) << r.out;
   EXPECT_GT(early["maxima_after_w0"].get<double>(), 0.9);

@@ -1002,14 +1002,19 @@
 // all below the rows' limits: the mask changes nothing), rather than
 // behind a test of the tile (a sum of WgmmaDimBit bits; default 0): with
 // the test's branch between the waits ptxas put the P V wait before the
-// softmax (bench/cubin_events.py shows where it is without a GPU).
+// softmax (bench/cubin_events.py shows where it is without a GPU). With 5
+// the wait moves after it, but the mask's instructions cost more: -3-4% at
+// head_dim 256 s512-s1024, -6% at 64 causal s512 (an H100,
+// bench/results/always_mask_h100.txt).
 #ifndef KSEEK_FA_ALWAYS_MASK
 #define KSEEK_FA_ALWAYS_MASK 0
 #endif
 // The wait for the previous tile's P V kept after the softmax by a store
 // that depends on the tile's row sums and never runs (StoreIfNegative):
 // ptxas moves a wgmma wait above arithmetic but not above a store (a sum
-// of WgmmaDimBit bits; default 0).
+// of WgmmaDimBit bits; default 0). It puts the wait after every
+// exponential, where ptxas's own schedule waits amid them: with 2, -1-3.5%
+// at head_dim 128 s512-s4096, -7.5% at full s16384 (an H100, as above).
 #ifndef KSEEK_FA_PIN_PV_WAIT
 #define KSEEK_FA_PIN_PV_WAIT 0
 #endif
@@ -1391,7 +1396,10 @@
 // head_dim 128: on 160-key tiles (KSEEK_FA_Q_REGS_MAX_N=160) ptxas
 // serialised the wgmma for want of registers, and with three consumers
 // (160 registers at head_dim 64) it spilled, so neither takes it.
-// 0 (default): Q read from shared memory by every S.
+// 0 (default): Q read from shared memory by every S. 3 measured +0.5% over
+// its rows on an H100, no row losing more than 0.2%
+// (bench/results/q_regs_two_q_h100.txt): a candidate default until its
+// final run.
 #ifndef KSEEK_FA_Q_REGS
 #define KSEEK_FA_Q_REGS 0
 #endif
@@ -1402,7 +1410,9 @@
 // 128's 128-key tiles for causal items from 513 keys). There ptxas put
 // the wait for P V before the softmax with Q in registers (bench/
 // sass_loops.py's mark) and on an H100 causal s2048-s4096 lost 2% (NOTES.md
-// "Q in registers"); 0 (default): only the two-Q-buffer instances.
+// "Q in registers"); with the wait pinned after the softmax
+// (KSEEK_FA_PIN_PV_WAIT) no better than the default there; 0 (default):
+// only the two-Q-buffer instances.
 #ifndef KSEEK_FA_Q_REGS_ONE_Q_BUFFER
 #define KSEEK_FA_Q_REGS_ONE_Q_BUFFER 0
 #endif

@@ -11,13 +11,14 @@ function in cuobjdump -sass's layout, but with only the instructions that
 sass_loops.py's --waits verdict needs named:
 
     HGMMA.64xN    opcode 0x9f0 (B from shared memory) or 0xdf0 (A in
-                  registers); N from bits 53-58 of the first word (N / 8 - 1)
+                  registers); N from bits 53-58 of the first word (N / 8 - 1);
+                  ", gsb0" (the group's last) where bits 84-86 are not 7
     WARPGROUP.DEPBAR.LE gsb0, 0xK / WARPGROUP.ARRIVE
                   opcode 0x9c5; bit 47 set for the wait, K in bits 72-79
     FMNMX         opcodes 0x209 (two registers) and 0x809 (an immediate)
     MUFU.EX2      opcode 0x308, function 2 in bits 74-77
     SYNCS         opcodes 0x5a7, 0x9a7, 0x5b2 (mbarrier waits and arrives)
-    BAR.SYNC      opcode 0xb1d
+    BAR.SYNC / BAR.ARV  opcodes 0xb1d and 0x51d; the arrive has bit 77 set
     STL / LDL     opcodes 0x387 / 0x983 (spill stores and loads, local memory)
     BRA 0xTARGET  opcode 0x947; the offset, in 4-byte units from the next
                   instruction, has its low 8 bits in bits 16-23 and the
@@ -26,8 +27,10 @@ sass_loops.py's --waits verdict needs named:
 and every other instruction as OP_xxx (its 12-bit opcode), so that loop
 sizes still count. The encodings were read off small kernels compiled
 here (a loop, SS and RS wgmma of N 64-256, wait_group 0-2, mbarrier
-waits, bar.sync, fmaxf, exp2f, a local array); they are not a disassembler's, and an
-instruction of another kind may share an opcode. A branch whose target
+waits, bar.sync, fmaxf, exp2f, a local array) and checked against
+cuobjdump's listing of hopper.cu (v4h, on the device): the same event and
+branch target for each of its 322,752 instructions. They are not a
+disassembler's, and an instruction of another kind may share an opcode. A branch whose target
 falls outside its function is reported on standard error (a sign the
 offset's fields are read wrong) and written without a target.
 """
@@ -65,7 +68,8 @@ def text(addr, w0, w1, size, name):
     pred = (w0 >> 12) & 0xF
     guard = "" if pred == 7 else f"@{'!' if pred & 8 else ''}{'P' + str(pred & 7) if pred & 7 != 7 else 'PT'} "
     if op in (0x9F0, 0xDF0):
-        return f"{guard}HGMMA.64x{(((w0 >> 53) & 0x3F) + 1) * 8}x16"
+        gsb0 = ", gsb0" if (w1 >> 20) & 7 != 7 else ""  # 7: no group closed
+        return f"{guard}HGMMA.64x{(((w0 >> 53) & 0x3F) + 1) * 8}x16{gsb0}"
     if op == 0x9C5:
         if w0 & (1 << 47):
             return f"{guard}WARPGROUP.DEPBAR.LE gsb0, 0x{(w1 >> 8) & 0xFF:x}"
@@ -76,8 +80,8 @@ def text(addr, w0, w1, size, name):
         return f"{guard}MUFU.{'EX2' if (w1 >> 10) & 0xF == 2 else 'OTHER'}"
     if op in (0x5A7, 0x9A7, 0x5B2):
         return f"{guard}SYNCS"
-    if op == 0xB1D:
-        return f"{guard}BAR.SYNC"
+    if op in (0x51D, 0xB1D):
+        return f"{guard}BAR.{'ARV' if w1 & 0x2000 else 'SYNC'}"
     if op in (0x387, 0x983):
         return f"{guard}{'STL' if op == 0x387 else 'LDL'}"
     if op == 0x947:
