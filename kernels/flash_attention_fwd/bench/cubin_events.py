@@ -28,14 +28,16 @@ and every other instruction as OP_xxx (its 12-bit opcode), so that loop
 sizes still count. The encodings were read off small kernels compiled
 here (a loop, SS and RS wgmma of N 64-256, wait_group 0-2, mbarrier
 waits, bar.sync, fmaxf, exp2f, a local array) and checked against
-cuobjdump's listing of hopper.cu (v4h, on the device): the same event and
-branch target for each of its 322,752 instructions. They are not a
-disassembler's, and an instruction of another kind may share an opcode. A branch whose target
+cuobjdump's listings of two builds of hopper.cu on the device (v4h and
+KSEEK_FA_Q_REGS=3): the same event, spill class and branch target for
+each of their 644,048 instructions. They are not a disassembler's, and an
+instruction of another kind may share an opcode. A branch whose target
 falls outside its function is reported on standard error (a sign the
 offset's fields are read wrong) and written without a target.
 """
 import argparse
 import re
+import signal
 import struct
 import sys
 
@@ -95,6 +97,7 @@ def text(addr, w0, w1, size, name):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the listing quietly
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cubin")
     ap.add_argument("--match", default=".", help="regex on the (mangled) function name")
