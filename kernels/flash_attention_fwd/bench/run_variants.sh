@@ -62,26 +62,13 @@ mkdir -p "$logs"
 cd "$ROOT"
 
 # The harness's nvcc flags, from the list compile.cc includes.
-read -r -a harness_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
+mapfile -t harness_flags < <(harness_flags)
 (( ${#harness_flags[@]} > 0 )) || { echo "run_variants.sh: no flags in harness/src/cuda_flags.inc" >&2; exit 2; }
 
 IFS=';' read -r -a specs <<< "${FA_VARIANTS:?set FA_VARIANTS=NAME=FILE [flags];...}"
-# Every variant checked before any compiles: its file, and no switch the
-# file does not have (removed, or misspelt), which would build the defaults
-# under the variant's name.
-for spec in "${specs[@]}"; do
-  name=${spec%%=*}; rest=${spec#*=}
-  read -r -a words <<< "$rest"
-  file=${words[0]}
-  [[ -f $file ]] || { echo "run_variants.sh: $name: no file $file" >&2; exit 2; }
-  for flag in "${words[@]:1}"; do
-    if [[ $flag =~ ^-D(KSEEK_FA_[A-Z0-9_]+)(=|$) ]] &&
-       ! has_switch "$file" "${BASH_REMATCH[1]}"; then
-      echo "run_variants.sh: $name: $file has no switch ${BASH_REMATCH[1]} (removed? see NOTES.md)" >&2
-      exit 2
-    fi
-  done
-done
+# Every variant checked before any compiles (a removed or misspelt switch
+# would build the defaults under the variant's name).
+check_variants run_variants.sh
 names=()
 for spec in "${specs[@]}"; do
   name=${spec%%=*}; rest=${spec#*=}

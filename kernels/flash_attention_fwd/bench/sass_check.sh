@@ -27,7 +27,7 @@ mkdir -p "$dir" || exit 2
 
 # The harness's flags for a cubin: the list compile.cc includes, less the
 # shared-library ones.
-read -r -a all_flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
+mapfile -t all_flags < <(harness_flags)
 flags=()
 for f in "${all_flags[@]}"; do
   case $f in -Xcompiler | -fPIC | -shared) ;; *) flags+=("$f") ;; esac
@@ -36,18 +36,10 @@ done
 
 IFS=';' read -r -a specs <<< "${FA_VARIANTS:?set FA_VARIANTS=NAME=FILE [flags];...}"
 for spec in "${specs[@]}"; do
-  name=${spec%%=*}; rest=${spec#*=}
-  read -r -a words <<< "$rest"
+  name=${spec%%=*}
   [[ $name =~ ^[A-Za-z0-9_.-]+$ && $spec == *=* ]] || { echo "sass_check.sh: bad variant '$spec' (NAME=FILE [flags])" >&2; exit 2; }
-  file=${words[0]:-}
-  [[ -f $file ]] || { echo "sass_check.sh: $name: no file $file" >&2; exit 2; }
-  for flag in "${words[@]:1}"; do
-    if [[ $flag =~ ^-D(KSEEK_FA_[A-Z0-9_]+)(=|$) ]] && ! has_switch "$file" "${BASH_REMATCH[1]}"; then
-      echo "sass_check.sh: $name: $file has no switch ${BASH_REMATCH[1]} (removed? see NOTES.md)" >&2
-      exit 2
-    fi
-  done
 done
+check_variants sass_check.sh
 
 build() {  # NAME FILE FLAGS...
   local name=$1 file=$2

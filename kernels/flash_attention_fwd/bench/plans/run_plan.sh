@@ -102,7 +102,7 @@ final_run() {
 kernel_lib() {
   ( cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
     local flags
-    read -r -a flags <<< "$(grep -o '"[^"]*"' harness/src/cuda_flags.inc | tr -d '"' | tr '\n' ' ')"
+    mapfile -t flags < <(harness_flags)
     PATH=/usr/local/cuda/bin:$PATH nvcc -gencode=arch=compute_90a,code=sm_90a "${flags[@]}" \
       -I harness/include -o "$1/$2.so" "$3" > "$1/$2.ptxas.txt" 2>&1 )
 }
