@@ -123,6 +123,58 @@ TEST(FaBenchToolsTest, CompareRunsRefusesInputWithoutATable) {
   EXPECT_NE(r.err.find("want NAME=PATH"), std::string::npos) << r.err;
 }
 
+// --moved: the last run against the first row by row. Two small anchor
+// tables (scenario cand cuDNN FA2 FA3 ...): the candidate's own change
+// shows where it moved and the references did not, a machine that runs
+// everything 10% faster moves nothing, and a reference's outlier (FA3 at
+// 4x) is named as such rather than counted as the candidate's loss.
+TEST(FaBenchToolsTest, CompareRunsMovedTellsTheCandidateFromTheMachine) {
+  const std::string dir = testing::TempDir("compare_runs_moved");
+  const std::string head =
+      "scenario  cand  cuDNN  FA2  FA3  c/cuDNN  c/FA2  c/FA3  c/best  (TFLOP/s)\n";
+  testing::WriteFile(dir + "/old.txt", head +
+                                           "grid_a 100 90 50 95\n"
+                                           "grid_b 200 180 90 190\n"
+                                           "ragged_c 300 250 120 280\n"
+                                           "decode_d 10 9 5 9.5\n"
+                                           "geomean 1 1 1 1\n");
+  // The machine 10% faster for all three; grid_b the candidate's own 5%
+  // gain on top, decode_d its own 5% loss; ragged_c FA3 at 4x its time.
+  testing::WriteFile(dir + "/new.txt", head +
+                                           "grid_a 110 99 55 104.5\n"
+                                           "grid_b 231 198 99 209\n"
+                                           "ragged_c 330 275 132 77\n"
+                                           "decode_d 10.45 9.9 5.5 10.45\n"
+                                           "geomean 1 1 1 1\n");
+  const ProcessResult r =
+      CompareRuns({"old=" + dir + "/old.txt", "new=" + dir + "/new.txt", "--moved", "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("new against old, row by row (4 scenarios, 4 with FA3 in both)"),
+            std::string::npos)
+      << r.out;
+  // Lowest: decode_d at 0.95; highest: ragged_c (its FA3 slowed, so the
+  // candidate reads 2x against the references), grid_b's 1.05 not shown
+  // (N = 1).
+  const std::regex lowest(
+      "lowest 1:\\n[^\\n]*\\ndecode_d +0\\.950 +1\\.045 +1\\.100 +1\\.100\\n");
+  EXPECT_TRUE(std::regex_search(r.out, lowest)) << r.out;
+  const std::regex highest("highest 1:\\n[^\\n]*\\nragged_c +[0-9.]+ +1\\.100 +1\\.100 +0\\.275\\n");
+  EXPECT_TRUE(std::regex_search(r.out, highest)) << r.out;
+  const std::regex outlier("its outlier\\):\\n[^\\n]*\\nragged_c [^\\n]*\\n*$");
+  EXPECT_TRUE(std::regex_search(r.out, outlier)) << r.out;
+  // Neither grid row is named row by row: grid_a moved with the machine,
+  // grid_b's gain is below ragged_c's ratio.
+  const std::string by_row = r.out.substr(r.out.find("row by row"));
+  EXPECT_EQ(by_row.find("grid_"), std::string::npos) << r.out;
+  // A count below one and a single run are refused by name.
+  ProcessResult bad = CompareRuns({"old=" + dir + "/old.txt", "new=" + dir + "/new.txt", "--moved", "0"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--moved wants a count of 1 or more"), std::string::npos) << bad.err;
+  bad = CompareRuns({"old=" + dir + "/old.txt", "--moved", "2"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("--moved wants two runs or more"), std::string::npos) << bad.err;
+}
+
 // pick_scenarios.py, which the device plans (bench/plans/*.sh) take their
 // scenario lists from: task.json's names matching any glob, in task.json's
 // order and each once; a glob that matches nothing is refused by name.

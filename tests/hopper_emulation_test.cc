@@ -455,7 +455,9 @@ TEST(HopperEmulationTest, PlantedClusterOwnReleaseFails) {
 // build runs head_dim 128 on 128-key tiles: the default 160-key ones have
 // no room for the stores' buffers.)
 // Q in the consumers' registers for S (hopper_emu_q_regs: KSEEK_FA_Q_REGS=3,
-// head_dim 64 and 128 and the narrow 80/96, on key tiles up to 160 keys):
+// head_dim 64 and 128 and the narrow 80/96, on every key tile up to 160
+// keys, the short ones too; the default build has v4i's head_dim 128 on
+// 128-key tiles):
 // every shape, in shards, each eager and lazy.
 class QInRegisters : public ::testing::TestWithParam<int> {};
 

@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4h: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4i: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -563,7 +563,7 @@
 //   1.128x cuDNN over the FA3 grid, 1.107x FA3 / 1.394x cuDNN over all,
 //   every class at or above 1.017x FA3; grid head_dim 128 causal s8192
 //   1.003-1.009x FA3 (v4f's run 0.989-0.993x).
-//   Version 4h (this file; NOTES.md v4h): the same clusters and tiles from
+//   Version 4h (NOTES.md v4h): the same clusters and tiles from
 //   3072 mean keys: prefill q333 k4097 head_dim 128 causal +3.1% (bf16),
 //   its gqa4 f16 row +1.7%, grid causal s4096 unchanged, on an H100 beside
 //   v4g in one run (NOTES.md "After v4g"). Final run on an H100
@@ -571,6 +571,18 @@
 //   ones correct by kseek eval in the sandbox, 1.048x FA3 and 1.128x
 //   cuDNN over the FA3 grid (564.8 TFLOP/s), 1.119x FA3 / 1.403x cuDNN
 //   over all, every class at or above 1.018x FA3.
+//   Version 4i (this file; NOTES.md v4i): at head_dim 128 (and its narrow
+//   80/96) the consumers hold Q in registers in the two-Q-buffer instances
+//   on 128-key tiles (KSEEK_FA_Q_REGS=2, KSEEK_FA_Q_REGS_MIN_N=128):
+//   +0.6-1.7% on head_dim 128 full s512-s1024, ragged s100-s1000 and
+//   qlong_q1024_k512, no row lower, on an H100 beside v4h in one run
+//   (bench/results/q_regs_check_h100.txt). Final run on an H100
+//   (bench/results/hopper_v4i_h100.txt): all 312 scenarios and 27 extra
+//   ones correct by kseek eval in the sandbox, 1.045x FA3 and 1.128x
+//   cuDNN over the FA3 grid (568.9 TFLOP/s), 1.108x FA3 / 1.397x cuDNN
+//   over all (v4h's run 1.119x, about 1% of it two rows where FA3 and
+//   cuDNN both ran 2-5x slow in that run), every class at or above
+//   1.019x FA3.
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1396,15 +1408,27 @@
 // head_dim 128: on 160-key tiles (KSEEK_FA_Q_REGS_MAX_N=160) ptxas
 // serialised the wgmma for want of registers, and with three consumers
 // (160 registers at head_dim 64) it spilled, so neither takes it.
-// 0 (default): Q read from shared memory by every S. 3 measured +0.5% over
-// its rows on an H100, no row losing more than 0.2%
-// (bench/results/q_regs_two_q_h100.txt): a candidate default until its
-// final run.
+// Default 2 (head_dim 128 and its narrow 80/96; v4i), with
+// KSEEK_FA_Q_REGS_MIN_N=128. Side by side on an H100 (bench/results/
+// q_regs_check_h100.txt): +0.6-1.7% on head_dim 128 full s512-s1024,
+// ragged s100-s1000 and qlong_q1024_k512, no head_dim 128 row lower; at
+// head_dim 64 (3) long_single_s32768_h1 and prefill_q256_k16384 lost
+// 2.7-3.9% (grid causal s512 +1%); on the short-key tiles
+// (KSEEK_FA_Q_REGS_MIN_N=0) many_short s32 lost 3-6%. 0: Q read from
+// shared memory by every S.
 #ifndef KSEEK_FA_Q_REGS
-#define KSEEK_FA_Q_REGS 0
+#define KSEEK_FA_Q_REGS 2
 #endif
 #ifndef KSEEK_FA_Q_REGS_MAX_N
 #define KSEEK_FA_Q_REGS_MAX_N 128
+#endif
+// KSEEK_FA_Q_REGS only on key tiles of at least this many keys. Default
+// 128 (v4i): the short-key tiles (80 and 64 keys, for sequences that fit
+// one tile), whose items read Q once anyway, read it from shared memory
+// (many_short s32 lost 3-6% with Q in registers there); 0: every tile up
+// to KSEEK_FA_Q_REGS_MAX_N.
+#ifndef KSEEK_FA_Q_REGS_MIN_N
+#define KSEEK_FA_Q_REGS_MIN_N 128
 #endif
 // 1: KSEEK_FA_Q_REGS also in the instances with one Q buffer (head_dim
 // 128's 128-key tiles for causal items from 513 keys). There ptxas put
@@ -4469,6 +4493,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // serialised the wgmma.)
   constexpr bool kQRegs = (KSEEK_FA_Q_REGS & WgmmaDimBit(D)) != 0 && D <= 128 &&
                           C::kConsumers == 2 && kN <= KSEEK_FA_Q_REGS_MAX_N &&
+                          kN >= KSEEK_FA_Q_REGS_MIN_N &&
                           (kQB == 2 || KSEEK_FA_Q_REGS_ONE_Q_BUFFER != 0);
   [[maybe_unused]] uint32_t qf[kQRegs ? KD / 16 : 1][4];
   constexpr bool kVAfterS = (KSEEK_FA_V_AFTER_S & WgmmaDimBit(D)) != 0;

@@ -21,6 +21,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${EMU_BUILD_DIR:-$(mktemp -d)}"
+mkdir -p "$build"
 transform_args=()
 run_args=()
 for arg in "$@"; do

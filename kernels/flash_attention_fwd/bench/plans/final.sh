@@ -8,7 +8,10 @@
 # file (calls on four streams at once and from a graph, against the same
 # calls made alone; about 20 s more) into $OUT/streams.txt; the GPU's
 # bf16 matmul rate and copy bandwidth before and after the run
-# (bench/ceilings.py, about 10 s) into $OUT/ceilings.txt. The final runs since v3p
+# (bench/ceilings.py, about 10 s) into $OUT/ceilings.txt; the anchor table
+# row by row against the last final run on the same GPU kind
+# (bench/compare_runs.py --moved; FINAL_COMPARE names another results
+# file) into $OUT/moved.txt. The final runs since v3p
 # (bench/results/hopper_v3*_h200.txt, hopper_v4_h200.txt).
 # Since v4e the compile alone takes about 2 minutes: with
 # FINAL_HARNESS_JSON (eval_candidate.sh's harness.json for the same PTX,

@@ -24,16 +24,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 10 --budget-s 0.15}"
 # As measured: Q in registers in the one-Q-buffer instances too (the
 # default since leaves those out, KSEEK_FA_Q_REGS_ONE_Q_BUFFER).
-one=-DKSEEK_FA_Q_REGS_ONE_Q_BUFFER=1
+one="-DKSEEK_FA_Q_REGS_ONE_Q_BUFFER=1 -DKSEEK_FA_Q_REGS_MIN_N=0"
+# def as measured: v4h, without Q in registers (v4i has it at head_dim 128).
+v4h="$cu -DKSEEK_FA_Q_REGS=0"
 if [[ -n ${Q_REGS_SHORT:-} ]]; then
   # A call with little device time left (about 200 s from cold): def and q2
   # on the head_dim 128 rows only, no power.py.
-  run_plan "def=$cu;q2=$cu -DKSEEK_FA_Q_REGS=2 $one" \
+  run_plan "def=$v4h;q2=$cu -DKSEEK_FA_Q_REGS=2 $one" \
     'grid_hd128_*_s512_bf16' 'grid_hd128_*_s1024_bf16' 'grid_hd128_causal_s2048_bf16' \
     'grid_hd128_causal_s4096_bf16' 'grid_hd128_causal_s16384_bf16' 'gqa4_hd128_causal_s2048_bf16'
 fi
 export FA_POWER=grid_hd128_full_s1024_bf16,grid_hd128_causal_s4096_bf16
-run_plan "def=$cu;q2=$cu -DKSEEK_FA_Q_REGS=2 $one;q3=$cu -DKSEEK_FA_Q_REGS=3 $one" \
+run_plan "def=$v4h;q2=$cu -DKSEEK_FA_Q_REGS=2 $one;q3=$cu -DKSEEK_FA_Q_REGS=3 $one" \
   'grid_hd128_*_s512_bf16' 'grid_hd128_*_s1024_bf16' 'grid_hd128_causal_s2048_bf16' \
   'grid_hd128_causal_s4096_*' 'grid_hd128_causal_s16384_bf16' 'grid_hd64_*_s512_bf16' \
   'grid_hd64_causal_s1024_bf16' 'dims_hd96_*_s1024_bf16' 'gqa4_hd128_causal_s2048_bf16' \

@@ -185,5 +185,49 @@ final_plan() {
   python3 kernels/flash_attention_fwd/bench/ceilings.py --label after >> "$out/ceilings.txt" 2>&1
   tail -60 "$out/final.log"
   cat "$out/ceilings.txt"
+  compare_with_last_final "$out"
   streams_check_report "$pid" "$sc" hopper "$out/streams.txt"
+}
+
+# last_final_results GPU_NAME: the newest final run's results file of that
+# GPU kind (bench/results/hopper_v*_h100.txt or _h200.txt, by version
+# order), or nothing.
+last_final_results() {
+  local kind
+  case $1 in
+    *H100*) kind=h100 ;;
+    *H200*) kind=h200 ;;
+    *) return 0 ;;
+  esac
+  # v4 < v4a < ... < v4i < v5: the number, then the letters.
+  python3 - "$kind" <<'PY'
+import glob, re, sys
+kind = sys.argv[1]
+runs = []
+for path in glob.glob(f"kernels/flash_attention_fwd/bench/results/hopper_v*_{kind}.txt"):
+    m = re.search(r"/hopper_v(\d+)([a-z]*)_" + kind + r"\.txt$", path)
+    if m:
+        runs.append((int(m.group(1)), len(m.group(2)), m.group(2), path))
+if runs:
+    print(max(runs)[3])
+PY
+}
+
+# compare_with_last_final OUT: this run's anchor table ($OUT/anchor.log)
+# row by row against the last final run on the same GPU kind
+# (FINAL_COMPARE, default last_final_results), compare_runs.py --moved,
+# into $OUT/moved.txt: rows where the candidate moved and FA3 and cuDNN
+# did not, and the references' outliers.
+compare_with_last_final() {
+  local out=$1 last gpu
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  last=${FINAL_COMPARE:-$(last_final_results "$gpu")}
+  if [[ -z $last || ! -f $last ]]; then
+    echo "== no earlier final run on ${gpu:-this GPU} to compare with (FINAL_COMPARE)" | tee "$out/moved.txt"
+    return 0
+  fi
+  echo "== row by row against $last"
+  python3 kernels/flash_attention_fwd/bench/compare_runs.py "last=$last" "this=$out/anchor.log" \
+    --moved 10 > "$out/moved.txt" 2>&1
+  sed -n '/row by row/,$p' "$out/moved.txt"
 }
