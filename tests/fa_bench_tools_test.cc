@@ -166,6 +166,20 @@ TEST(FaBenchToolsTest, CompareRunsMovedTellsTheCandidateFromTheMachine) {
   // grid_b's gain is below ragged_c's ratio.
   const std::string by_row = r.out.substr(r.out.find("row by row"));
   EXPECT_EQ(by_row.find("grid_"), std::string::npos) << r.out;
+  // --json: the same figures for scripts.
+  const ProcessResult j = CompareRuns(
+      {"old=" + dir + "/old.txt", "new=" + dir + "/new.txt", "--moved", "1", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  const nlohmann::json doc = nlohmann::json::parse(j.out);
+  const nlohmann::json& m = doc.at("moved");
+  EXPECT_EQ(m.at("scenarios"), 4);
+  ASSERT_EQ(m.at("lower").size(), 1u) << j.out;
+  EXPECT_EQ(m.at("lower")[0].at("scenario"), "decode_d");
+  EXPECT_NEAR(m.at("lower")[0].at("cand_over_refs").get<double>(), 0.95, 1e-9);
+  ASSERT_EQ(m.at("outliers").size(), 1u) << j.out;
+  EXPECT_EQ(m.at("outliers")[0].at("scenario"), "ragged_c");
+  EXPECT_NEAR(m.at("outliers")[0].at("fa3").get<double>(), 0.275, 1e-9);
+  EXPECT_NEAR(m.at("geomean").at("cudnn").get<double>(), 1.1, 1e-9);
   // A count below one and a single run are refused by name.
   ProcessResult bad = CompareRuns({"old=" + dir + "/old.txt", "new=" + dir + "/new.txt", "--moved", "0"});
   EXPECT_NE(bad.exit_code, 0);

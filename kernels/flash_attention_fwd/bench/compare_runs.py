@@ -10,7 +10,7 @@ speed against the first run's; then the candidate of every run, and the
 median of the runs given with --current, against the fastest cuDNN of all
 runs per scenario (a bar cuDNN sets in its best process), with the
 lowest scenarios and the count below 0.8x. Only scenarios present in
-every run count.
+every run count. --json prints the same figures as one JSON object.
 
 With --moved N, the last run against the first row by row: the N
 scenarios where the candidate moved most against the references
@@ -29,6 +29,7 @@ and the references did not; a faster or slower machine moves all three.
 import argparse
 import json
 import math
+import signal
 import statistics
 import sys
 
@@ -84,6 +85,7 @@ def load(path, fa3=None):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped to head
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", help="NAME=PATH (anchor.json or an "
                     "anchor.py table); the first is the reference")
@@ -94,6 +96,8 @@ def main():
                     "against the first row by row: the N scenarios where "
                     "the candidate moved most against cuDNN and FA3, each "
                     "way, and the references' outliers")
+    ap.add_argument("--json", action="store_true", help="the same figures "
+                    "as one JSON object on stdout, for scripts")
     args = ap.parse_args()
     if args.moved is not None and args.moved < 1:
         raise SystemExit("compare_runs.py: --moved wants a count of 1 or more")
@@ -113,25 +117,36 @@ def main():
     for c in current:
         if c not in runs:
             raise SystemExit(f"compare_runs.py: --current {c}: no such run")
+    result = compare(runs, current, args.lowest)
+    if args.moved is not None:
+        result["moved"] = moved(runs, fa3, result["common"], args.moved)
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        print()
+    else:
+        render(result)
+    return 0
+
+
+def compare(runs, current, lowest):
+    """Each run's geomeans against the first run and against the fastest
+    cuDNN of all runs per scenario, as a dict (render prints it)."""
     first = list(runs)[0]
     common = [n for n in runs[first]
               if all(n in r and r[n][1] for r in runs.values())]
     sets = {"grid": [n for n in common if n.startswith("grid_")],
             "all": common}
-    print(f"{len(common)} scenarios in every run with a cuDNN time "
-          f"({len(sets['grid'])} of the FA3 grid)")
-
-    print(f"\n{'run':8s} {'set':5s} {'cand/cuDNN':>10s} "
-          f"{'cand/' + first:>10s} {'cuDNN/' + first:>11s}")
+    out = {"first": first, "common": common,
+           "grid_scenarios": len(sets["grid"]), "runs": [],
+           "against_fastest_cudnn": []}
     for name, r in runs.items():
         for label, names in sets.items():
-            own = geomean([r[n][0] / r[n][1] for n in names])
-            cand = geomean([r[n][0] / runs[first][n][0] for n in names])
-            cudnn = geomean([r[n][1] / runs[first][n][1] for n in names])
-            print(f"{name:8s} {label:5s} {own:10.3f} {cand:10.3f} {cudnn:11.3f}")
-
+            out["runs"].append({
+                "run": name, "set": label,
+                "cand_over_cudnn": geomean([r[n][0] / r[n][1] for n in names]),
+                "cand_over_first": geomean([r[n][0] / runs[first][n][0] for n in names]),
+                "cudnn_over_first": geomean([r[n][1] / runs[first][n][1] for n in names])})
     best = {n: max(r[n][1] for r in runs.values()) for n in common}
-    print("\nagainst the fastest cuDNN of all runs, per scenario:")
     rows = [(name, {n: r[n][0] for n in common}) for name, r in runs.items()]
     rows.append((f"median({','.join(current)})",
                  {n: statistics.median(runs[c][n][0] for c in current)
@@ -139,14 +154,12 @@ def main():
     for name, cand in rows:
         for label, names in sets.items():
             ratios = sorted((cand[n] / best[n], n) for n in names)
-            low = ", ".join(f"{n} {x:.3f}" for x, n in ratios[:args.lowest])
-            below = sum(1 for x, _ in ratios if x < 0.8)
-            print(f"{name:14s} {label:5s} "
-                  f"{geomean([x for x, _ in ratios]):6.3f}  below 0.8x: "
-                  f"{below}  lowest: {low}")
-    if args.moved is not None:
-        moved(runs, fa3, common, args.moved)
-    return 0
+            out["against_fastest_cudnn"].append({
+                "run": name, "set": label,
+                "geomean": geomean([x for x, _ in ratios]),
+                "below_0_8": sum(1 for x, _ in ratios if x < 0.8),
+                "lowest": [{"scenario": n, "ratio": x} for x, n in ratios[:lowest]]})
+    return out
 
 
 def moved(runs, fa3, common, count):
@@ -159,34 +172,70 @@ def moved(runs, fa3, common, count):
         fa = f1[n] / f0[n] if n in f0 and n in f1 else None
         refs = geomean([cudnn, fa] if fa else [cudnn])
         rows.append((cand / refs, n, cand, cudnn, fa))
-    with_fa3 = sum(1 for r in rows if r[4])
-    print(f"\n{new} against {old}, row by row ({len(rows)} scenarios, "
-          f"{with_fa3} with FA3 in both): the candidate's ratio over the "
-          f"references' (geomean of cuDNN's and FA3's)")
-    print(f"geomean: candidate {geomean([r[2] for r in rows]):.3f}, cuDNN "
-          f"{geomean([r[3] for r in rows]):.3f}"
-          + (f", FA3 {geomean([r[4] for r in rows if r[4]]):.3f}"
-             if with_fa3 else ""))
+    rows.sort()
+
+    def entries(picked):
+        return [{"scenario": n, "cand_over_refs": x, "cand": cand,
+                 "cudnn": cudnn, "fa3": fa} for x, n, cand, cudnn, fa in picked]
+
+    with_fa3 = [r[4] for r in rows if r[4]]
+    return {
+        "old": old, "new": new, "count": count, "scenarios": len(rows),
+        "with_fa3": len(with_fa3),
+        "geomean": {"cand": geomean([r[2] for r in rows]),
+                    "cudnn": geomean([r[3] for r in rows]),
+                    "fa3": geomean(with_fa3) if with_fa3 else None},
+        "lower": entries([r for r in rows[:count] if r[0] < 1]),
+        "higher": entries([r for r in reversed(rows[-count:]) if r[0] > 1]),
+        "outliers": entries([r for r in rows
+                             if max(r[3], 1 / r[3]) >= OUTLIER
+                             or (r[4] and max(r[4], 1 / r[4]) >= OUTLIER)])}
+
+
+# A reference that alone moved by this factor either way is an outlier.
+OUTLIER = 1.5
+
+
+def render(result):
+    first = result["first"]
+    print(f"{len(result['common'])} scenarios in every run with a cuDNN time "
+          f"({result['grid_scenarios']} of the FA3 grid)")
+    print(f"\n{'run':8s} {'set':5s} {'cand/cuDNN':>10s} "
+          f"{'cand/' + first:>10s} {'cuDNN/' + first:>11s}")
+    for r in result["runs"]:
+        print(f"{r['run']:8s} {r['set']:5s} {r['cand_over_cudnn']:10.3f} "
+              f"{r['cand_over_first']:10.3f} {r['cudnn_over_first']:11.3f}")
+    print("\nagainst the fastest cuDNN of all runs, per scenario:")
+    for r in result["against_fastest_cudnn"]:
+        low = ", ".join(f"{x['scenario']} {x['ratio']:.3f}" for x in r["lowest"])
+        print(f"{r['run']:14s} {r['set']:5s} {r['geomean']:6.3f}  below 0.8x: "
+              f"{r['below_0_8']}  lowest: {low}")
+    m = result.get("moved")
+    if not m:
+        return
+    count = m["count"]
+    print(f"\n{m['new']} against {m['old']}, row by row ({m['scenarios']} "
+          f"scenarios, {m['with_fa3']} with FA3 in both): the candidate's "
+          f"ratio over the references' (geomean of cuDNN's and FA3's)")
+    g = m["geomean"]
+    print(f"geomean: candidate {g['cand']:.3f}, cuDNN {g['cudnn']:.3f}"
+          + (f", FA3 {g['fa3']:.3f}" if g["fa3"] else ""))
     head = (f"{'scenario':50s} {'cand/refs':>9s} {'cand':>7s} {'cuDNN':>7s} "
             f"{'FA3':>7s}")
 
     def show(title, picked):
         print(f"\n{title}\n{head}")
-        for x, n, cand, cudnn, fa in picked:
-            fa_text = f"{fa:7.3f}" if fa else f"{'-':>7s}"
-            print(f"{n:50s} {x:9.3f} {cand:7.3f} {cudnn:7.3f} {fa_text}")
+        for e in picked:
+            fa_text = f"{e['fa3']:7.3f}" if e["fa3"] else f"{'-':>7s}"
+            print(f"{e['scenario']:50s} {e['cand_over_refs']:9.3f} "
+                  f"{e['cand']:7.3f} {e['cudnn']:7.3f} {fa_text}")
 
-    rows.sort()
     show(f"the candidate lower than the references' move, lowest {count}:",
-         [r for r in rows[:count] if r[0] < 1])
-    show(f"the candidate higher, highest {count}:",
-         [r for r in reversed(rows[-count:]) if r[0] > 1])
-    outliers = [r for r in rows
-                if max(r[3], 1 / r[3]) >= 1.5
-                or (r[4] and max(r[4], 1 / r[4]) >= 1.5)]
-    show("a reference alone moved by 1.5x or more (its outlier):"
-         if outliers else "no reference moved by 1.5x or more on any row",
-         outliers)
+         m["lower"])
+    show(f"the candidate higher, highest {count}:", m["higher"])
+    show(f"a reference alone moved by {OUTLIER}x or more (its outlier):"
+         if m["outliers"] else
+         f"no reference moved by {OUTLIER}x or more on any row", m["outliers"])
 
 
 if __name__ == "__main__":
