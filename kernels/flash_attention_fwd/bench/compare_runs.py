@@ -47,18 +47,15 @@ def number(text):
     return x if math.isfinite(x) and x > 0 else None
 
 
-def load(path, fa3=None):
-    """{scenario: (candidate TFLOP/s, cuDNN TFLOP/s or None)}; with a dict
-    as fa3, also {scenario: FA3 TFLOP/s} into it where the run has FA3."""
-    fa3 = {} if fa3 is None else fa3
+def load(path):
+    """{scenario: (candidate TFLOP/s, cuDNN TFLOP/s or None, FA3 TFLOP/s or
+    None)}."""
     with open(path) as f:
         text = f.read()
     if path.endswith(".json"):
         rows = json.loads(text)["scenarios"]
-        for r in rows:
-            if r.get("candidate_tflops") and number(str(r.get("fa3_tflops"))):
-                fa3[r["name"]] = r["fa3_tflops"]
-        return {r["name"]: (r.get("candidate_tflops"), r.get("cudnn_tflops"))
+        return {r["name"]: (r.get("candidate_tflops"), r.get("cudnn_tflops"),
+                            number(str(r.get("fa3_tflops"))))
                 for r in rows if r.get("candidate_tflops")}
     # anchor.py's table: "scenario cand cuDNN FA2 ...", up to the geomean
     # line after it (a harness comparison in ms may follow). A results file
@@ -76,9 +73,9 @@ def load(path, fa3=None):
             break
         words = line.split()
         if in_table and len(words) >= 3 and number(words[1]):
-            out[words[0]] = (number(words[1]), number(words[2]))
-            if fa3_col is not None and len(words) > fa3_col and number(words[fa3_col]):
-                fa3[words[0]] = number(words[fa3_col])
+            fa3 = (number(words[fa3_col])
+                   if fa3_col is not None and len(words) > fa3_col else None)
+            out[words[0]] = (number(words[1]), number(words[2]), fa3)
     if not out:
         raise SystemExit(f"compare_runs.py: no anchor table in {path}")
     return out
@@ -102,15 +99,14 @@ def main():
     if args.moved is not None and args.moved < 1:
         raise SystemExit("compare_runs.py: --moved wants a count of 1 or more")
 
-    runs, fa3 = {}, {}
+    runs = {}
     for spec in args.runs:
         name, sep, path = spec.partition("=")
         if not sep or not name or not path:
             raise SystemExit(f"compare_runs.py: want NAME=PATH, got {spec!r}")
         if name in runs:
             raise SystemExit(f"compare_runs.py: run name {name!r} given twice")
-        fa3[name] = {}
-        runs[name] = load(path, fa3[name])
+        runs[name] = load(path)
     if args.moved is not None and len(runs) < 2:
         raise SystemExit("compare_runs.py: --moved wants two runs or more")
     current = (args.current.split(",") if args.current else [list(runs)[-1]])
@@ -119,7 +115,7 @@ def main():
             raise SystemExit(f"compare_runs.py: --current {c}: no such run")
     result = compare(runs, current, args.lowest)
     if args.moved is not None:
-        result["moved"] = moved(runs, fa3, result["common"], args.moved)
+        result["moved"] = moved(runs, result["common"], args.moved)
     if args.json:
         json.dump(result, sys.stdout, indent=1)
         print()
@@ -162,14 +158,13 @@ def compare(runs, current, lowest):
     return out
 
 
-def moved(runs, fa3, common, count):
+def moved(runs, common, count):
     """The last run against the first, row by row (see the docstring)."""
     (old, r0), (new, r1) = list(runs.items())[0], list(runs.items())[-1]
-    f0, f1 = fa3[old], fa3[new]
     rows = []
     for n in common:
         cand, cudnn = r1[n][0] / r0[n][0], r1[n][1] / r0[n][1]
-        fa = f1[n] / f0[n] if n in f0 and n in f1 else None
+        fa = r1[n][2] / r0[n][2] if r0[n][2] and r1[n][2] else None
         refs = geomean([cudnn, fa] if fa else [cudnn])
         rows.append((cand / refs, n, cand, cudnn, fa))
     rows.sort()

@@ -214,13 +214,14 @@ PY
 }
 
 # compare_with_last_final OUT: this run's anchor table ($OUT/anchor.log)
-# row by row against the last final run on the same GPU kind
-# (FINAL_COMPARE, default last_final_results), compare_runs.py --moved,
-# into $OUT/moved.txt: rows where the candidate moved and FA3 and cuDNN
-# did not, and the references' outliers.
+# row by row against the last final run on the same GPU kind (the one its
+# first line, "device NAME; ...", names; FINAL_COMPARE, default
+# last_final_results), compare_runs.py --moved, into $OUT/moved.txt: rows
+# where the candidate moved and FA3 and cuDNN did not, and the
+# references' outliers.
 compare_with_last_final() {
   local out=$1 last gpu
-  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+  gpu=$(sed -n '1s/^device \([^;]*\);.*/\1/p' "$out/anchor.log" 2>/dev/null)
   last=${FINAL_COMPARE:-$(last_final_results "$gpu")}
   if [[ -z $last || ! -f $last ]]; then
     echo "== no earlier final run on ${gpu:-this GPU} to compare with (FINAL_COMPARE)" | tee "$out/moved.txt"
