@@ -1394,6 +1394,18 @@
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
 #endif
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers, on each
+// key tile after an item's first, try the softmax against the rows' current
+// references before computing the tile's maxima (SumCheckScores): P =
+// 2^(S scale - reference) and each thread's sums of the tile. Where every
+// thread of the warp has both sums at most 2^KSEEK_FA_LAZY_RESCALE_LOG2 (so
+// no P is larger, inf or NaN) the references stand, O keeps its scale, and
+// the tile costs no maximum, shuffle or rescale. Otherwise the tile's S is
+// computed again, its K (and on the item's last tile Q) being released only
+// after that test, and the tile takes SoftmaxScores' path. Default 0.
+#ifndef KSEEK_FA_SUM_CHECK
+#define KSEEK_FA_SUM_CHECK 0
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
 // registers, on key tiles of at most KSEEK_FA_Q_REGS_MAX_N keys: each warp
@@ -2196,6 +2208,78 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
     st.row_sum[i] = st.row_sum[i] * alpha[i] + sum;
   }
   if constexpr (kLazy) return __any_sync(0xffffffffu, moved);
+  return true;
+}
+
+// The softmax of a tile against the rows' current references, without the
+// tile's maxima (KSEEK_FA_SUM_CHECK): S -> P in place and each thread's sums
+// of the tile (`tile`), four partial sums per row so that the test waits on
+// a short chain. Returns whether every lane's sums are at most
+// 2^KSEEK_FA_LAZY_RESCALE_LOG2 (the same in every lane); only then does it
+// add them to the running sums, and the references and O stand. A row that
+// has seen no key (reference -inf) gets +inf or NaN, and so fails, as does
+// any P past the bound, inf or NaN (RebaseScores, else S again).
+template <int D, int kN>
+__device__ __forceinline__ bool SumCheckScores(float (&s)[kN / 8][4],
+                                               WarpState<D>& st,
+                                               float scale_log2,
+                                               float (&tile)[2]) {
+  bool ok = true;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const float base = st.row_max[i] * scale_log2;
+    float part[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int n = 0; n < kN / 8; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
+        s[n][2 * i + e] = pe;
+        part[2 * (n % 2) + e] += pe;
+      }
+    tile[i] = (part[0] + part[1]) + (part[2] + part[3]);
+    // false for NaN
+    ok = ok && tile[i] <= float(1 << KSEEK_FA_LAZY_RESCALE_LOG2);
+  }
+  if (__any_sync(0xffffffffu, !ok)) return false;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) st.row_sum[i] += tile[i];
+  return true;
+}
+
+// After SumCheckScores failed with every lane's sums finite (some P past
+// the bound, none inf or NaN): each row whose largest P (over its four
+// lanes) passed 1 moves its reference up by e = log2 of it, its P and sums
+// scaled by alpha = 2^-e (O by the caller, RescaleRows); the other rows
+// keep theirs (alpha 1). Returns false, changing nothing, where a lane's
+// sums are not finite: then S must be computed again.
+template <int D, int kN>
+__device__ __forceinline__ bool RebaseScores(float (&s)[kN / 8][4],
+                                             WarpState<D>& st,
+                                             float scale_log2,
+                                             const float (&tile)[2],
+                                             float (&alpha)[2]) {
+  // false for inf and NaN
+  const bool finite = tile[0] < INFINITY && tile[1] < INFINITY;
+  if (__any_sync(0xffffffffu, !finite)) return false;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    float mx = 0.f;
+#pragma unroll
+    for (int n = 0; n < kN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float up = mx > 1.f ? log2f(mx) : 0.f;
+    const float r = Exp2(-up);
+    alpha[i] = r;
+    st.row_max[i] += up / scale_log2;
+#pragma unroll
+    for (int n = 0; n < kN / 8; ++n) {
+      s[n][2 * i] *= r;
+      s[n][2 * i + 1] *= r;
+    }
+    st.row_sum[i] = (st.row_sum[i] + tile[i]) * r;
+  }
   return true;
 }
 
@@ -3890,6 +3974,51 @@ __device__ __forceinline__ void IssueScoresWgmmaQRegs(float (&sc)[kN / 8][4],
     WgmmaRSK<T, kN>(sc, qf[kk], k.At((kk / 4) * kKColBlockBytes + (kk % 4) * 32), kk > 0);
 }
 
+// S of the warp's 16 rows (16 w .. 16 w + 15 of its consumer's 64) again,
+// by mma.sync (KSEEK_FA_SUM_CHECK's slow path, taken by one warp where a
+// wgmma needs its whole warpgroup): K as IssueScoresWgmma reads it, Q from
+// the A fragments in registers (kFromRegs: LoadQRegisters' qf) or from
+// shared memory as LoadQRegisters reads it. The m16n8k16 accumulators are
+// laid out as the warp's part of the wgmma's; the ldmatrix x4 of K gives
+// two 8-key blocks' B fragments (keys as rows, 8 columns per matrix).
+template <typename T, int kN, int KD, bool kFromRegs, int NQ>
+__device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
+                                            const uint32_t (&qf)[NQ][4],
+                                            uint32_t q_rows, uint32_t stage,
+                                            int warp_in_wg, int lane) {
+  static_assert(kN % 16 == 0 && KD % 16 == 0, "whole m16n8k16 steps");
+  static_assert(!kFromRegs || NQ == KD / 16, "Q's fragments");
+  constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
+  constexpr uint32_t kQColBlockBytes = kWgRows * kColBlockRowBytes;
+  const int m = lane / 8, r8 = lane % 8;
+  const uint32_t q_row = q_rows + (16 * warp_in_wg + 8 * (m & 1) + r8) * kColBlockRowBytes;
+  const uint32_t k_row = stage + (8 * (m >> 1) + r8) * kColBlockRowBytes;
+#pragma unroll
+  for (int n = 0; n < kN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) sc[n][e] = 0.f;
+#pragma unroll
+  for (int kk = 0; kk < KD / 16; ++kk) {
+    uint32_t a[4];
+    if constexpr (kFromRegs) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[e] = qf[kk % NQ][e];
+    } else {
+      const int chunk = 2 * (kk % 4) + (m >> 1);
+      LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
+    }
+    const int chunk = 2 * (kk % 4) + (m & 1);
+#pragma unroll
+    for (int n = 0; n < kN / 8; n += 2) {
+      uint32_t b[4];
+      LdMatrixX4(b, k_row + (kk / 4) * kKColBlockBytes + 8 * n * kColBlockRowBytes +
+                        uint32_t((chunk ^ r8) << 4));
+      Mma(sc[n], a, b[0], b[1], T());
+      Mma(sc[n + 1], a, b[2], b[3], T());
+    }
+  }
+}
+
 // P (the softmax's fp32 numerators) rounded to 16 bits: the accumulator
 // layout of S is the register A layout of the P V wgmma.
 template <typename T, int kN>
@@ -4487,6 +4616,10 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   // without kLazy).
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
+  // Tiles after an item's first try their softmax without maxima
+  // (KSEEK_FA_SUM_CHECK).
+  // Not on the short-key tiles (64 and 80 keys: items of one or two tiles).
+  constexpr bool kSumCheck = (KSEEK_FA_SUM_CHECK & WgmmaDimBit(D)) != 0 && kN >= 128;
   // Q in registers (KSEEK_FA_Q_REGS): the warp's rows as S's A fragments,
   // the Q buffer released once they are loaded.
   // (Not with three consumers: at 160 registers ptxas spilled and
@@ -4650,26 +4783,47 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
+        auto release_k = [&]() {
 #if KSEEK_FA_PREDICATED_ARRIVE
-        ArriveIf(empty_k(s), lane == 0);
-        to_peer(empty_k(s), lane == 0);
-        ArriveIf(q_empty(qb, qpart), !kQRegs && lane == 0 && i == tiles - 1);  // the item's last S
+          ArriveIf(empty_k(s), lane == 0);
+          to_peer(empty_k(s), lane == 0);
+          ArriveIf(q_empty(qb, qpart), !kQRegs && lane == 0 && i == tiles - 1);  // the item's last S
 #else
-        if (lane == 0) {
-          Arrive(empty_k(s));
-          to_peer(empty_k(s), true);
-          if (!kQRegs && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
-        }
+          if (lane == 0) {
+            Arrive(empty_k(s));
+            to_peer(empty_k(s), true);
+            if (!kQRegs && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+          }
 #endif
-        if constexpr (kMask == 1) {
-          MaskScores<kN>(sc, k0, lane, limit0, limit1);
-        } else if constexpr (kMask == 2) {
-          if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+        };
+        auto mask = [&]() {
+          if constexpr (kMask == 1) {
+            MaskScores<kN>(sc, k0, lane, limit0, limit1);
+          } else if constexpr (kMask == 2) {
+            if (k0 + kN > wg_mask_from) MaskScores<kN>(sc, k0, lane, limit0, limit1);
+          }
+        };
+        auto softmax = [&]() {
+          return SoftmaxScores<KO, kN, kLazy,
+                               !((KSEEK_FA_UNMASKED_NO_INF_TEST & WgmmaDimBit(D)) != 0 &&
+                                 kMask == 0)>(sc, st, p.scale_log2, alpha);
+        };
+        // kSumCheck, on tiles without a mask: the softmax without maxima
+        // first (every row has seen a key by then: the item's first tile
+        // and, from the end, every masked tile come before); where a warp's
+        // test fails, its S again by mma.sync once the pending P V is done,
+        // from the K (and Q) held until then, and the softmax with maxima.
+        constexpr bool kFast = kSumCheck && kMask == 0;
+        bool sum_ok = true;
+        [[maybe_unused]] float tile_sum[2];
+        if constexpr (kFast) {
+          sum_ok = SumCheckScores<KO, kN>(sc, st, p.scale_log2, tile_sum);
+          rescale = false;
+        } else {
+          release_k();
+          mask();
+          rescale = softmax();
         }
-        rescale = SoftmaxScores<KO, kN, kLazy,
-                                !((KSEEK_FA_UNMASKED_NO_INF_TEST & WgmmaDimBit(D)) != 0 &&
-                                  kMask == 0)>(
-            sc, st, p.scale_log2, alpha);
         if constexpr ((KSEEK_FA_PIN_PV_WAIT & WgmmaDimBit(D)) != 0)
           StoreIfNegative(q_rows, st.row_sum[0] + st.row_sum[1]);
         WgmmaWait<0>();
@@ -4684,6 +4838,19 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
           to_peer(empty_v(pending), true);
         }
 #endif
+        if constexpr (kFast) {
+          if (!sum_ok) {
+            if (RebaseScores<KO, kN>(sc, st, p.scale_log2, tile_sum, alpha)) {
+              rescale = true;
+            } else {
+#ifndef KSEEK_FA_SC_NO_REISSUE
+              ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);
+#endif
+              rescale = softmax();
+            }
+          }
+          release_k();
+        }
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
         }

@@ -52,6 +52,10 @@ struct Scen {
   const char* name; int batch, sq, sk, hq, hkv, d, causal; bool bf;
   int sms = 1;        // the device's SMs: with many, few-block shapes split keys
   float q_std = 1.f;  // the task draws normal(0, 1); larger moves row maxima more
+  // Above 0: the key in the middle of each (batch, kv head) scaled by it, a
+  // score that passes some rows' earlier maxima by far (P past 2^128 against
+  // them, inf in fp32).
+  float k_spike = 0.f;
 };
 
 static uint16_t Enc(float f, bool bf) { return bf ? FloatToBf16(f) : FloatToHalf(f); }
@@ -205,6 +209,14 @@ static bool RunScenario(const Scen& s, bool lazy, uint64_t seed) {
   if (s.q_std != 1.f) {
     uint16_t* p = (uint16_t*)q.data();
     for (size_t i = 0; i < nq; ++i) p[i] = Enc(Dec(p[i], s.bf) * s.q_std, s.bf);
+  }
+  if (s.k_spike > 0.f) {
+    uint16_t* p = (uint16_t*)k.data();
+    for (int b = 0; b < s.batch; ++b)
+      for (int h = 0; h < s.hkv; ++h) {
+        uint16_t* row = p + ((size_t(b) * s.sk + s.sk / 2) * s.hkv + h) * s.d;
+        for (int d = 0; d < s.d; ++d) row[d] = Enc(Dec(row[d], s.bf) * s.k_spike, s.bf);
+      }
   }
   emu::g_readable = {{(const char*)q.data(), nq * 2}, {(const char*)k.data(), nk * 2}, {(const char*)v.data(), nk * 2}};
   kseek_param params[8] = {{"batch", s.batch}, {"seqlen_q", s.sq}, {"seqlen_k", s.sk}, {"heads_q", s.hq},

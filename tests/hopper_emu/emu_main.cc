@@ -684,6 +684,15 @@ int main(int argc, char** argv) {
       {"r_hd96_bf16_full_q150_k900_qstd6", 1, 150, 900, 1, 1, 96, 0, true, 1, 6.f},
       {"r_hd64_f16_causal_q300_k800_qstd6", 1, 300, 800, 1, 1, 64, 1, false, 1, 6.f},
       {"r_hd128_bf16_split_q200_k3000_sm12_qstd6", 1, 200, 3000, 1, 1, 128, 0, true, 12, 6.f},
+      // One key 40x the others (k_spike): its score passes some rows'
+      // maxima from the earlier tiles by more than 128 in log2 units, so
+      // P against them is inf (KSEEK_FA_SUM_CHECK's S again); causal items
+      // from the end and from the start, 64-key to 176-key tiles.
+      {"r_hd64_bf16_full_q300_k900_spike40", 1, 300, 900, 2, 1, 64, 0, true, 1, 1.f, 40.f},
+      {"r_hd128_f16_causal_q400_k1000_spike40", 1, 400, 1000, 1, 1, 128, 1, false, 1, 1.f, 40.f},
+      {"r_hd128_bf16_full_q256_k7000_spike40", 1, 256, 7000, 1, 1, 128, 0, true, 1, 1.f, 40.f},
+      {"r_hd256_bf16_causal_q300_k700_spike40", 1, 300, 700, 1, 1, 256, 1, true, 1, 1.f, 40.f},
+      {"r_hd96_f16_full_q200_k800_spike40", 1, 200, 800, 2, 2, 96, 0, false, 1, 1.f, 40.f},
       {"p_hd128_bf16_causal_q700_k700_h3_sm3", 1, 700, 700, 3, 3, 128, 1, true, 3},
       {"s_hd128_bf16_full_q256_k4000_sm16", 1, 256, 4000, 1, 1, 128, 0, true, 16},
       {"s_hd256_f16_causal_q300_k3000_b2_sm12", 2, 300, 3000, 1, 1, 256, 1, false, 12},
