@@ -520,6 +520,22 @@ TEST(HopperEmulationTest, PlantedLazyRescaleUnderSSkipFails) {
   ExpectPlantFails("lazy_skip_under_s", "r_hd128_f16_full_q130_k4400");
 }
 
+// The softmax without maxima (KSEEK_FA_SUM_CHECK, the default at head_dim
+// 64 and 128): where a warp's test fails with finite sums (queries with 6x
+// the task's spread, whose maxima move in later tiles) its rows' references
+// move, and with the running sums left at the old scale the reference
+// check must fail; where a key's score passes the rows' references by more
+// than 2^128 (one key 40x the others) the sums are inf, and without S
+// computed again it must fail too. So both slow paths are emulated.
+TEST(HopperEmulationTest, PlantedSumCheckRebaseFails) {
+  ExpectPlantFails("sum_check_no_rebase", "r_hd128_f16_full_q130_k4400_qstd6");
+  ExpectPlantFails("sum_check_no_rebase", "r_hd96_bf16_full_q150_k900_qstd6");
+}
+TEST(HopperEmulationTest, PlantedSumCheckRecomputeFails) {
+  ExpectPlantFails("sum_check_no_recompute", "r_hd64_bf16_full_q300_k900_spike40");
+  ExpectPlantFails("sum_check_no_recompute", "r_hd128_f16_causal_q400_k1000_spike40");
+}
+
 // The causal mask one key too lenient: the reference check must fail.
 TEST(HopperEmulationTest, PlantedMaskBugFails) { ExpectPlantFails("mask_bug", "w_hd128_f16_causal"); }
 

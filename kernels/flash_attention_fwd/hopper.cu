@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4i: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4j: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -163,7 +163,13 @@
 //   rescale O (at head_dim 128, 256 and D = 192 only in a warp where a
 //   row's reference max moved: it moves when a tile's max passes it by
 //   more than 2^8 in P, KSEEK_FA_LAZY_RESCALE, so after the first tiles
-//   mostly not at all); round P to 16 bits in registers (the accumulator
+//   mostly not at all). At head_dim 64 and 128 (with 80/96), on 128-key
+//   tiles and wider, the unmasked tiles after an item's first take the
+//   softmax without maxima (KSEEK_FA_SUM_CHECK): P against the rows'
+//   references and each lane's sums of the tile, which must stay at most
+//   2^8; K(i) is released after the wait for P V, and a warp whose test
+//   fails moves its rows' references (or, on inf or NaN, computes its S
+//   again by mma.sync) there. Then round P to 16 bits in registers (the accumulator
 //   layout of S is the A layout of P V). With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
 //   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
@@ -571,7 +577,7 @@
 //   ones correct by kseek eval in the sandbox, 1.048x FA3 and 1.128x
 //   cuDNN over the FA3 grid (564.8 TFLOP/s), 1.119x FA3 / 1.403x cuDNN
 //   over all, every class at or above 1.018x FA3.
-//   Version 4i (this file; NOTES.md v4i): at head_dim 128 (and its narrow
+//   Version 4i (NOTES.md v4i): at head_dim 128 (and its narrow
 //   80/96) the consumers hold Q in registers in the two-Q-buffer instances
 //   on 128-key tiles (KSEEK_FA_Q_REGS=2, KSEEK_FA_Q_REGS_MIN_N=128):
 //   +0.6-1.7% on head_dim 128 full s512-s1024, ragged s100-s1000 and
@@ -583,6 +589,19 @@
 //   over all (v4h's run 1.119x, about 1% of it two rows where FA3 and
 //   cuDNN both ran 2-5x slow in that run), every class at or above
 //   1.019x FA3.
+//   Version 4j (this file; NOTES.md v4j): the unmasked key tiles after an
+//   item's first take the softmax without maxima at head_dim 64 and 128
+//   (KSEEK_FA_SUM_CHECK=3): no FMNMX, shuffle, alpha or rescale of O per
+//   tile while every lane's sums of P against the rows' references stay
+//   at most 2^8. Beside v4i on 120 scenarios on an H100
+//   (bench/results/sum_check_h100.txt): head_dim 64 +3.5% (grid s4096 to
+//   s16384 +5-6%), 80/96 +2%, 128 +0.2%, 256 unchanged. Final run on an
+//   H100 (bench/results/hopper_v4j_h100.txt): all 312 scenarios and 27
+//   extra ones correct by kseek eval in the sandbox, 1.059x FA3 and
+//   1.149x cuDNN over the FA3 grid (572.2 TFLOP/s), 1.116x FA3 / 1.414x
+//   cuDNN over all, every class at or above 1.016x FA3; head_dim 64
+//   s16384 bf16 non-causal 615.7 TFLOP/s (FA3 573.6), head_dim 128 790.7
+//   (FA3 746.8, the GPU's bf16 matmul 788-793).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1394,17 +1413,25 @@
 #ifndef KSEEK_FA_LAZY_RESCALE_LOG2
 #define KSEEK_FA_LAZY_RESCALE_LOG2 8
 #endif
-// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers, on each
-// key tile after an item's first, try the softmax against the rows' current
-// references before computing the tile's maxima (SumCheckScores): P =
-// 2^(S scale - reference) and each thread's sums of the tile. Where every
-// thread of the warp has both sums at most 2^KSEEK_FA_LAZY_RESCALE_LOG2 (so
-// no P is larger, inf or NaN) the references stand, O keeps its scale, and
-// the tile costs no maximum, shuffle or rescale. Otherwise the tile's S is
-// computed again, its K (and on the item's last tile Q) being released only
-// after that test, and the tile takes SoftmaxScores' path. Default 0.
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose WGMMA consumers, on the
+// key tiles without a mask after an item's first (every row has seen a key
+// by then) and only on tiles of 128 keys or more, try the softmax against
+// the rows' current references before computing the tile's maxima
+// (SumCheckScores): P = 2^(S scale - reference) and each thread's sums of
+// the tile. Where every thread of the warp has both sums at most
+// 2^KSEEK_FA_LAZY_RESCALE_LOG2 (so no P is larger, inf or NaN) the
+// references stand, O keeps its scale, and the tile costs no maximum,
+// shuffle or rescale. Where the test fails with finite sums the warp's
+// rows move their references to their largest P (RebaseScores); on inf or
+// NaN the warp computes its S again by mma.sync (ScoresByMma: a wgmma
+// needs the whole warpgroup) and takes SoftmaxScores' path, so the tile's
+// K (and on the item's last tile Q) is released only after the test.
+// Default 3 (head_dim 64 and 128 with the narrow 80/96; 256 and D = 192
+// have no tile that wide; v4j): beside v4i on an H100 +3.5% over 38
+// head_dim 64 rows (grid s4096-s16384 +5-6%), +2% at 80/96, +0.2% at 128
+// (bench/results/sum_check_h100.txt).
 #ifndef KSEEK_FA_SUM_CHECK
-#define KSEEK_FA_SUM_CHECK 0
+#define KSEEK_FA_SUM_CHECK 3
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
@@ -4617,8 +4644,8 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
   constexpr bool kLazy =
       (KSEEK_FA_LAZY_RESCALE & WgmmaDimBit(D)) != 0;
   // Tiles after an item's first try their softmax without maxima
-  // (KSEEK_FA_SUM_CHECK).
-  // Not on the short-key tiles (64 and 80 keys: items of one or two tiles).
+  // (KSEEK_FA_SUM_CHECK), not on the short-key tiles (64 and 80 keys:
+  // items of one or two tiles).
   constexpr bool kSumCheck = (KSEEK_FA_SUM_CHECK & WgmmaDimBit(D)) != 0 && kN >= 128;
   // Q in registers (KSEEK_FA_Q_REGS): the warp's rows as S's A fragments,
   // the Q buffer released once they are loaded.
@@ -4811,8 +4838,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         // kSumCheck, on tiles without a mask: the softmax without maxima
         // first (every row has seen a key by then: the item's first tile
         // and, from the end, every masked tile come before); where a warp's
-        // test fails, its S again by mma.sync once the pending P V is done,
-        // from the K (and Q) held until then, and the softmax with maxima.
+        // test fails, once the pending P V is done, its rows' references
+        // move (finite sums), or its S is computed again by mma.sync from
+        // the K (and Q) held until then and takes the softmax with maxima.
         constexpr bool kFast = kSumCheck && kMask == 0;
         bool sum_ok = true;
         [[maybe_unused]] float tile_sum[2];
@@ -4843,9 +4871,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
             if (RebaseScores<KO, kN>(sc, st, p.scale_log2, tile_sum, alpha)) {
               rescale = true;
             } else {
-#ifndef KSEEK_FA_SC_NO_REISSUE
               ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);
-#endif
               rescale = softmax();
             }
           }

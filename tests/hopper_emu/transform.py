@@ -49,6 +49,15 @@ PLANTS = {
     # 176-key head_dim 128 tiles, KSEEK_FA_RESCALE_UNDER_S).
     "lazy_skip_under_s": ("          if (rescale) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n",
                           "          if (!kLazy) RescaleRows<KO>(st, alpha);  // to the pending tile's maxima\n"),
+    # The softmax without maxima (KSEEK_FA_SUM_CHECK): a warp whose test
+    # failed with finite sums moves its rows' references but leaves the
+    # running sums at the old scale.
+    "sum_check_no_rebase": ("    st.row_sum[i] = (st.row_sum[i] + tile[i]) * r;\n",
+                            "    st.row_sum[i] = st.row_sum[i] + tile[i];\n"),
+    # The same, where the sums were inf or NaN: the softmax runs on P
+    # instead of S computed again.
+    "sum_check_no_recompute": ("              ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);\n",
+                               ""),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",

@@ -16,6 +16,14 @@
 # the lazy rescale alone (v3l). ptxas puts about 16 of a tile's 64
 # exponentials before the P V wait in nr (sass_check.sh), against 20-30 in
 # the default: a loss there would show at 128.
+# Measured (bench/results/sum_check_h100.txt, call 1): head_dim 64 +3-6%,
+# 128 +1-2%, 96 +2-4%, 256 -2 to -4%, many-short -8% (4 wgmma
+# serialisation warnings in head_dim 64's 64- and 80-key instances).
+# A record, not a replay: call 1 ran a draft of the switch (every tile
+# width, masked tiles too; nr's KSEEK_FA_SC_NO_REISSUE left out its slow
+# path) that was not committed; since v4j the default has the switch on,
+# and KSEEK_FA_SC_NO_REISSUE no longer exists, so today this plan times
+# v4j against itself.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check.sh
 set -uo pipefail
