@@ -2183,6 +2183,34 @@ __device__ __forceinline__ float Exp2(float x) {
 #endif
 }
 
+// The largest of `init` and row i's scores in this lane (i = 0: the lane's
+// row lane / 4, i = 1: that row + 8), then over the four lanes of the row.
+template <int kN>
+__device__ __forceinline__ float RowMax(const float (&s)[kN / 8][4], int i, float init) {
+  float mx = init;
+#pragma unroll
+  for (int n = 0; n < kN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  return fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+}
+
+// Row i's scores in this lane -> P = 2^(S scale_log2 - base), in place,
+// added to `part` (kParts 1: one chain in key order; 4: by key's pair and
+// parity, so a sum waits on a quarter of the chain).
+template <int kN, int kParts>
+__device__ __forceinline__ void ExpRow(float (&s)[kN / 8][4], int i, float scale_log2,
+                                       float base, float (&part)[kParts]) {
+  static_assert(kParts == 1 || kParts == 4, "one or four partial sums");
+#pragma unroll
+  for (int n = 0; n < kN / 8; ++n)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
+      s[n][2 * i + e] = pe;
+      part[kParts == 1 ? 0 : 2 * (n % 2) + e] += pe;
+    }
+}
+
 // Online softmax, scores part: new row maxima, S -> P (unnormalised, in
 // place) and the running sums; alpha[i] is the factor by which O of row i
 // must then be rescaled (RescaleRows).
@@ -2205,12 +2233,7 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
   bool moved = false;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float mx = st.row_max[i];
-#pragma unroll
-    for (int n = 0; n < kN / 8; ++n)
-      mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    float mx = RowMax<kN>(s, i, st.row_max[i]);
     if constexpr (kLazy) {
       // From -inf any finite max moves it (+inf > the bound); -inf to
       // -inf compares NaN, so the row stays at -inf.
@@ -2223,16 +2246,9 @@ __device__ __forceinline__ bool SoftmaxScores(float (&s)[kN / 8][4],
     const float base = kMaybeEmpty && mx == -INFINITY ? 0.f : mx * scale_log2;
     alpha[i] = Exp2(st.row_max[i] * scale_log2 - base);
     st.row_max[i] = mx;
-    float sum = 0.f;
-#pragma unroll
-    for (int n = 0; n < kN / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
-        s[n][2 * i + e] = pe;
-        sum += pe;
-      }
-    st.row_sum[i] = st.row_sum[i] * alpha[i] + sum;
+    float sum[1] = {0.f};
+    ExpRow<kN>(s, i, scale_log2, base, sum);
+    st.row_sum[i] = st.row_sum[i] * alpha[i] + sum[0];
   }
   if constexpr (kLazy) return __any_sync(0xffffffffu, moved);
   return true;
@@ -2254,16 +2270,8 @@ __device__ __forceinline__ bool SumCheckScores(float (&s)[kN / 8][4],
   bool ok = true;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    const float base = st.row_max[i] * scale_log2;
     float part[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int n = 0; n < kN / 8; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const float pe = Exp2(fmaf(s[n][2 * i + e], scale_log2, -base));
-        s[n][2 * i + e] = pe;
-        part[2 * (n % 2) + e] += pe;
-      }
+    ExpRow<kN>(s, i, scale_log2, st.row_max[i] * scale_log2, part);
     tile[i] = (part[0] + part[1]) + (part[2] + part[3]);
     // false for NaN
     ok = ok && tile[i] <= float(1 << KSEEK_FA_LAZY_RESCALE_LOG2);
@@ -2291,11 +2299,7 @@ __device__ __forceinline__ bool RebaseScores(float (&s)[kN / 8][4],
   if (__any_sync(0xffffffffu, !finite)) return false;
 #pragma unroll
   for (int i = 0; i < 2; ++i) {
-    float mx = 0.f;
-#pragma unroll
-    for (int n = 0; n < kN / 8; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * i], s[n][2 * i + 1]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    const float mx = RowMax<kN>(s, i, 0.f);
     const float up = mx > 1.f ? log2f(mx) : 0.f;
     const float r = Exp2(-up);
     alpha[i] = r;
