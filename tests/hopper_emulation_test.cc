@@ -198,7 +198,9 @@ TEST(HopperEmulationTest, PlantedCaptureNotRelaxedFails) {
 // the producer has found the queue empty (the emulation runs grids in
 // order, so this checks that path builds and still ends every block), and
 // the decode kernel's narrow instances for head_dim at most 3/4 of D
-// (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96).
+// (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96), and
+// K released right after a passed sum check (KSEEK_FA_SC_EARLY_RELEASE) by
+// plain arrivals in a branch.
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
@@ -234,7 +236,10 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // shapes of head_dim 80, 96 and 192, the first two on the long splits),
 // and head_dim 128's 176-key tiles with causal masking
 // (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS; past 512 keys: the causal w_ and p_
-// head_dim 128 shapes of 450-1000 keys, and sections of GQA heads on 4200).
+// head_dim 128 shapes of 450-1000 keys, and sections of GQA heads on 4200),
+// and K released right after a passed sum check, after the slow path
+// where it failed (KSEEK_FA_SC_EARLY_RELEASE; the r_ spike40 shapes fail
+// it at head_dim 128).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {

@@ -1433,6 +1433,15 @@
 #ifndef KSEEK_FA_SUM_CHECK
 #define KSEEK_FA_SUM_CHECK 3
 #endif
+// Head dims (bits as KSEEK_FA_FAST_LOCATE) whose warps, where the sum
+// check passed, release the tile's K (and on the item's last tile Q) right
+// after the test, before the wait for the previous P V; a warp whose test
+// failed still releases them after its slow path. (The release waits on
+// the test, so every exponential of the tile comes before that wait.)
+// Default 0.
+#ifndef KSEEK_FA_SC_EARLY_RELEASE
+#define KSEEK_FA_SC_EARLY_RELEASE 0
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
 // registers, on key tiles of at most KSEEK_FA_Q_REGS_MAX_N keys: each warp
@@ -4814,13 +4823,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
-        auto release_k = [&]() {
+        // `when`: the same in every lane of the warp.
+        auto release_k = [&](bool when) {
 #if KSEEK_FA_PREDICATED_ARRIVE
-          ArriveIf(empty_k(s), lane == 0);
-          to_peer(empty_k(s), lane == 0);
-          ArriveIf(q_empty(qb, qpart), !kQRegs && lane == 0 && i == tiles - 1);  // the item's last S
+          ArriveIf(empty_k(s), when && lane == 0);
+          to_peer(empty_k(s), when && lane == 0);
+          ArriveIf(q_empty(qb, qpart), !kQRegs && when && lane == 0 && i == tiles - 1);  // the item's last S
 #else
-          if (lane == 0) {
+          if (when && lane == 0) {
             Arrive(empty_k(s));
             to_peer(empty_k(s), true);
             if (!kQRegs && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
@@ -4846,13 +4856,15 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         // move (finite sums), or its S is computed again by mma.sync from
         // the K (and Q) held until then and takes the softmax with maxima.
         constexpr bool kFast = kSumCheck && kMask == 0;
+        constexpr bool kEarlyRelease = (KSEEK_FA_SC_EARLY_RELEASE & WgmmaDimBit(D)) != 0;
         bool sum_ok = true;
         [[maybe_unused]] float tile_sum[2];
         if constexpr (kFast) {
           sum_ok = SumCheckScores<KO, kN>(sc, st, p.scale_log2, tile_sum);
           rescale = false;
+          if constexpr (kEarlyRelease) release_k(sum_ok);
         } else {
-          release_k();
+          release_k(true);
           mask();
           rescale = softmax();
         }
@@ -4879,7 +4891,7 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
               rescale = softmax();
             }
           }
-          release_k();
+          release_k(!kEarlyRelease || !sum_ok);
         }
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
