@@ -1442,6 +1442,13 @@
 #ifndef KSEEK_FA_SC_EARLY_RELEASE
 #define KSEEK_FA_SC_EARLY_RELEASE 0
 #endif
+// 1: the sum check's S again (ScoresByMma) reads the tile's K from global
+// memory (Scratch::k, plain loads), so the stage's K is released right
+// after S, before the test, at every head dim that has the sum check (Q
+// still after the test: it is read from its buffer). Default 0.
+#ifndef KSEEK_FA_SC_K_GLOBAL
+#define KSEEK_FA_SC_K_GLOBAL 0
+#endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
 // registers, on key tiles of at most KSEEK_FA_Q_REGS_MAX_N keys: each warp
@@ -1810,6 +1817,10 @@ struct Scratch {
   // split_lse, [slot][the pair's rows], slot 2c a share's first segment,
   // 2c + 1 its last (TailSlot).
   int* tail_count;
+#endif
+#if KSEEK_FA_SC_K_GLOBAL
+  // The call's K (KSEEK_FA_SC_K_GLOBAL), [batch][key][head][head_dim].
+  const void* k;
 #endif
 };
 
@@ -4021,11 +4032,16 @@ __device__ __forceinline__ void IssueScoresWgmmaQRegs(float (&sc)[kN / 8][4],
 // shared memory as LoadQRegisters reads it. The m16n8k16 accumulators are
 // laid out as the warp's part of the wgmma's; the ldmatrix x4 of K gives
 // two 8-key blocks' B fragments (keys as rows, 8 columns per matrix).
-template <typename T, int kN, int KD, bool kFromRegs, int NQ>
+// kKGlobal (KSEEK_FA_SC_K_GLOBAL): K's B fragments by plain loads from
+// `kg` (the tile's first key, column 0; keys kg_stride elements apart;
+// columns from kg_cols on read as 0) instead of the stage.
+template <typename T, int kN, int KD, bool kFromRegs, bool kKGlobal = false, int NQ>
 __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
                                             const uint32_t (&qf)[NQ][4],
                                             uint32_t q_rows, uint32_t stage,
-                                            int warp_in_wg, int lane) {
+                                            int warp_in_wg, int lane,
+                                            const T* kg = nullptr, int kg_stride = 0,
+                                            int kg_cols = 0) {
   static_assert(kN % 16 == 0 && KD % 16 == 0, "whole m16n8k16 steps");
   static_assert(!kFromRegs || NQ == KD / 16, "Q's fragments");
   constexpr uint32_t kKColBlockBytes = kN * kColBlockRowBytes;
@@ -4046,6 +4062,21 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     } else {
       const int chunk = 2 * (kk % 4) + (m >> 1);
       LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
+    }
+    if constexpr (kKGlobal) {
+      // Lane l: key l / 4 of each 8-key block, columns 2 (l % 4) + {0, 1}
+      // and 8 past them of the step's 16.
+      const int col = 16 * kk + 2 * (lane % 4);
+#pragma unroll
+      for (int n = 0; n < kN / 8; ++n) {
+        const T* row = kg + int64_t(8 * n + lane / 4) * kg_stride;
+        const uint32_t b0 =
+            col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+        const uint32_t b1 =
+            col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+        Mma(sc[n], a, b0, b1, T());
+      }
+      continue;
     }
     const int chunk = 2 * (kk % 4) + (m & 1);
 #pragma unroll
@@ -4823,17 +4854,21 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
 
         WgmmaWait<1>();  // S only
         HoldRegisters(sc);
-        // `when`: the same in every lane of the warp.
-        auto release_k = [&](bool when) {
+        // `when`: the same in every lane of the warp; k_part, q_part: the
+        // stage's K, the item's Q (on its last tile).
+        auto release_k = [&](bool when, bool k_part = true, bool q_part = true) {
 #if KSEEK_FA_PREDICATED_ARRIVE
-          ArriveIf(empty_k(s), when && lane == 0);
-          to_peer(empty_k(s), when && lane == 0);
-          ArriveIf(q_empty(qb, qpart), !kQRegs && when && lane == 0 && i == tiles - 1);  // the item's last S
+          ArriveIf(empty_k(s), k_part && when && lane == 0);
+          to_peer(empty_k(s), k_part && when && lane == 0);
+          ArriveIf(q_empty(qb, qpart),
+                   !kQRegs && q_part && when && lane == 0 && i == tiles - 1);  // the item's last S
 #else
           if (when && lane == 0) {
-            Arrive(empty_k(s));
-            to_peer(empty_k(s), true);
-            if (!kQRegs && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
+            if (k_part) {
+              Arrive(empty_k(s));
+              to_peer(empty_k(s), true);
+            }
+            if (!kQRegs && q_part && i == tiles - 1) Arrive(q_empty(qb, qpart));  // the item's last S is done
           }
 #endif
         };
@@ -4857,12 +4892,14 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         // the K (and Q) held until then and takes the softmax with maxima.
         constexpr bool kFast = kSumCheck && kMask == 0;
         constexpr bool kEarlyRelease = (KSEEK_FA_SC_EARLY_RELEASE & WgmmaDimBit(D)) != 0;
+        constexpr bool kKGlobal = KSEEK_FA_SC_K_GLOBAL != 0;
         bool sum_ok = true;
         [[maybe_unused]] float tile_sum[2];
         if constexpr (kFast) {
+          if constexpr (kKGlobal) release_k(true, true, false);  // K: S again reads it from global
           sum_ok = SumCheckScores<KO, kN>(sc, st, p.scale_log2, tile_sum);
           rescale = false;
-          if constexpr (kEarlyRelease) release_k(sum_ok);
+          if constexpr (kEarlyRelease) release_k(sum_ok, !kKGlobal, true);
         } else {
           release_k(true);
           mask();
@@ -4887,11 +4924,23 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
             if (RebaseScores<KO, kN>(sc, st, p.scale_log2, tile_sum, alpha)) {
               rescale = true;
             } else {
-              ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);
+#if KSEEK_FA_SC_K_GLOBAL
+              if constexpr (kKGlobal) {
+                const int e = RowElements<D>(p);
+                const int hkv = w.hq / (p.heads_q / p.heads_kv);
+                const T* kg = static_cast<const T*>(scratch.k) +
+                              ((int64_t(w.b) * p.seqlen_k + k0) * p.heads_kv + hkv) * e;
+                ScoresByMma<T, kN, KD, kQRegs, true>(sc, qf, q_rows, stage, warp % 4, lane, kg,
+                                                     p.heads_kv * e, p.head_dim);
+              } else
+#endif
+              {
+                ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);
+              }
               rescale = softmax();
             }
           }
-          release_k(!kEarlyRelease || !sum_ok);
+          release_k(!kEarlyRelease || !sum_ok, !kKGlobal, true);
         }
         if constexpr (!kRescaleUnderS) {
           if (rescale) RescaleRows<KO>(st, alpha);
@@ -6081,6 +6130,12 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
     return 1;
   T* o = static_cast<T*>(args->tensors[3].data);
   float* lse = static_cast<float*>(args->tensors[4].data);
+#if KSEEK_FA_SC_K_GLOBAL
+  Scratch wgmma_scratch = scratch.get();
+  wgmma_scratch.k = args->tensors[1].data;
+#else
+  const Scratch& wgmma_scratch = scratch.get();
+#endif
   if constexpr (CL == 2) {
     // Persistent clusters; each takes pairs in a static order (causal
     // ones from a queue with KSEEK_FA_CAUSAL_CLUSTER_QUEUE).
@@ -6096,21 +6151,21 @@ int LaunchWgmma(Problem p, const kseek_launch_args* args, int sms,
       // no whole pair the shares' grid alone, an ordinary launch.
       const bool whole_pairs = p.tail_first > 0;
       if (whole_pairs)
-        cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
+        cudaLaunchKernelEx(&config, kernel, p, q_map, k_map, v_map, o, lse, o_map, wgmma_scratch);
       cudaLaunchAttribute tail_attr[2] = {attr[0], DependentLaunch()};
       cudaLaunchConfig_t tail_config = config;  // the same grid, and the dependency
       tail_config.attrs = tail_attr;
       tail_config.numAttrs = whole_pairs ? 2 : 1;
       cudaLaunchKernelEx(&tail_config, launched, p, q_map, k_map, v_map, o, lse, o_map,
-                         scratch.get());
+                         wgmma_scratch);
     } else
 #endif
-    cudaLaunchKernelEx(&config, launched, p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
+    cudaLaunchKernelEx(&config, launched, p, q_map, k_map, v_map, o, lse, o_map, wgmma_scratch);
   } else {
     // Persistent: one block per SM; blocks take items from a queue.
     const int grid = int(slots_for(items));
     kernel<<<unsigned(grid), C::kThreads, C::kSmemBytes, stream>>>(
-        p, q_map, k_map, v_map, o, lse, o_map, scratch.get());
+        p, q_map, k_map, v_map, o, lse, o_map, wgmma_scratch);
   }
   if (p.splits > 1)
     LaunchCombine<T, D>(p, o, lse, scratch.get(), stream,
