@@ -5,9 +5,12 @@
 # beside winners as controls, to find what costs there:
 #   def  v4j (KSEEK_FA_SUM_CHECK=3)
 #   off  v4i (-DKSEEK_FA_SUM_CHECK=0)
-#   kg   v4j with -DKSEEK_FA_SC_K_GLOBAL=1: K released right after S, as
-#        v4i does (Q after the test), S again reading K from global memory
-#        (plain loads) instead of the stage.
+#   ek   v4j with K (and Q) released right after S, before the test, as
+#        v4i does: a copy of hopper.cu made here. A measuring build only:
+#        its S again by mma.sync reads a stage the producer may refill,
+#        which the task's inputs never reach (no sum is inf after the first
+#        tile). (KSEEK_FA_SC_K_GLOBAL, the safe form, reads K from global
+#        memory instead, but ptxas spills in 40 of its key-tile loops.)
 #   er   v4j with -DKSEEK_FA_SC_EARLY_RELEASE=3: a warp whose test passed
 #        releases K (and Q) right after it, before the wait for P V; one
 #        whose test failed after its slow path (the release waits on the
@@ -17,7 +20,7 @@
 #        P V, so ptxas cannot sink the exponentials and the test below it
 #        (sass_check.sh: in v4j it puts 9-16 of a tile's 64 exponentials
 #        before that wait at head_dim 64 and 128).
-# Prediction: if the late release is the cost, kg recovers the losers and
+# Prediction: if the late release is the cost, ek recovers the losers and
 # keeps the winners (and er, unless the exponentials before the wait cost
 # it); if the exponentials after the wait are, pin does.
 # Run from the repository root:
@@ -26,7 +29,21 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 16 --budget-s 0.3}"
 cd "$(dirname "${BASH_SOURCE[0]}")/../../../.." || exit 1
-run_plan "def=$cu;off=$cu -DKSEEK_FA_SUM_CHECK=0;kg=$cu -DKSEEK_FA_SC_K_GLOBAL=1;er=$cu -DKSEEK_FA_SC_EARLY_RELEASE=3;pin=$cu -DKSEEK_FA_PIN_PV_WAIT=3" \
+ek=$(mktemp -d)/early_k.cu
+python3 - "$cu" "$ek" <<'PY' || exit 1
+import sys
+s = open(sys.argv[1]).read()
+edits = [("          if constexpr (kKGlobal) release_k(true, true, false);",
+          "          release_k(true);"),
+         ("          release_k(!kEarlyRelease || !sum_ok, !kKGlobal, true);",
+          "          release_k(false);")]
+for old, new in edits:
+    if s.count(old) != 1:
+        sys.exit("sum_check3.sh: hopper.cu no longer has the text ek changes")
+    s = s.replace(old, new)
+open(sys.argv[2], "w").write(s)
+PY
+run_plan "def=$cu;off=$cu -DKSEEK_FA_SUM_CHECK=0;ek=$ek;er=$cu -DKSEEK_FA_SC_EARLY_RELEASE=3;pin=$cu -DKSEEK_FA_PIN_PV_WAIT=3" \
   'grid_hd64_full_s512_*' 'grid_hd64_causal_s512_bf16' 'grid_hd64_full_s1024_bf16' 'prefill_q333_k4097_hd128_*' \
   'qlong_q3001_k1000_hd128_causal_bf16' 'ragged_s1000_hd128_causal_bf16' 'ragged_s100_hd128_full_bf16' \
   'grid_hd64_full_s8192_bf16' 'grid_hd128_causal_s8192_bf16' 'long_single_s32768_h1_hd64_full_bf16' \
