@@ -4053,6 +4053,33 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
   for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) sc[n][e] = 0.f;
+  if constexpr (kKGlobal) {
+    // Key block by key block (fewer addresses live at once): lane l holds
+    // key l / 4 of the block, columns 2 (l % 4) + {0, 1} and 8 past them
+    // of each 16-column step.
+    const T* row = kg + int64_t(lane / 4) * kg_stride;
+#pragma unroll
+    for (int n = 0; n < kN / 8; ++n) {
+#pragma unroll
+      for (int kk = 0; kk < KD / 16; ++kk) {
+        uint32_t a[4];
+        if constexpr (kFromRegs) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[e] = qf[kk % NQ][e];
+        } else {
+          const int chunk = 2 * (kk % 4) + (m >> 1);
+          LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
+        }
+        const int col = 16 * kk + 2 * (lane % 4);
+        const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+        const uint32_t b1 =
+            col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+        Mma(sc[n], a, b0, b1, T());
+      }
+      row += 8 * kg_stride;
+    }
+    return;
+  }
 #pragma unroll
   for (int kk = 0; kk < KD / 16; ++kk) {
     uint32_t a[4];
@@ -4062,21 +4089,6 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     } else {
       const int chunk = 2 * (kk % 4) + (m >> 1);
       LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
-    }
-    if constexpr (kKGlobal) {
-      // Lane l: key l / 4 of each 8-key block, columns 2 (l % 4) + {0, 1}
-      // and 8 past them of the step's 16.
-      const int col = 16 * kk + 2 * (lane % 4);
-#pragma unroll
-      for (int n = 0; n < kN / 8; ++n) {
-        const T* row = kg + int64_t(8 * n + lane / 4) * kg_stride;
-        const uint32_t b0 =
-            col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
-        const uint32_t b1 =
-            col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
-        Mma(sc[n], a, b0, b1, T());
-      }
-      continue;
     }
     const int chunk = 2 * (kk % 4) + (m & 1);
 #pragma unroll

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One device call (about 250 s of wall time; no carry needed): v4j's losers
+# One device call (about 300 s of wall time; no carry needed): v4j's losers
 # against v4i (grid_hd64_full_s512 -2 to -4%, prefill_q333_k4097 hd128 -2 to
 # -3%, qlong_q3001_k1000 hd128 causal -4%, ragged_s1000 hd128 causal -2%)
 # beside winners as controls, to find what costs there:
@@ -9,8 +9,12 @@
 #        v4i does: a copy of hopper.cu made here. A measuring build only:
 #        its S again by mma.sync reads a stage the producer may refill,
 #        which the task's inputs never reach (no sum is inf after the first
-#        tile). (KSEEK_FA_SC_K_GLOBAL, the safe form, reads K from global
-#        memory instead, but ptxas spills in 40 of its key-tile loops.)
+#        tile).
+#   kg   the safe form of ek (-DKSEEK_FA_SC_K_GLOBAL=1): K released right
+#        after S, S again reading K from global memory by plain loads
+#        (Q released after the test, as in v4j); sass_check.sh finds small
+#        spills in 44 of its key-tile loops (none in head_dim 64's
+#        two-consumer ones).
 #   er   v4j with -DKSEEK_FA_SC_EARLY_RELEASE=3: a warp whose test passed
 #        releases K (and Q) right after it, before the wait for P V; one
 #        whose test failed after its slow path (the release waits on the
@@ -43,7 +47,7 @@ for old, new in edits:
     s = s.replace(old, new)
 open(sys.argv[2], "w").write(s)
 PY
-run_plan "def=$cu;off=$cu -DKSEEK_FA_SUM_CHECK=0;ek=$ek;er=$cu -DKSEEK_FA_SC_EARLY_RELEASE=3;pin=$cu -DKSEEK_FA_PIN_PV_WAIT=3" \
+run_plan "def=$cu;off=$cu -DKSEEK_FA_SUM_CHECK=0;ek=$ek;kg=$cu -DKSEEK_FA_SC_K_GLOBAL=1;er=$cu -DKSEEK_FA_SC_EARLY_RELEASE=3;pin=$cu -DKSEEK_FA_PIN_PV_WAIT=3" \
   'grid_hd64_full_s512_*' 'grid_hd64_causal_s512_bf16' 'grid_hd64_full_s1024_bf16' 'prefill_q333_k4097_hd128_*' \
   'qlong_q3001_k1000_hd128_causal_bf16' 'ragged_s1000_hd128_causal_bf16' 'ragged_s100_hd128_full_bf16' \
   'grid_hd64_full_s8192_bf16' 'grid_hd128_causal_s8192_bf16' 'long_single_s32768_h1_hd64_full_bf16' \
