@@ -239,7 +239,8 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // head_dim 128 shapes of 450-1000 keys, and sections of GQA heads on 4200),
 // and K released right after a passed sum check, after the slow path
 // where it failed (KSEEK_FA_SC_EARLY_RELEASE; the r_ spike40 shapes fail
-// it at head_dim 128).
+// it at head_dim 128), there computing S again with K from global memory
+// (KSEEK_FA_SC_K_GLOBAL).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {
