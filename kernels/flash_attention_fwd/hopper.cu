@@ -4054,12 +4054,17 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
 #pragma unroll
     for (int e = 0; e < 4; ++e) sc[n][e] = 0.f;
   if constexpr (kKGlobal) {
-    // Key block by key block (fewer addresses live at once): lane l holds
-    // key l / 4 of the block, columns 2 (l % 4) + {0, 1} and 8 past them
-    // of each 16-column step.
+    // Key block by key block: lane l holds key l / 4 of the block, columns
+    // 2 (l % 4) + {0, 1} and 8 past them of each 16-column step. Each
+    // block's loads wait for the block before (`after`, 0 by value but not
+    // to ptxas: kg_cols < 2^30), so that ptxas, which would issue all of
+    // the tile's loads at once, holds one block's in registers; this path
+    // runs only where a sum was inf or NaN.
     const T* row = kg + int64_t(lane / 4) * kg_stride;
+    uint32_t after = 0;
 #pragma unroll
     for (int n = 0; n < kN / 8; ++n) {
+      row += after;
 #pragma unroll
       for (int kk = 0; kk < KD / 16; ++kk) {
         uint32_t a[4];
@@ -4076,6 +4081,7 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
             col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
         Mma(sc[n], a, b0, b1, T());
       }
+      after = uint32_t(__float_as_int(sc[n][0])) & uint32_t(kg_cols >> 30);
       row += 8 * kg_stride;
     }
     return;
