@@ -4942,18 +4942,17 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
             if (RebaseScores<KO, kN>(sc, st, p.scale_log2, tile_sum, alpha)) {
               rescale = true;
             } else {
+              {  // S again
 #if KSEEK_FA_SC_K_GLOBAL
-              if constexpr (kKGlobal) {
                 const int e = RowElements<D>(p);
                 const int hkv = w.hq / (p.heads_q / p.heads_kv);
                 const T* kg = static_cast<const T*>(scratch.k) +
                               ((int64_t(w.b) * p.seqlen_k + k0) * p.heads_kv + hkv) * e;
                 ScoresByMma<T, kN, KD, kQRegs, true>(sc, qf, q_rows, stage, warp % 4, lane, kg,
                                                      p.heads_kv * e, p.head_dim);
-              } else
-#endif
-              {
+#else
                 ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);
+#endif
               }
               rescale = softmax();
             }

@@ -56,8 +56,8 @@ PLANTS = {
                             "    st.row_sum[i] = st.row_sum[i] + tile[i];\n"),
     # The same, where the sums were inf or NaN: the softmax runs on P
     # instead of S computed again.
-    "sum_check_no_recompute": ("              ScoresByMma<T, kN, KD, kQRegs>(sc, qf, q_rows, stage, warp % 4, lane);\n",
-                               ""),
+    # (KSEEK_FA_SC_K_GLOBAL's S again from global memory too.)
+    "sum_check_no_recompute": ("              {  // S again\n", "              if (false) {  // S again\n"),
     # The decode kernel with two row tiles per warp: the second tile's
     # first score is off by one, so only 17-32-row groups go wrong.
     "second_tile": ("      UpdateSoftmax<D, kDecodeKeys, KD>(s, st[t], p.scale_log2);\n",
