@@ -3,10 +3,10 @@
 # KSEEK_FA_SC_K_GLOBAL=1 (the sum check's S again reading K from global
 # memory, one 8-key block's loads at a time, so K is released right after
 # S as before v4j) on sum_check2.sh's 120 rows and grid_hd64_full_s512_f16.
-# sum_check3.sh found the unsafe
-# form (ek: K released after S, S again from a stage the producer may
-# refill) 1.016x v4j over those rows, and the first safe form (all of a
-# tile's loads at once: ptxas spilled in 44 key-tile loops) 0.988x.
+# On its 17 rows sum_check3.sh found the unsafe form (ek: K released after
+# S, S again from a stage the producer may refill) 1.016x v4j, and the
+# first safe form (all of a tile's loads at once: ptxas spilled in 44
+# key-tile loops) 0.988x.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check4.sh
 set -uo pipefail
