@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# One device call (about 200 s of wall time; no carry needed): v4j beside
+# One device call (about 150 s of wall time; no carry needed): v4j beside
 # KSEEK_FA_SC_K_GLOBAL=1 (the sum check's S again reading K from global
 # memory, one 8-key block's loads at a time, so K is released right after
-# S as before v4j) on sum_check2.sh's 120 rows and grid_hd64_full_s512_f16.
+# S as before v4j) on the grid's bf16 rows and sum_check3.sh's others.
 # On its 17 rows sum_check3.sh found the unsafe form (ek: K released after
 # S, S again from a stage the producer may refill) 1.016x v4j, and the
 # first safe form (all of a tile's loads at once: ptxas spilled in 44
@@ -13,6 +13,7 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 16 --budget-s 0.3}"
 run_plan "def=$cu;kg=$cu -DKSEEK_FA_SC_K_GLOBAL=1" \
-  'grid_*_bf16' 'grid_hd64_full_s512_f16' 'long_*' 'many_short_b512_s32_hd64*' 'many_short_*hd128*' \
-  'gqa*_hd64_*_bf16' 'gqa*_hd128_*_bf16' 'ragged_*_hd128_*_bf16' 'ragged_*_hd64_*_bf16' \
-  'prefill_*hd64*' 'prefill_*hd128*' 'dims_*hd96*' 'dims_*hd80*' 'qlong_*'
+  'grid_*_bf16' 'grid_hd64_full_s512_f16' 'prefill_q333_k4097_hd128_*' \
+  'qlong_q3001_k1000_hd128_causal_bf16' 'ragged_s1000_hd128_causal_bf16' 'ragged_s100_hd128_full_bf16' \
+  'long_single_s32768_h1_hd64_full_bf16' 'prefill_q256_k16384_hd128_full_bf16' \
+  'gqa8_hd64_full_s2048_bf16' 'dims_hd96_full_s4096_bf16'
