@@ -1425,7 +1425,8 @@
 // rows move their references to their largest P (RebaseScores); on inf or
 // NaN the warp computes its S again by mma.sync (ScoresByMma: a wgmma
 // needs the whole warpgroup) and takes SoftmaxScores' path, so the tile's
-// K (and on the item's last tile Q) is released only after the test.
+// K (and on the item's last tile Q) is released only after the test
+// (K after S with KSEEK_FA_SC_K_GLOBAL).
 // Default 3 (head_dim 64 and 128 with the narrow 80/96; 256 and D = 192
 // have no tile that wide; v4j): beside v4i on an H100 +3.5% over 38
 // head_dim 64 rows (grid s4096-s16384 +5-6%), +2% at 80/96, +0.2% at 128
@@ -4907,7 +4908,9 @@ __global__ void __launch_bounds__(WgmmaConfig<D, NC, BN, QB>::kThreads, 1)
         // and, from the end, every masked tile come before); where a warp's
         // test fails, once the pending P V is done, its rows' references
         // move (finite sums), or its S is computed again by mma.sync from
-        // the K (and Q) held until then and takes the softmax with maxima.
+        // the K (and Q) held until then (KSEEK_FA_SC_K_GLOBAL: K from global
+        // memory, its stage released after S) and takes the softmax with
+        // maxima.
         constexpr bool kFast = kSumCheck && kMask == 0;
         constexpr bool kEarlyRelease = (KSEEK_FA_SC_EARLY_RELEASE & WgmmaDimBit(D)) != 0;
         constexpr bool kKGlobal = KSEEK_FA_SC_K_GLOBAL != 0;
