@@ -27,6 +27,7 @@
 # Prediction: if the late release is the cost, ek recovers the losers and
 # keeps the winners (and er, unless the exponentials before the wait cost
 # it); if the exponentials after the wait are, pin does.
+# NOTES.md: "Where v4j's sum check costs" and the next list after it.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check3.sh
 set -uo pipefail

@@ -7,6 +7,7 @@
 # S, S again from a stage the producer may refill) 1.016x v4j, and the
 # first safe form (all of a tile's loads at once: ptxas spilled in 44
 # key-tile loops) 0.988x.
+# NOTES.md: "Where v4j's sum check costs" and the next list after it.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check4.sh
 set -uo pipefail
