@@ -4050,6 +4050,16 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
   const int m = lane / 8, r8 = lane % 8;
   const uint32_t q_row = q_rows + (16 * warp_in_wg + 8 * (m & 1) + r8) * kColBlockRowBytes;
   const uint32_t k_row = stage + (8 * (m >> 1) + r8) * kColBlockRowBytes;
+  // Q's A fragment of 16-column step kk.
+  auto q_fragment = [&](int kk, uint32_t (&a)[4]) {
+    if constexpr (kFromRegs) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) a[e] = qf[kk % NQ][e];
+    } else {
+      const int chunk = 2 * (kk % 4) + (m >> 1);
+      LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
+    }
+  };
 #pragma unroll
   for (int n = 0; n < kN / 8; ++n)
 #pragma unroll
@@ -4069,13 +4079,7 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
 #pragma unroll
       for (int kk = 0; kk < KD / 16; ++kk) {
         uint32_t a[4];
-        if constexpr (kFromRegs) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) a[e] = qf[kk % NQ][e];
-        } else {
-          const int chunk = 2 * (kk % 4) + (m >> 1);
-          LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
-        }
+        q_fragment(kk, a);
         const int col = 16 * kk + 2 * (lane % 4);
         const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
         const uint32_t b1 =
@@ -4090,13 +4094,7 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
 #pragma unroll
   for (int kk = 0; kk < KD / 16; ++kk) {
     uint32_t a[4];
-    if constexpr (kFromRegs) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) a[e] = qf[kk % NQ][e];
-    } else {
-      const int chunk = 2 * (kk % 4) + (m >> 1);
-      LdMatrixX4(a, q_row + (kk / 4) * kQColBlockBytes + uint32_t((chunk ^ r8) << 4));
-    }
+    q_fragment(kk, a);
     const int chunk = 2 * (kk % 4) + (m & 1);
 #pragma unroll
     for (int n = 0; n < kN / 8; n += 2) {
