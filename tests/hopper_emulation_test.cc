@@ -199,8 +199,9 @@ TEST(HopperEmulationTest, PlantedCaptureNotRelaxedFails) {
 // order, so this checks that path builds and still ends every block), and
 // the decode kernel's narrow instances for head_dim at most 3/4 of D
 // (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96), and
-// K released right after a passed sum check (KSEEK_FA_SC_EARLY_RELEASE) by
-// plain arrivals in a branch.
+// Q released right after a passed sum check (KSEEK_FA_SC_EARLY_RELEASE at
+// every head dim; K is released after S, as the default's S again reads it
+// from global memory) by plain arrivals in a branch.
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
@@ -237,10 +238,11 @@ INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
 // and head_dim 128's 176-key tiles with causal masking
 // (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS; past 512 keys: the causal w_ and p_
 // head_dim 128 shapes of 450-1000 keys, and sections of GQA heads on 4200),
-// and K released right after a passed sum check, after the slow path
-// where it failed (KSEEK_FA_SC_EARLY_RELEASE; the r_ spike40 shapes fail
-// it at head_dim 128), there computing S again with K from global memory
-// (KSEEK_FA_SC_K_GLOBAL).
+// and K held until the sum check and released right after a passed one,
+// after the slow path where it failed (KSEEK_FA_SC_EARLY_RELEASE; the r_
+// spike40 shapes fail it at head_dim 128), there computing S again from
+// the K in shared memory (KSEEK_FA_SC_K_GLOBAL=0; the default build reads
+// it from global memory).
 class SecondSwitches : public ::testing::TestWithParam<ShapeSet> {};
 
 TEST_P(SecondSwitches, PassOnTheirShapes) {

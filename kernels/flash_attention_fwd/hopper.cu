@@ -1,4 +1,4 @@
-// Hopper attention forward (flash_attention_fwd), version 4j: a dependency-free
+// Hopper attention forward (flash_attention_fwd), version 4k: a dependency-free
 // FlashAttention-3 style kernel (WGMMA tensor cores fed by TMA, warp
 // specialisation, ping-pong of two consumer warpgroups, persistent blocks)
 // for the shapes that fill the GPU, version 1's mma.sync kernel (split
@@ -167,9 +167,10 @@
 //   tiles and wider, the unmasked tiles after an item's first take the
 //   softmax without maxima (KSEEK_FA_SUM_CHECK): P against the rows'
 //   references and each lane's sums of the tile, which must stay at most
-//   2^8; K(i) is released after the wait for P V, and a warp whose test
-//   fails moves its rows' references (or, on inf or NaN, computes its S
-//   again by mma.sync) there. Then round P to 16 bits in registers (the accumulator
+//   2^8; K(i) is still released right after S (a warp that needs S
+//   again reads K from global memory, KSEEK_FA_SC_K_GLOBAL), and a warp
+//   whose test fails moves its rows' references (or, on inf or NaN,
+//   computes its S again by mma.sync) after the wait for P V. Then round P to 16 bits in registers (the accumulator
 //   layout of S is the A layout of P V). With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
 //   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
@@ -589,7 +590,7 @@
 //   over all (v4h's run 1.119x, about 1% of it two rows where FA3 and
 //   cuDNN both ran 2-5x slow in that run), every class at or above
 //   1.019x FA3.
-//   Version 4j (this file; NOTES.md v4j): the unmasked key tiles after an
+//   Version 4j (NOTES.md v4j): the unmasked key tiles after an
 //   item's first take the softmax without maxima at head_dim 64 and 128
 //   (KSEEK_FA_SUM_CHECK=3): no FMNMX, shuffle, alpha or rescale of O per
 //   tile while every lane's sums of P against the rows' references stay
@@ -602,6 +603,21 @@
 //   cuDNN over all, every class at or above 1.016x FA3; head_dim 64
 //   s16384 bf16 non-causal 615.7 TFLOP/s (FA3 573.6), head_dim 128 790.7
 //   (FA3 746.8, the GPU's bf16 matmul 788-793).
+//   Version 4k (this file; NOTES.md v4k): the sum check's S again reads
+//   K from global memory (KSEEK_FA_SC_K_GLOBAL=1), so the tile's K stage
+//   is released right after S as before v4j, and at head_dim 128 (with
+//   80/96) a warp whose test passed releases Q (on the item's last tile)
+//   right after the test (KSEEK_FA_SC_EARLY_RELEASE=2). Beside v4j on 47 rows on an H100
+//   (bench/results/sum_check4_h100.txt): +0.8%, grid head_dim 128 +2%,
+//   head_dim 64 full s512 +5%; one-tile items (ragged s100) and head_dim
+//   80/96 s1024 -3.5%, heads1 head_dim 128 full -6%
+//   (sum_check5_h100.txt). Final run on an H100
+//   (bench/results/hopper_v4k_h100.txt): all 312 scenarios and 27 extra
+//   ones correct by kseek eval in the sandbox, 1.069x FA3 and 1.152x
+//   cuDNN over the FA3 grid (583.6 TFLOP/s), 1.124x FA3 / 1.416x cuDNN
+//   over all, every class at or above 1.018x FA3; head_dim 64 s16384
+//   bf16 non-causal 611.5 TFLOP/s (FA3 575.8), head_dim 128 831.3 (FA3
+//   754.0, the GPU's bf16 matmul 790-803).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1424,9 +1440,9 @@
 // shuffle or rescale. Where the test fails with finite sums the warp's
 // rows move their references to their largest P (RebaseScores); on inf or
 // NaN the warp computes its S again by mma.sync (ScoresByMma: a wgmma
-// needs the whole warpgroup) and takes SoftmaxScores' path, so the tile's
-// K (and on the item's last tile Q) is released only after the test
-// (K after S with KSEEK_FA_SC_K_GLOBAL).
+// needs the whole warpgroup) and takes SoftmaxScores' path, so Q
+// on the item's last tile is released only after the test (and the
+// tile's K too without KSEEK_FA_SC_K_GLOBAL).
 // Default 3 (head_dim 64 and 128 with the narrow 80/96; 256 and D = 192
 // have no tile that wide; v4j): beside v4i on an H100 +3.5% over 38
 // head_dim 64 rows (grid s4096-s16384 +5-6%), +2% at 80/96, +0.2% at 128
@@ -1439,16 +1455,25 @@
 // after the test, before the wait for the previous P V; a warp whose test
 // failed still releases them after its slow path. (The release waits on
 // the test, so every exponential of the tile comes before that wait.)
-// Default 0.
+// Default 2 (head_dim 128 with its narrow 80/96; v4k): beside
+// KSEEK_FA_SC_K_GLOBAL alone +1.5% at head_dim 128 and 96 (grid head_dim
+// 128 full s4096-s16384 +3.5-5%, bench/results/sum_check4_h100.txt);
+// without it unchanged (sum_check5_h100.txt).
 #ifndef KSEEK_FA_SC_EARLY_RELEASE
-#define KSEEK_FA_SC_EARLY_RELEASE 0
+#define KSEEK_FA_SC_EARLY_RELEASE 2
 #endif
 // 1: the sum check's S again (ScoresByMma) reads the tile's K from global
 // memory (Scratch::k, plain loads), so the stage's K is released right
 // after S, before the test, at every head dim that has the sum check (Q
-// still after the test: it is read from its buffer). Default 0.
+// still after the test: it is read from its buffer); 2: the same in a
+// rolled loop over the 8-key blocks (a block's code, not the tile's).
+// Default 1 (v4k):
+// with the early release at 128, beside v4j on an H100 +0.8% over 47 rows
+// (grid head_dim 64 full s512 +5%, 128 +2%), -3.5% on one-tile items
+// (ragged s100) and head_dim 80/96 s1024 (bench/results/sum_check4_h100.txt,
+// sum_check5_h100.txt).
 #ifndef KSEEK_FA_SC_K_GLOBAL
-#define KSEEK_FA_SC_K_GLOBAL 0
+#define KSEEK_FA_SC_K_GLOBAL 1
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
@@ -4066,43 +4091,70 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     for (int e = 0; e < 4; ++e) sc[n][e] = 0.f;
   if constexpr (kKGlobal) {
     // Key block by key block: lane l holds key l / 4 of the block, columns
-    // 2 (l % 4) + {0, 1} and 8 past them of each 16-column step. Each
-    // block's loads wait for the block before (`after`, 0 by value but not
-    // to ptxas: kg_cols < 2^30), so that ptxas, which would issue all of
-    // the tile's loads at once, holds one block's in registers; this path
+    // 2 (l % 4) + {0, 1} and 8 past them of each 16-column step; this path
     // runs only where a sum was inf or NaN.
     const T* row = kg + int64_t(lane / 4) * kg_stride;
-    uint32_t after = 0;
+    if constexpr (KSEEK_FA_SC_K_GLOBAL == 2) {
+      // One block per pass of a rolled loop, so the tile's blocks cost one
+      // block's code (unrolled, they made the key-tile loops 1.7-1.9x
+      // longer); each pass's result moves into its place by selects on
+      // the pass's index, so sc stays in registers.
+#pragma unroll 1
+      for (int n = 0; n < kN / 8; ++n) {
+        float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-    for (int n = 0; n < kN / 8; ++n) {
-      row += after;
+        for (int kk = 0; kk < KD / 16; ++kk) {
+          uint32_t a[4];
+          q_fragment(kk, a);
+          const int col = 16 * kk + 2 * (lane % 4);
+          const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+          const uint32_t b1 =
+              col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+          Mma(acc, a, b0, b1, T());
+        }
 #pragma unroll
-      for (int kk = 0; kk < KD / 16; ++kk) {
-        uint32_t a[4];
-        q_fragment(kk, a);
-        const int col = 16 * kk + 2 * (lane % 4);
-        const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
-        const uint32_t b1 =
-            col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
-        Mma(sc[n], a, b0, b1, T());
+        for (int j = 0; j < kN / 8; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) sc[j][e] = j == n ? acc[e] : sc[j][e];
+        row += 8 * kg_stride;
       }
-      after = uint32_t(__float_as_int(sc[n][0])) & uint32_t(kg_cols >> 30);
-      row += 8 * kg_stride;
+    } else {
+      // Unrolled, each block's loads waiting for the block before
+      // (`after`, 0 by value but not to ptxas: kg_cols < 2^30), so that
+      // ptxas, which would issue all of the tile's loads at once, holds
+      // one block's in registers.
+      uint32_t after = 0;
+#pragma unroll
+      for (int n = 0; n < kN / 8; ++n) {
+        row += after;
+#pragma unroll
+        for (int kk = 0; kk < KD / 16; ++kk) {
+          uint32_t a[4];
+          q_fragment(kk, a);
+          const int col = 16 * kk + 2 * (lane % 4);
+          const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+          const uint32_t b1 =
+              col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+          Mma(sc[n], a, b0, b1, T());
+        }
+        after = uint32_t(__float_as_int(sc[n][0])) & uint32_t(kg_cols >> 30);
+        row += 8 * kg_stride;
+      }
     }
-    return;
-  }
+  } else {
 #pragma unroll
-  for (int kk = 0; kk < KD / 16; ++kk) {
-    uint32_t a[4];
-    q_fragment(kk, a);
-    const int chunk = 2 * (kk % 4) + (m & 1);
+    for (int kk = 0; kk < KD / 16; ++kk) {
+      uint32_t a[4];
+      q_fragment(kk, a);
+      const int chunk = 2 * (kk % 4) + (m & 1);
 #pragma unroll
-    for (int n = 0; n < kN / 8; n += 2) {
-      uint32_t b[4];
-      LdMatrixX4(b, k_row + (kk / 4) * kKColBlockBytes + 8 * n * kColBlockRowBytes +
-                        uint32_t((chunk ^ r8) << 4));
-      Mma(sc[n], a, b[0], b[1], T());
-      Mma(sc[n + 1], a, b[2], b[3], T());
+      for (int n = 0; n < kN / 8; n += 2) {
+        uint32_t b[4];
+        LdMatrixX4(b, k_row + (kk / 4) * kKColBlockBytes + 8 * n * kColBlockRowBytes +
+                          uint32_t((chunk ^ r8) << 4));
+        Mma(sc[n], a, b[0], b[1], T());
+        Mma(sc[n + 1], a, b[2], b[3], T());
+      }
     }
   }
 }

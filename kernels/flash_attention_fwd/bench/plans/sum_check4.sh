@@ -9,13 +9,17 @@
 # key-tile loops) 0.988x. kger: kg with KSEEK_FA_SC_EARLY_RELEASE=2 (at
 # head_dim 128 and its narrow 80/96 Q released after a passed test, before
 # the P V wait; the early release alone was +1.1% there).
-# NOTES.md: "Where v4j's sum check costs" and the next list after it.
+# def is v4j (both switches off: the default when it ran; v4k has kger's).
+# Measured (bench/results/sum_check4_h100.txt): kg 1.002x def over the
+# 47 rows, kger 1.008x (grid head_dim 128 +2%, head_dim 64 full s512
+# +5%, ragged s100 -6.5%); kger became v4k.
+# NOTES.md: "Where v4j's sum check costs" and "v4k".
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check4.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 16 --budget-s 0.3}"
-run_plan "def=$cu;kg=$cu -DKSEEK_FA_SC_K_GLOBAL=1;kger=$cu -DKSEEK_FA_SC_K_GLOBAL=1 -DKSEEK_FA_SC_EARLY_RELEASE=2" \
+run_plan "def=$cu -DKSEEK_FA_SC_K_GLOBAL=0 -DKSEEK_FA_SC_EARLY_RELEASE=0;kg=$cu -DKSEEK_FA_SC_K_GLOBAL=1 -DKSEEK_FA_SC_EARLY_RELEASE=0;kger=$cu -DKSEEK_FA_SC_K_GLOBAL=1 -DKSEEK_FA_SC_EARLY_RELEASE=2" \
   'grid_*_bf16' 'grid_hd64_full_s512_f16' 'prefill_q333_k4097_hd128_*' \
   'qlong_q3001_k1000_hd128_causal_bf16' 'ragged_s1000_hd128_causal_bf16' 'ragged_s100_hd128_full_bf16' \
   'long_single_s32768_h1_hd64_full_bf16' 'prefill_q256_k16384_hd128_full_bf16' \
