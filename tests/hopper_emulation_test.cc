@@ -200,15 +200,17 @@ TEST(HopperEmulationTest, PlantedCaptureNotRelaxedFails) {
 // the decode kernel's narrow instances for head_dim at most 3/4 of D
 // (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96), and
 // Q released right after a passed sum check (KSEEK_FA_SC_EARLY_RELEASE at
-// every head dim; K is released after S, as the default's S again reads it
-// from global memory) by plain arrivals in a branch.
+// every head dim; K is released after S, as S again reads it from global
+// memory) by plain arrivals in a branch, and S again's rolled loop over
+// the key blocks (KSEEK_FA_SC_K_GLOBAL=2: the spike40 shapes, where sums
+// are inf, take it).
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }
 
 INSTANTIATE_TEST_SUITE_P(HopperEmulation, NonDefaultSwitches,
                          ::testing::Values("s_hd128_bf16", "s_hd64", "w_hd64", "w_hd128",
-                                           "w_hd256", "pk_", "dim_"),
+                                           "w_hd256", "pk_", "dim_", "spike40"),
                          FilterName);
 
 // A second set of switches (hopper_emu_second), which the first cannot

@@ -1466,8 +1466,10 @@
 // memory (Scratch::k, plain loads), so the stage's K is released right
 // after S, before the test, at every head dim that has the sum check (Q
 // still after the test: it is read from its buffer); 2: the same in a
-// rolled loop over the 8-key blocks (a block's code, not the tile's).
-// Default 1 (v4k):
+// rolled loop over the 8-key blocks (a block's code, not the tile's): on
+// an H100 1.015x v4k over 22 rows, v4k's losses below recovered (one-tile
+// items and heads1 as v4j; bench/results/sum_check6_h100.txt, its first
+// form). Default 1 (v4k):
 // with the early release at 128, beside v4j on an H100 +0.8% over 47 rows
 // (grid head_dim 64 full s512 +5%, 128 +2%), -3.5% on one-tile items
 // (ragged s100) and head_dim 80/96 s1024 (bench/results/sum_check4_h100.txt,
@@ -4097,8 +4099,11 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     if constexpr (KSEEK_FA_SC_K_GLOBAL == 2) {
       // One block per pass of a rolled loop, so the tile's blocks cost one
       // block's code (unrolled, they made the key-tile loops 1.7-1.9x
-      // longer); each pass's result moves into its place by selects on
-      // the pass's index, so sc stays in registers.
+      // longer). Each pass moves the blocks before down by one and puts
+      // its own last, so that sc keeps constant indices (registers) and
+      // block 0 ends where it belongs. (Moved into place by selects on
+      // the pass's index instead, ptxas spilled 40 bytes in the 160-key
+      // tail instance's loops.)
 #pragma unroll 1
       for (int n = 0; n < kN / 8; ++n) {
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
@@ -4113,9 +4118,11 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
           Mma(acc, a, b0, b1, T());
         }
 #pragma unroll
-        for (int j = 0; j < kN / 8; ++j)
+        for (int j = 0; j + 1 < kN / 8; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) sc[j][e] = j == n ? acc[e] : sc[j][e];
+          for (int e = 0; e < 4; ++e) sc[j][e] = sc[j + 1][e];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sc[kN / 8 - 1][e] = acc[e];
         row += 8 * kg_stride;
       }
     } else {
