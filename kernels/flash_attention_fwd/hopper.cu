@@ -170,8 +170,9 @@
 //   2^8; K(i) is still released right after S (a warp that needs S
 //   again reads K from global memory, KSEEK_FA_SC_K_GLOBAL), and a warp
 //   whose test fails moves its rows' references (or, on inf or NaN,
-//   computes its S again by mma.sync) after the wait for P V. Then round P to 16 bits in registers (the accumulator
-//   layout of S is the A layout of P V). With the 176-key tiles the rescale instead
+//   computes its S again by mma.sync) after the wait for P V. Then round
+//   P to 16 bits in registers (the accumulator layout of S is the A
+//   layout of P V). With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
 //   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
 //   s512, so only there). The first tile (S only) and the last P V are
@@ -607,11 +608,12 @@
 //   K from global memory (KSEEK_FA_SC_K_GLOBAL=1), so the tile's K stage
 //   is released right after S as before v4j, and at head_dim 128 (with
 //   80/96) a warp whose test passed releases Q (on the item's last tile)
-//   right after the test (KSEEK_FA_SC_EARLY_RELEASE=2). Beside v4j on 47 rows on an H100
-//   (bench/results/sum_check4_h100.txt): +0.8%, grid head_dim 128 +2%,
-//   head_dim 64 full s512 +5%; one-tile items (ragged s100) and head_dim
-//   80/96 s1024 -3.5%, heads1 head_dim 128 full -6%
-//   (sum_check5_h100.txt). Final run on an H100
+//   right after the test (KSEEK_FA_SC_EARLY_RELEASE=2). Beside v4j on 47
+//   rows on an H100 (bench/results/sum_check4_h100.txt): +0.8%, grid
+//   head_dim 128 +2%, head_dim 64 full s512 +5%; one-tile items (ragged
+//   s100) and head_dim 80/96 s1024 -3.5%, heads1 head_dim 128 full -6%
+//   (sum_check5_h100.txt: S again's unrolled code in the key-tile loops,
+//   KSEEK_FA_SC_K_GLOBAL=2 rolls it). Final run on an H100
 //   (bench/results/hopper_v4k_h100.txt): all 312 scenarios and 27 extra
 //   ones correct by kseek eval in the sandbox, 1.069x FA3 and 1.152x
 //   cuDNN over the FA3 grid (583.6 TFLOP/s), 1.124x FA3 / 1.416x cuDNN
@@ -1465,15 +1467,14 @@
 // 1: the sum check's S again (ScoresByMma) reads the tile's K from global
 // memory (Scratch::k, plain loads), so the stage's K is released right
 // after S, before the test, at every head dim that has the sum check (Q
-// still after the test: it is read from its buffer); 2: the same in a
-// rolled loop over the 8-key blocks (a block's code, not the tile's): on
-// an H100 1.015x v4k over 22 rows, v4k's losses below recovered (one-tile
-// items and heads1 as v4j; bench/results/sum_check6_h100.txt, its first
-// form). Default 1 (v4k):
+// still after the test: it is read from its buffer). Default 1 (v4k):
 // with the early release at 128, beside v4j on an H100 +0.8% over 47 rows
 // (grid head_dim 64 full s512 +5%, 128 +2%), -3.5% on one-tile items
 // (ragged s100) and head_dim 80/96 s1024 (bench/results/sum_check4_h100.txt,
-// sum_check5_h100.txt).
+// sum_check5_h100.txt). 2: the same in a rolled loop over the 8-key
+// blocks (a block's code, not the tile's): on an H100 1.015x v4k over 22
+// rows, v4k's losses recovered (one-tile items and heads1 as v4j;
+// bench/results/sum_check6_h100.txt, its first form).
 #ifndef KSEEK_FA_SC_K_GLOBAL
 #define KSEEK_FA_SC_K_GLOBAL 1
 #endif
