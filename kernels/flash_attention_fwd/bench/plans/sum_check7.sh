@@ -5,6 +5,8 @@
 # on six of sum_check6.sh's rows: one-tile items, heads1, head_dim 96
 # s1024, the 160-key tail instance (grid hd128 full s2048) and two grid
 # rows where v4k won.
+# Written, not run (the session's device time was spent); optional before
+# kg2's final run.
 # NOTES.md: "v4k" and the next list after it.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check7.sh
