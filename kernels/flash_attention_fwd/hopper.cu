@@ -4097,6 +4097,16 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     // 2 (l % 4) + {0, 1} and 8 past them of each 16-column step; this path
     // runs only where a sum was inf or NaN.
     const T* row = kg + int64_t(lane / 4) * kg_stride;
+    // 16-column step kk of the block at `row` into `acc`.
+    auto key_step = [&](int kk, float (&acc)[4]) {
+      uint32_t a[4];
+      q_fragment(kk, a);
+      const int col = 16 * kk + 2 * (lane % 4);
+      const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+      const uint32_t b1 =
+          col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+      Mma(acc, a, b0, b1, T());
+    };
     if constexpr (KSEEK_FA_SC_K_GLOBAL == 2) {
       // One block per pass of a rolled loop, so the tile's blocks cost one
       // block's code (unrolled, they made the key-tile loops 1.7-1.9x
@@ -4110,13 +4120,7 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
         float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
         for (int kk = 0; kk < KD / 16; ++kk) {
-          uint32_t a[4];
-          q_fragment(kk, a);
-          const int col = 16 * kk + 2 * (lane % 4);
-          const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
-          const uint32_t b1 =
-              col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
-          Mma(acc, a, b0, b1, T());
+          key_step(kk, acc);
         }
 #pragma unroll
         for (int j = 0; j + 1 < kN / 8; ++j)
@@ -4137,13 +4141,7 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
         row += after;
 #pragma unroll
         for (int kk = 0; kk < KD / 16; ++kk) {
-          uint32_t a[4];
-          q_fragment(kk, a);
-          const int col = 16 * kk + 2 * (lane % 4);
-          const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
-          const uint32_t b1 =
-              col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
-          Mma(sc[n], a, b0, b1, T());
+          key_step(kk, sc[n]);
         }
         after = uint32_t(__float_as_int(sc[n][0])) & uint32_t(kg_cols >> 30);
         row += 8 * kg_stride;
