@@ -201,9 +201,9 @@ TEST(HopperEmulationTest, PlantedCaptureNotRelaxedFails) {
 // (KSEEK_FA_DECODE_NARROW: the pk_ and dim_ shapes of head_dim 96), and
 // Q released right after a passed sum check (KSEEK_FA_SC_EARLY_RELEASE at
 // every head dim; K is released after S, as S again reads it from global
-// memory) by plain arrivals in a branch, and S again's rolled loop over
-// the key blocks (KSEEK_FA_SC_K_GLOBAL=2: the spike40 shapes, where sums
-// are inf, take it).
+// memory, in the default's rolled loop over the key blocks) by plain
+// arrivals in a branch (the spike40 shapes, where sums are inf, take S
+// again there).
 class NonDefaultSwitches : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(NonDefaultSwitches, PassOnTheirShapes) { ExpectAllPass("switches", GetParam(), 2); }

@@ -168,7 +168,8 @@
 //   softmax without maxima (KSEEK_FA_SUM_CHECK): P against the rows'
 //   references and each lane's sums of the tile, which must stay at most
 //   2^8; K(i) is still released right after S (a warp that needs S
-//   again reads K from global memory, KSEEK_FA_SC_K_GLOBAL), and a warp
+//   again reads K from global memory, key block by key block in a rolled
+//   loop, KSEEK_FA_SC_K_GLOBAL), and a warp
 //   whose test fails moves its rows' references (or, on inf or NaN,
 //   computes its S again by mma.sync) after the wait for P V. Then round
 //   P to 16 bits in registers (the accumulator layout of S is the A
@@ -604,7 +605,7 @@
 //   cuDNN over all, every class at or above 1.016x FA3; head_dim 64
 //   s16384 bf16 non-causal 615.7 TFLOP/s (FA3 573.6), head_dim 128 790.7
 //   (FA3 746.8, the GPU's bf16 matmul 788-793).
-//   Version 4k (this file; NOTES.md v4k): the sum check's S again reads
+//   Version 4k (NOTES.md v4k): the sum check's S again reads
 //   K from global memory (KSEEK_FA_SC_K_GLOBAL=1), so the tile's K stage
 //   is released right after S as before v4j, and at head_dim 128 (with
 //   80/96) a warp whose test passed releases Q (on the item's last tile)
@@ -620,6 +621,18 @@
 //   over all, every class at or above 1.018x FA3; head_dim 64 s16384
 //   bf16 non-causal 611.5 TFLOP/s (FA3 575.8), head_dim 128 831.3 (FA3
 //   754.0, the GPU's bf16 matmul 790-803).
+//   Version 4l (this file; NOTES.md v4l): S again runs in a rolled loop
+//   over the tile's 8-key blocks (KSEEK_FA_SC_K_GLOBAL=2), so the key-tile
+//   loops are back to v4j's length (v4k's unrolled form made them 1.7-1.9x
+//   longer). Beside v4k on 22 rows on an H100
+//   (bench/results/sum_check6_h100.txt): +1.5%, one-tile items (ragged
+//   s100) +3.9%, heads1 +2%. Final run on an H100
+//   (bench/results/hopper_v4l_h100.txt): all 312 scenarios and 27 extra
+//   ones correct by kseek eval in the sandbox, 1.070x FA3 and 1.158x
+//   cuDNN over the FA3 grid (579.5 TFLOP/s), 1.126x FA3 / 1.422x cuDNN
+//   over all, every class at or above 1.014x FA3; head_dim 64 s16384
+//   bf16 non-causal 621.6 TFLOP/s (FA3 585.9), head_dim 128 817.3 (FA3
+//   742.6, the GPU's bf16 matmul 784-785).
 
 // The mma.sync kernel (version 1)
 //   Tiles. One block of 8 warps (256 threads) owns 128 rows of one (batch,
@@ -1464,19 +1477,22 @@
 #ifndef KSEEK_FA_SC_EARLY_RELEASE
 #define KSEEK_FA_SC_EARLY_RELEASE 2
 #endif
-// 1: the sum check's S again (ScoresByMma) reads the tile's K from global
-// memory (Scratch::k, plain loads), so the stage's K is released right
-// after S, before the test, at every head dim that has the sum check (Q
-// still after the test: it is read from its buffer). Default 1 (v4k):
-// with the early release at 128, beside v4j on an H100 +0.8% over 47 rows
-// (grid head_dim 64 full s512 +5%, 128 +2%), -3.5% on one-tile items
-// (ragged s100) and head_dim 80/96 s1024 (bench/results/sum_check4_h100.txt,
-// sum_check5_h100.txt). 2: the same in a rolled loop over the 8-key
-// blocks (a block's code, not the tile's): on an H100 1.015x v4k over 22
-// rows, v4k's losses recovered (one-tile items and heads1 as v4j;
-// bench/results/sum_check6_h100.txt, its first form).
+// 2: the sum check's S again (ScoresByMma) reads the tile's K from global
+// memory (Scratch::k, plain loads) in a rolled loop over its 8-key blocks,
+// so the stage's K is released right after S, before the test, at every
+// head dim that has the sum check (Q still after the test: it is read
+// from its buffer); 0: from the stage, K released after the test. Default
+// 2 (v4l): on an H100 1.015x v4k over 22 rows, v4k's losses on one-tile
+// items, heads1 and head_dim 80/96 s1024 recovered
+// (bench/results/sum_check6_h100.txt); final run 1.070x FA3 over the grid
+// (bench/results/hopper_v4l_h100.txt). (1, v4k's form with the blocks
+// unrolled, made the key-tile loops 1.7-1.9x longer and cost 3-8% on
+// short items, sum_check5_h100.txt; removed in v4l.)
 #ifndef KSEEK_FA_SC_K_GLOBAL
-#define KSEEK_FA_SC_K_GLOBAL 1
+#define KSEEK_FA_SC_K_GLOBAL 2
+#endif
+#if KSEEK_FA_SC_K_GLOBAL != 0 && KSEEK_FA_SC_K_GLOBAL != 2
+#error "KSEEK_FA_SC_K_GLOBAL must be 0 or 2 (1, the unrolled form, was removed in v4l)"
 #endif
 // The WGMMA kernels (bits as KSEEK_FA_FAST_LOCATE; head_dim 64 and 128
 // only, with their narrow 80/96) whose consumers hold their 64 rows of Q in
@@ -4107,45 +4123,28 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
           col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
       Mma(acc, a, b0, b1, T());
     };
-    if constexpr (KSEEK_FA_SC_K_GLOBAL == 2) {
-      // One block per pass of a rolled loop, so the tile's blocks cost one
-      // block's code (unrolled, they made the key-tile loops 1.7-1.9x
-      // longer). Each pass moves the blocks before down by one and puts
-      // its own last, so that sc keeps constant indices (registers) and
-      // block 0 ends where it belongs. (Moved into place by selects on
-      // the pass's index instead, ptxas spilled 40 bytes in the 160-key
-      // tail instance's loops.)
+    // One block per pass of a rolled loop, so the tile's blocks cost one
+    // block's code (unrolled, with each block's loads waiting for the
+    // block before, v4k made the key-tile loops 1.7-1.9x longer and lost
+    // 3-8% on short items, NOTES.md v4k). Each pass moves the blocks
+    // before down by one and puts its own last, so that sc keeps constant
+    // indices (registers) and block 0 ends where it belongs. (Moved into
+    // place by selects on the pass's index instead, ptxas spilled 40
+    // bytes in the 160-key tail instance's loops.)
 #pragma unroll 1
-      for (int n = 0; n < kN / 8; ++n) {
-        float acc[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int n = 0; n < kN / 8; ++n) {
+      float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
-        for (int kk = 0; kk < KD / 16; ++kk) {
-          key_step(kk, acc);
-        }
-#pragma unroll
-        for (int j = 0; j + 1 < kN / 8; ++j)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) sc[j][e] = sc[j + 1][e];
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sc[kN / 8 - 1][e] = acc[e];
-        row += 8 * kg_stride;
+      for (int kk = 0; kk < KD / 16; ++kk) {
+        key_step(kk, acc);
       }
-    } else {
-      // Unrolled, each block's loads waiting for the block before
-      // (`after`, 0 by value but not to ptxas: kg_cols < 2^30), so that
-      // ptxas, which would issue all of the tile's loads at once, holds
-      // one block's in registers.
-      uint32_t after = 0;
 #pragma unroll
-      for (int n = 0; n < kN / 8; ++n) {
-        row += after;
+      for (int j = 0; j + 1 < kN / 8; ++j)
 #pragma unroll
-        for (int kk = 0; kk < KD / 16; ++kk) {
-          key_step(kk, sc[n]);
-        }
-        after = uint32_t(__float_as_int(sc[n][0])) & uint32_t(kg_cols >> 30);
-        row += 8 * kg_stride;
-      }
+        for (int e = 0; e < 4; ++e) sc[j][e] = sc[j + 1][e];
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sc[kN / 8 - 1][e] = acc[e];
+      row += 8 * kg_stride;
     }
   } else {
 #pragma unroll
