@@ -13,6 +13,8 @@
 # NOTES.md: "v4k".
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check5.sh
+# Since v4l hopper.cu has no KSEEK_FA_SC_K_GLOBAL=1 (an #error) and its
+# default is 2: to repeat this plan, run it at commit 3672bae.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANT_ARGS="${FA_VARIANT_ARGS:---samples 32 --budget-s 0.3}"

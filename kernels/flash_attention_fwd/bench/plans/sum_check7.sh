@@ -5,8 +5,10 @@
 # on six of sum_check6.sh's rows: one-tile items, heads1, head_dim 96
 # s1024, the 160-key tail instance (grid hd128 full s2048) and two grid
 # rows where v4k won.
-# Written, not run (the session's device time was spent); optional before
-# kg2's final run.
+# Never run: v4l's final run measured the rotation form instead
+# (bench/results/hopper_v4l_h100.txt, moved.txt against v4k's run), and
+# since v4l the default is kg2, so at 7f5e25c or later its two builds are
+# one; run it at commit 3672bae for v4k beside kg2.
 # NOTES.md: "v4k" and the next list after it.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/sum_check7.sh
