@@ -168,10 +168,10 @@
 //   softmax without maxima (KSEEK_FA_SUM_CHECK): P against the rows'
 //   references and each lane's sums of the tile, which must stay at most
 //   2^8; K(i) is still released right after S (a warp that needs S
-//   again reads K from global memory, key block by key block in a rolled
-//   loop, KSEEK_FA_SC_K_GLOBAL), and a warp
-//   whose test fails moves its rows' references (or, on inf or NaN,
-//   computes its S again by mma.sync) after the wait for P V. Then round
+//   again reads K from global memory, key block by key block in a
+//   rolled loop, KSEEK_FA_SC_K_GLOBAL), and a warp whose test fails
+//   moves its rows' references (or, on inf or NaN, computes its S again
+//   by mma.sync) after the wait for P V. Then round
 //   P to 16 bits in registers (the accumulator layout of S is the A
 //   layout of P V). With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
@@ -624,7 +624,7 @@
 //   Version 4l (this file; NOTES.md v4l): S again runs in a rolled loop
 //   over the tile's 8-key blocks (KSEEK_FA_SC_K_GLOBAL=2), so the key-tile
 //   loops are back to v4j's length (v4k's unrolled form made them 1.7-1.9x
-//   longer). Beside v4k on 22 rows on an H100
+//   longer). Its first form beside v4k on 22 rows on an H100
 //   (bench/results/sum_check6_h100.txt): +1.5%, one-tile items (ragged
 //   s100) +3.9%, heads1 +2%. Final run on an H100
 //   (bench/results/hopper_v4l_h100.txt): all 312 scenarios and 27 extra
