@@ -171,9 +171,9 @@
 //   again reads K from global memory, key block by key block in a
 //   rolled loop, KSEEK_FA_SC_K_GLOBAL), and a warp whose test fails
 //   moves its rows' references (or, on inf or NaN, computes its S again
-//   by mma.sync) after the wait for P V. Then round
-//   P to 16 bits in registers (the accumulator layout of S is the A
-//   layout of P V). With the 176-key tiles the rescale instead
+//   by mma.sync) after the wait for P V. Then round P to 16 bits in
+//   registers (the accumulator layout of S is the A layout of P V).
+//   With the 176-key tiles the rescale instead
 //   comes just before the next P V is issued, under the next tile's S
 //   (KSEEK_FA_RESCALE_UNDER_S; +0.4-0.8%, and -6% at head_dim 64 causal
 //   s512, so only there). The first tile (S only) and the last P V are
@@ -4113,16 +4113,6 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
     // 2 (l % 4) + {0, 1} and 8 past them of each 16-column step; this path
     // runs only where a sum was inf or NaN.
     const T* row = kg + int64_t(lane / 4) * kg_stride;
-    // 16-column step kk of the block at `row` into `acc`.
-    auto key_step = [&](int kk, float (&acc)[4]) {
-      uint32_t a[4];
-      q_fragment(kk, a);
-      const int col = 16 * kk + 2 * (lane % 4);
-      const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
-      const uint32_t b1 =
-          col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
-      Mma(acc, a, b0, b1, T());
-    };
     // One block per pass of a rolled loop, so the tile's blocks cost one
     // block's code (unrolled, with each block's loads waiting for the
     // block before, v4k made the key-tile loops 1.7-1.9x longer and lost
@@ -4136,7 +4126,13 @@ __device__ __forceinline__ void ScoresByMma(float (&sc)[kN / 8][4],
       float acc[4] = {0.f, 0.f, 0.f, 0.f};
 #pragma unroll
       for (int kk = 0; kk < KD / 16; ++kk) {
-        key_step(kk, acc);
+        uint32_t a[4];
+        q_fragment(kk, a);
+        const int col = 16 * kk + 2 * (lane % 4);
+        const uint32_t b0 = col < kg_cols ? *reinterpret_cast<const unsigned*>(row + col) : 0u;
+        const uint32_t b1 =
+            col + 8 < kg_cols ? *reinterpret_cast<const unsigned*>(row + col + 8) : 0u;
+        Mma(acc, a, b0, b1, T());
       }
 #pragma unroll
       for (int j = 0; j + 1 < kN / 8; ++j)
