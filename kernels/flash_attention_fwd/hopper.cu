@@ -1599,6 +1599,12 @@
 #ifndef KSEEK_FA_HD128_FULL_Q2_UPTO
 #define KSEEK_FA_HD128_FULL_Q2_UPTO 4096
 #endif
+// n > 0: of those lengths, the ones past n keys take the wide one-Q-buffer
+// tiles (KSEEK_FA_HD128_FULL_BLOCK_N) where those pad seqlen_k by at most
+// 2% more than the two-Q-buffer tiles do (WideOverQ2). 0: off (default).
+#ifndef KSEEK_FA_HD128_FULL_Q1_FROM
+#define KSEEK_FA_HD128_FULL_Q1_FROM 0
+#endif
 // n > 0: at head_dim 128 (not the narrow 80/96) with causal masking and
 // whole items, the wide key tiles of the non-causal shapes
 // (KSEEK_FA_HD128_FULL_BLOCK_N keys, one Q buffer) where the mean item sees
@@ -6294,6 +6300,14 @@ bool PadsLittle(const Problem& p, int kN) {
 // masking, where they pad little.
 bool WideKeyTiles(const Problem& p, int kN) { return !p.causal && PadsLittle(p, kN); }
 
+// Whether kWide-key tiles pad seqlen_k to at most 2% more keys than
+// kNarrow-key tiles do (KSEEK_FA_HD128_FULL_Q1_FROM).
+bool WideOverQ2(const Problem& p, int kWide, int kNarrow) {
+  const int64_t wide = int64_t((p.seqlen_k + kWide - 1) / kWide) * kWide;
+  const int64_t narrow = int64_t((p.seqlen_k + kNarrow - 1) / kNarrow) * kNarrow;
+  return wide * 50 <= narrow * 51;
+}
+
 // The same with causal masking (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): where the
 // mean item sees at least that many keys.
 bool CausalWideKeyTiles(const Problem& p, int kN) {
@@ -6394,7 +6408,10 @@ int Launch(Problem p, const kseek_launch_args* args) {
         if (p.seqlen_k <= 80) return LaunchWgmma<T, D, 2, 80>(p, args, sms);
       }
       if constexpr (D == 128 && KSEEK_FA_HD128_FULL_Q2_UPTO > 0) {
-        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO) {
+        if (!p.causal && !narrow && p.seqlen_k <= KSEEK_FA_HD128_FULL_Q2_UPTO &&
+            !(KSEEK_FA_HD128_FULL_Q1_FROM > 0 && p.seqlen_k > KSEEK_FA_HD128_FULL_Q1_FROM &&
+              WideKeyTiles(p, KSEEK_FA_HD128_FULL_BLOCK_N) &&
+              WideOverQ2(p, KSEEK_FA_HD128_FULL_BLOCK_N, KSEEK_FA_HD128_Q2_BLOCK_N))) {
           if constexpr (KSEEK_FA_HD128_Q2_BLOCK_N != 128) {
             if (WideKeyTiles(p, KSEEK_FA_HD128_Q2_BLOCK_N)) {
               if constexpr (kClusterHere)
