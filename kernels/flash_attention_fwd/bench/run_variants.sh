@@ -50,6 +50,11 @@
 # kernel likewise ($OUT/ncu_cudnn_details.txt, ncu_cudnn_stalls.txt). The
 # per-instruction CSVs and the logs go into $OUT/ncu_raw.tgz (the reports
 # stay on the device: they are large).
+# FA_BUILD_ONLY=DIR: only compile the builds, into DIR (NAME.so, its ptxas
+# report, NAME.spec: the variant as given), on any machine with nvcc;
+# FA_PREBUILT=DIR then (with DIR carried) takes them instead of compiling,
+# for a short device call. A spec that differs from the one built stops
+# the run.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 source "$(dirname "${BASH_SOURCE[0]}")/switches.sh"
@@ -75,6 +80,18 @@ for spec in "${specs[@]}"; do
   read -r -a words <<< "$rest"
   file=${words[0]}; flags=("${words[@]:1}")
   names+=("$name")
+  if [[ -n ${FA_PREBUILT:-} ]]; then
+    # Built beforehand by FA_BUILD_ONLY (on any machine with nvcc), for
+    # the same spec: the library and its ptxas report.
+    [[ -f $FA_PREBUILT/$name.so && -f $FA_PREBUILT/$name.spec ]] ||
+      { echo "run_variants.sh: $name: no $FA_PREBUILT/$name.so (FA_BUILD_ONLY builds it)" >&2; exit 2; }
+    [[ $(cat "$FA_PREBUILT/$name.spec") == "$spec" ]] ||
+      { echo "run_variants.sh: $name: $FA_PREBUILT/$name.so was built for '$(cat "$FA_PREBUILT/$name.spec")', not '$spec'" >&2; exit 2; }
+    cp "$FA_PREBUILT/$name.so" "$work/$name.so"
+    cp "$FA_PREBUILT/$name.ptxas.txt" "$logs/$name.ptxas.txt"
+    echo 0 > "$work/$name.rc"
+    continue
+  fi
   ( nvcc -gencode=arch=compute_90a,code=sm_90a "${harness_flags[@]}" \
       -I harness/include "${flags[@]}" -o "$work/$name.so" "$file" \
       > "$logs/$name.ptxas.txt" 2>&1
@@ -82,7 +99,19 @@ for spec in "${specs[@]}"; do
 done
 start=$(date +%s)
 wait
-echo "== built ${#names[@]} variant(s) in $(( $(date +%s) - start )) s"
+echo "== built ${#names[@]} variant(s) in $(( $(date +%s) - start )) s${FA_PREBUILT:+ (prebuilt in $FA_PREBUILT)}"
+if [[ -n ${FA_BUILD_ONLY:-} ]]; then
+  mkdir -p "$FA_BUILD_ONLY"
+  for spec in "${specs[@]}"; do
+    name=${spec%%=*}
+    [[ $(cat "$work/$name.rc") == 0 ]] ||
+      { echo "-- $name: nvcc failed:" >&2; tail -20 "$logs/$name.ptxas.txt" >&2; exit 1; }
+    cp "$work/$name.so" "$logs/$name.ptxas.txt" "$FA_BUILD_ONLY/"
+    printf '%s' "$spec" > "$FA_BUILD_ONLY/$name.spec"
+  done
+  echo "== built into $FA_BUILD_ONLY; on the GPU: FA_PREBUILT=$FA_BUILD_ONLY with the same FA_VARIANTS"
+  exit 0
+fi
 libs=()
 for name in "${names[@]}"; do
   rc=$(cat "$work/$name.rc")

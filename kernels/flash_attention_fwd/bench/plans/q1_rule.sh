@@ -17,6 +17,10 @@
 # causal prefill, qlong and causal GQA.
 # Run from the repository root:
 #   bash kernels/flash_attention_fwd/bench/plans/q1_rule.sh
+# or, built here first (about 3 minutes on 2 cores) and .prebuilt carried,
+# about 130 s on the GPU:
+#   FA_BUILD_ONLY=.prebuilt bash kernels/flash_attention_fwd/bench/plans/q1_rule.sh
+#   FA_PREBUILT=.prebuilt bash kernels/flash_attention_fwd/bench/plans/q1_rule.sh
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/run_plan.sh"
 export FA_VARIANTS_TIMEOUT="${FA_VARIANTS_TIMEOUT:-420}"
