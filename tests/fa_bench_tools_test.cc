@@ -468,6 +468,57 @@ TEST(FaBenchToolsTest, PlansNameOnlySwitchesTheKernelsHave) {
   EXPECT_EQ(r.out.find("== built"), std::string::npos) << r.out;  // nothing compiled
 }
 
+// run_variants.sh's FA_BUILD_ONLY and FA_PREBUILT: builds compiled on one
+// machine and timed on another. A prebuilt folder that lacks a build, or
+// holds one compiled for another spec (other flags), is refused by name
+// before anything runs; with nvcc, a build made by FA_BUILD_ONLY (the
+// library, its ptxas report, its spec) is taken as it is by FA_PREBUILT.
+TEST(FaBenchToolsTest, RunVariantsTakesOnlyBuildsOfTheSameSpec) {
+  const std::string dir = testing::TempDir("prebuilt");
+  const std::string source = dir + "/tiny.cu";
+  testing::WriteFile(source, "extern \"C\" __global__ void tiny_kernel(float* x) { x[0] = 1.f; }\n");
+  auto run = [&](const std::vector<std::string>& env) {
+    std::vector<std::string> argv = {"/usr/bin/env", "OUT=" + dir + "/out", "FA_SCENARIOS=none"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {"bash", kBench + "/run_variants.sh"});
+    return testing::RunProcess(argv);
+  };
+  const std::string spec = "tiny=" + source;
+
+  // A folder by hand: the spec it names is not the one asked for.
+  const std::string fake = dir + "/fake";
+  std::filesystem::create_directories(fake);
+  testing::WriteFile(fake + "/tiny.so", "not a library");
+  testing::WriteFile(fake + "/tiny.ptxas.txt", "");
+  testing::WriteFile(fake + "/tiny.spec", spec + " -DTINY_OTHER=1");
+  ProcessResult r = run({"FA_VARIANTS=" + spec, "FA_PREBUILT=" + fake});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("tiny: " + fake + "/tiny.so was built for '" + spec +
+                       " -DTINY_OTHER=1', not '" + spec + "'"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("== built"), std::string::npos) << r.out;
+  r = run({"FA_VARIANTS=other=" + source, "FA_PREBUILT=" + fake});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("other: no " + fake + "/other.so"), std::string::npos) << r.err;
+
+  if (!testing::HaveNvcc()) GTEST_SKIP() << "skipped: nvcc not found";
+  const std::string built = dir + "/built";
+  r = run({"FA_VARIANTS=" + spec, "FA_BUILD_ONLY=" + built});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("== built into " + built), std::string::npos) << r.out;
+  EXPECT_EQ(testing::ReadFile(built + "/tiny.spec"), spec);
+  EXPECT_TRUE(std::filesystem::exists(built + "/tiny.ptxas.txt"));
+  const std::string library = testing::ReadFile(built + "/tiny.so");
+  EXPECT_EQ(library.substr(0, 4), "\x7f" "ELF");
+  r = run({"FA_VARIANTS=" + spec, "FA_PREBUILT=" + built});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("== built 1 variant(s) in "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(prebuilt in " + built + ")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("-- tiny: nvcc exit 0"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out/builds.tgz"));
+}
+
 // run_plan.sh's candidate_kernel, the file eval_candidate.sh and final.sh
 // run: hopper.cu itself without FA_DEFINES; with them, a copy whose first
 // lines set the switches and whose rest is hopper.cu unchanged; a word
