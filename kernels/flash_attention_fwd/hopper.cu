@@ -6288,13 +6288,15 @@ bool ThreeConsumers(const Problem& p, int sms) {
 #endif
 }
 
+// seqlen_k rounded up to whole kN-key tiles.
+int64_t PaddedKeys(const Problem& p, int kN) {
+  return int64_t((p.seqlen_k + kN - 1) / kN) * kN;
+}
 // Whether kN-key tiles pad seqlen_k to at most 5% more keys than 128-key
 // tiles do (not for short sequences such as 65 keys: 176 computed instead
 // of 128).
 bool PadsLittle(const Problem& p, int kN) {
-  const int64_t wide = int64_t((p.seqlen_k + kN - 1) / kN) * kN;
-  const int64_t narrow = int64_t((p.seqlen_k + 127) / 128) * 128;
-  return wide * 20 <= narrow * 21;
+  return PaddedKeys(p, kN) * 20 <= PaddedKeys(p, 128) * 21;
 }
 // Wide key tiles (kN keys instead of 128) at head_dim 128 without causal
 // masking, where they pad little.
@@ -6303,9 +6305,7 @@ bool WideKeyTiles(const Problem& p, int kN) { return !p.causal && PadsLittle(p, 
 // Whether kWide-key tiles pad seqlen_k to at most 2% more keys than
 // kNarrow-key tiles do (KSEEK_FA_HD128_FULL_Q1_FROM).
 bool WideOverQ2(const Problem& p, int kWide, int kNarrow) {
-  const int64_t wide = int64_t((p.seqlen_k + kWide - 1) / kWide) * kWide;
-  const int64_t narrow = int64_t((p.seqlen_k + kNarrow - 1) / kNarrow) * kNarrow;
-  return wide * 50 <= narrow * 51;
+  return PaddedKeys(p, kWide) * 50 <= PaddedKeys(p, kNarrow) * 51;
 }
 
 // The same with causal masking (KSEEK_FA_HD128_CAUSAL_WIDE_KEYS): where the
